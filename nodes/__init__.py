@@ -1,0 +1,1 @@
+"""rclpy nodes: thin wrappers around the personal library, one per file."""

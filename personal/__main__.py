@@ -1,0 +1,3 @@
+from personal.cli import main
+
+main()

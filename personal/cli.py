@@ -1,0 +1,22 @@
+"""The `personal` command line. Each area adds its sub-app here."""
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(help="personal — personalized embodied agents on ROS 2.", no_args_is_help=True)
+
+
+def _register() -> None:
+    # Sub-apps are imported lazily by area so one area's heavy imports do not slow the others.
+    from personal.world.cli import app as world_app
+
+    app.add_typer(world_app, name="world", help="Generate and inspect synthetic households.")
+
+
+def main() -> None:
+    _register()
+    app()
+
+
+if __name__ == "__main__":
+    main()

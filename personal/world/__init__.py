@@ -1,0 +1,1 @@
+"""Synthetic households: scene model, generator, personalized episodes, formats."""

@@ -1,0 +1,181 @@
+"""Data model of a synthetic household and its personalized episodes.
+
+This is the contract shared by the generator, the renderer/simulator, mapping,
+grounding and the evaluators. Everything is plain data (dataclasses) that
+serialises to JSON.
+
+Frames: the ``map`` frame follows REP 103 — x forward, y left, z up, metres.
+Habitat files use y-up; conversion lives in ``personal.world.habitat_format``.
+Instance id 0 in a semantic image means "structure or nothing" (walls, floor,
+ceiling, misses); objects are numbered from 1.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+Vec3 = tuple[float, float, float]
+RGB = tuple[int, int, int]
+
+SPLITS = ("easy", "medium", "hard")
+
+
+@dataclass
+class Box:
+    """Axis-aligned box in the map frame."""
+
+    center: Vec3
+    size: Vec3  # full extents (sx, sy, sz), metres
+
+    @property
+    def min(self) -> Vec3:
+        return tuple(c - s / 2 for c, s in zip(self.center, self.size))  # type: ignore[return-value]
+
+    @property
+    def max(self) -> Vec3:
+        return tuple(c + s / 2 for c, s in zip(self.center, self.size))  # type: ignore[return-value]
+
+    def distance_2d(self, x: float, y: float) -> float:
+        """Horizontal distance from (x, y) to the box footprint (0 inside)."""
+        dx = max(self.min[0] - x, 0.0, x - self.max[0])
+        dy = max(self.min[1] - y, 0.0, y - self.max[1])
+        return (dx * dx + dy * dy) ** 0.5
+
+
+@dataclass
+class Floor:
+    index: int
+    z: float  # height of the floor surface
+    height: float = 2.6  # floor-to-ceiling
+
+
+@dataclass
+class Room:
+    room_id: str  # e.g. "room_3"
+    name: str  # e.g. "kitchen", "child's bedroom"
+    floor: int
+    bounds: tuple[float, float, float, float]  # xmin, ymin, xmax, ymax
+
+    def contains(self, x: float, y: float) -> bool:
+        x0, y0, x1, y1 = self.bounds
+        return x0 <= x <= x1 and y0 <= y <= y1
+
+
+@dataclass
+class Wall:
+    box: Box
+    rgb: RGB = (225, 220, 210)
+
+
+@dataclass
+class SceneObject:
+    instance_id: int  # >= 1, value in the semantic image
+    object_id: str  # "backpack_12" — PersONAL style
+    category: str  # "backpack"
+    color: str  # colour name used in captions, "red"
+    rgb: RGB
+    caption: str  # "the red backpack under the desk"
+    room_id: str
+    floor: int
+    box: Box
+    is_furniture: bool = False
+    # fine-grained attributes (secondary colour, pattern, parts...), free form
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Scene:
+    scene_id: str
+    seed: int
+    floors: list[Floor]
+    rooms: list[Room]
+    walls: list[Wall]
+    objects: list[SceneObject]
+    # rgb of floor and ceiling surfaces
+    floor_rgb: RGB = (170, 150, 120)
+    ceiling_rgb: RGB = (245, 245, 245)
+
+    # -- lookups -----------------------------------------------------------
+    def object(self, object_id: str) -> SceneObject:
+        for o in self.objects:
+            if o.object_id == object_id:
+                return o
+        raise KeyError(f"scene {self.scene_id!r} has no object {object_id!r}")
+
+    def object_by_instance(self, instance_id: int) -> SceneObject:
+        for o in self.objects:
+            if o.instance_id == instance_id:
+                return o
+        raise KeyError(f"scene {self.scene_id!r} has no instance id {instance_id}")
+
+    def room(self, room_id: str) -> Room:
+        for r in self.rooms:
+            if r.room_id == room_id:
+                return r
+        raise KeyError(f"scene {self.scene_id!r} has no room {room_id!r}")
+
+    def room_at(self, x: float, y: float, floor: int = 0) -> Room | None:
+        for r in self.rooms:
+            if r.floor == floor and r.contains(x, y):
+                return r
+        return None
+
+    def bounds(self) -> tuple[float, float, float, float]:
+        xs = [v for r in self.rooms for v in (r.bounds[0], r.bounds[2])]
+        ys = [v for r in self.rooms for v in (r.bounds[1], r.bounds[3])]
+        return min(xs), min(ys), max(xs), max(ys)
+
+    # -- (de)serialisation -------------------------------------------------
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Scene":
+        def box(b):
+            return Box(center=tuple(b["center"]), size=tuple(b["size"]))
+
+        return cls(
+            scene_id=d["scene_id"],
+            seed=d["seed"],
+            floors=[Floor(**f) for f in d["floors"]],
+            rooms=[Room(**{**r, "bounds": tuple(r["bounds"])}) for r in d["rooms"]],
+            walls=[Wall(box=box(w["box"]), rgb=tuple(w["rgb"])) for w in d["walls"]],
+            objects=[
+                SceneObject(**{**o, "rgb": tuple(o["rgb"]), "box": box(o["box"])})
+                for o in d["objects"]
+            ],
+            floor_rgb=tuple(d.get("floor_rgb", (170, 150, 120))),
+            ceiling_rgb=tuple(d.get("ceiling_rgb", (245, 245, 245))),
+        )
+
+
+@dataclass
+class Episode:
+    """One personalized query in a scene (PersONAL semantics, map frame)."""
+
+    episode_id: str
+    scene_id: str
+    split: str  # easy | medium | hard
+    people: list[str]
+    # ownership matrix as person -> owned object_ids (hard split: shared objects)
+    ownership: dict[str, list[str]]
+    owner: str  # the person the query is about
+    target_object_ids: list[str]  # several when the query says "one of X's ..."
+    object_category: str
+    query: str  # "Find Lisa's backpack."
+    summary: str  # natural-language scene description of who owns what
+    extracted_summary: list[str]  # one phrase per ownership relation
+    description: list[str]  # captions of the target object(s)
+    start_position: Vec3
+    start_yaw: float  # radians, about z
+    floor_id: int = 0
+    geodesic_distance: float = float("nan")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Episode":
+        d = dict(d)
+        d["start_position"] = tuple(d["start_position"])
+        return cls(**d)

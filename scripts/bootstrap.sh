@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Idempotent set-up: Debian packages, .venv with pinned pip packages, the project (editable).
+# Re-runs are a no-op unless requirements, constraints, setup.py or this script changed.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+PY="${PYTHON:-python3.11}"
+command -v "$PY" >/dev/null 2>&1 || PY=python3
+# libusb: open3d's import needs it. mosquitto: the MQTT broker the smart-home tests start.
+APT_PKGS=(libusb-1.0-0 mosquitto mosquitto-clients)
+STAMP=.venv/.bootstrap-stamp
+want=$(cat requirements.txt constraints.txt setup.py scripts/bootstrap.sh | sha256sum | cut -d' ' -f1)
+
+missing=()
+for p in "${APT_PKGS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "[bootstrap] installing Debian packages: ${missing[*]}" >&2
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then exit 0; fi
+echo "[bootstrap] preparing .venv (pinned packages, about 2 minutes the first time)" >&2
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q -r requirements.txt -c constraints.txt
+.venv/bin/python -m pip install -q --no-deps --no-build-isolation -e .
+echo "$want" > "$STAMP"
+echo "[bootstrap] ready" >&2

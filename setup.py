@@ -1,0 +1,35 @@
+"""ament_python package `personal` (also pip-installable into a plain venv)."""
+from glob import glob
+
+from setuptools import find_packages, setup
+
+PACKAGE = "personal"
+
+# One console script per node (so `ros2 run personal <name>` works) plus the CLI.
+NODES = {
+    "sim_bridge": "sim_bridge.bridge_node:main",
+}
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    packages=find_packages(include=["personal", "personal.*", "nodes", "nodes.*", "sim_bridge", "sim_bridge.*"]),
+    package_data={"personal": ["config/*.xml", "config/*.yaml"]},
+    data_files=[
+        ("share/ament_index/resource_index/packages", ["resource/" + PACKAGE]),
+        ("share/" + PACKAGE, ["package.xml"]),
+        ("share/" + PACKAGE + "/launch", glob("launch/*.launch.py")),
+        ("share/" + PACKAGE + "/msg", glob("msg/*.msg")),
+        ("share/" + PACKAGE + "/maps", glob("maps/*.yaml") + glob("maps/*.pgm")),
+    ],
+    install_requires=["setuptools"],
+    zip_safe=False,
+    maintainer="personal developers",
+    maintainer_email="dev@personal.invalid",
+    description="ROS 2 stack for personalized embodied agents",
+    license="Apache-2.0",
+    entry_points={
+        "console_scripts": ["personal = personal.cli:main"]
+        + [f"{name} = {target}" for name, target in NODES.items()],
+    },
+)

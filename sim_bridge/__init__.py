@@ -1,0 +1,1 @@
+"""Simulator backends and the ROS bridge node that publishes them."""
