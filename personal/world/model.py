@@ -68,6 +68,17 @@ class Wall:
 
 
 @dataclass
+class ObjectPart:
+    """A coloured part of an object (handle, lid, strap...). Rendered with the
+    owning object's instance id, so masks cover the whole object."""
+
+    name: str  # "handle"
+    color: str  # "black"
+    rgb: RGB
+    box: Box
+
+
+@dataclass
 class SceneObject:
     instance_id: int  # >= 1, value in the semantic image
     object_id: str  # "backpack_12" — PersONAL style
@@ -79,8 +90,9 @@ class SceneObject:
     floor: int
     box: Box
     is_furniture: bool = False
-    # fine-grained attributes (secondary colour, pattern, parts...), free form
+    # fine-grained attributes (secondary colour, pattern, material...), free form
     attributes: dict[str, Any] = field(default_factory=dict)
+    parts: list[ObjectPart] = field(default_factory=list)
 
 
 @dataclass
@@ -141,7 +153,17 @@ class Scene:
             rooms=[Room(**{**r, "bounds": tuple(r["bounds"])}) for r in d["rooms"]],
             walls=[Wall(box=box(w["box"]), rgb=tuple(w["rgb"])) for w in d["walls"]],
             objects=[
-                SceneObject(**{**o, "rgb": tuple(o["rgb"]), "box": box(o["box"])})
+                SceneObject(
+                    **{
+                        **o,
+                        "rgb": tuple(o["rgb"]),
+                        "box": box(o["box"]),
+                        "parts": [
+                            ObjectPart(**{**p, "rgb": tuple(p["rgb"]), "box": box(p["box"])})
+                            for p in o.get("parts", [])
+                        ],
+                    }
+                )
                 for o in d["objects"]
             ],
             floor_rgb=tuple(d.get("floor_rgb", (170, 150, 120))),
