@@ -8,6 +8,9 @@ app = typer.Typer(help="personal — personalized embodied agents on ROS 2.", no
 
 def _register() -> None:
     # Sub-apps are imported lazily by area so one area's heavy imports do not slow the others.
+    from personal.launch_cli import register as register_launch
+
+    register_launch(app)  # `personal launch <graph>`, `personal graphs`
     from personal.world.cli import app as world_app
 
     app.add_typer(world_app, name="world", help="Generate and inspect synthetic households.")

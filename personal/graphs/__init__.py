@@ -1,0 +1,172 @@
+"""Graphs as data: which nodes run, with which parameters and remappings.
+
+A graph is declared once here and started two ways:
+``ros2 launch personal <graph>.launch.py`` (through ``personal.launch_support``)
+and ``personal launch <graph>`` (the project's own runner, ``personal.runner``).
+
+Registering a graph: add a module ``personal/graphs/<name>.py`` that defines
+``GRAPH = Graph(...)`` (or ``GRAPHS = [...]`` for several) and a launch file
+``launch/<name>.launch.py``. Modules are discovered automatically; they must
+only build data (no heavy imports).
+
+Node parameter values may be ``Arg("name")`` markers that refer to a graph
+argument; they are filled from ``name:=value`` on either command line.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import yaml
+
+
+@dataclass(frozen=True)
+class Arg:
+    """Reference to a graph argument inside a node parameter (or namespace)."""
+
+    name: str
+
+
+@dataclass
+class NodeSpec:
+    name: str
+    executable: str  # console script registered in setup.py NODES (for ros2 launch)
+    module: str  # python module with main() (for the runner: python -m <module>)
+    namespace: str = ""
+    parameters: dict[str, Any] = field(default_factory=dict)
+    remappings: list[tuple[str, str]] = field(default_factory=list)
+    required: bool = False  # the graph stops when this node exits
+
+
+@dataclass
+class ResolvedNode:
+    """A NodeSpec with every ``Arg`` replaced by a concrete value."""
+
+    spec: NodeSpec
+    parameters: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+
+class GraphError(ValueError):
+    pass
+
+
+@dataclass
+class Graph:
+    name: str
+    description: str
+    nodes: list[NodeSpec]
+    # argument name -> (default value, description); the default's type types the argument
+    arguments: dict[str, tuple[Any, str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        names = [n.name for n in self.nodes]
+        dupes = {n for n in names if names.count(n) > 1}
+        if dupes:
+            raise GraphError(f"graph {self.name!r}: duplicate node names {sorted(dupes)}")
+        for node in self.nodes:
+            for key, value in node.parameters.items():
+                if isinstance(value, Arg) and value.name not in self.arguments:
+                    raise GraphError(
+                        f"graph {self.name!r}: node {node.name!r} parameter {key!r} "
+                        f"refers to undeclared argument {value.name!r}"
+                    )
+
+    def argument_values(self, overrides: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """Defaults updated with ``overrides`` (strings from ``name:=value``), typed like the default."""
+        values = {k: d for k, (d, _) in self.arguments.items()}
+        for key, text in (overrides or {}).items():
+            if key not in self.arguments:
+                known = ", ".join(sorted(self.arguments)) or "none"
+                raise GraphError(f"graph {self.name!r} has no argument {key!r} (arguments: {known})")
+            values[key] = coerce_argument(key, text, self.arguments[key][0])
+        return values
+
+    def resolve(self, overrides: Mapping[str, str] | None = None) -> list[ResolvedNode]:
+        values = self.argument_values(overrides)
+        return [
+            ResolvedNode(
+                spec=n,
+                parameters={k: values[v.name] if isinstance(v, Arg) else v for k, v in n.parameters.items()},
+            )
+            for n in self.nodes
+        ]
+
+
+def coerce_argument(name: str, text: Any, default: Any) -> Any:
+    """Parse ``text`` as YAML (like ROS does for ``-p``) and check it against the default's type."""
+    if not isinstance(text, str):
+        return text
+    if isinstance(default, str):
+        return text
+    try:
+        value = yaml.safe_load(text) if text != "" else None
+    except yaml.YAMLError as exc:
+        raise GraphError(f"argument {name!r}: cannot parse {text!r}: {exc}") from None
+    if isinstance(default, bool):
+        ok = isinstance(value, bool)
+    elif isinstance(default, int):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif isinstance(default, float):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        value = float(value) if ok else value
+    else:
+        ok = True
+    if not ok:
+        raise GraphError(f"argument {name!r}: expected {type(default).__name__}, got {text!r}")
+    return value
+
+
+def parse_assignments(items: list[str]) -> dict[str, str]:
+    """``["split:=hard", "seed:=3"]`` -> ``{"split": "hard", "seed": "3"}``."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition(":=")
+        if not sep or not key:
+            raise GraphError(f"expected name:=value, got {item!r}")
+        out[key] = value
+    return out
+
+
+# -- registry -------------------------------------------------------------------
+
+_GRAPHS: dict[str, Graph] | None = None
+
+
+def _discover() -> dict[str, Graph]:
+    graphs: dict[str, Graph] = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        found = list(getattr(module, "GRAPHS", [])) + ([module.GRAPH] if hasattr(module, "GRAPH") else [])
+        for graph in found:
+            if graph.name in graphs:
+                raise GraphError(f"graph {graph.name!r} defined twice (second in {module.__name__})")
+            graphs[graph.name] = graph
+    return graphs
+
+
+def all_graphs() -> dict[str, Graph]:
+    global _GRAPHS
+    if _GRAPHS is None:
+        _GRAPHS = _discover()
+    return _GRAPHS
+
+
+def get_graph(name: str) -> Graph:
+    graphs = all_graphs()
+    if name not in graphs:
+        raise GraphError(f"unknown graph {name!r} (known: {', '.join(sorted(graphs)) or 'none'})")
+    return graphs[name]
+
+
+def __getattr__(attr: str):  # lazy ``GRAPHS`` so graph modules can import this package
+    if attr == "GRAPHS":
+        return all_graphs()
+    raise AttributeError(attr)

@@ -1,0 +1,165 @@
+"""Session-wide ROS test setup and fixtures.
+
+The environment is set at import time, before any test module imports rclpy:
+- a ROS_DOMAIN_ID unique to this pytest session (from the pid, 1..101) so concurrent
+  sessions on one machine do not see each other;
+- ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST and the shipped Fast DDS shared-memory
+  profile (personal.ros_env).
+
+Fixtures:
+- ``ros_context``: an rclpy Context, a node factory and an executor spinning in a
+  thread that is shut down *and joined* at teardown (an unjoined spin thread aborts
+  the interpreter with exit code 134).
+- ``run_node``: start a node module as a subprocess with --ros-args for the duration
+  of a test; stopped (SIGINT, then SIGTERM/SIGKILL) at teardown.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from personal.ros_env import ros_environment
+
+ROOT = Path(__file__).resolve().parents[1]
+
+if "PERSONAL_TEST_DOMAIN_ID" not in os.environ:
+    os.environ["PERSONAL_TEST_DOMAIN_ID"] = str(1 + os.getpid() % 101)
+os.environ["ROS_DOMAIN_ID"] = os.environ["PERSONAL_TEST_DOMAIN_ID"]
+os.environ.update(ros_environment({**os.environ, "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}))
+ROS_DOMAIN_ID = int(os.environ["ROS_DOMAIN_ID"])
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, period: float = 0.02) -> Any:
+    """Poll ``predicate`` until truthy; return its value, or raise TimeoutError."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"condition not met within {timeout:.1f} s")
+        time.sleep(period)
+
+
+class RosTestContext:
+    """An rclpy Context with nodes spun by a background executor thread."""
+
+    def __init__(self) -> None:
+        import rclpy
+        from rclpy.context import Context
+        from rclpy.executors import MultiThreadedExecutor
+
+        self.rclpy = rclpy
+        self.context = Context()
+        rclpy.init(context=self.context, domain_id=ROS_DOMAIN_ID)
+        self.executor = MultiThreadedExecutor(num_threads=2, context=self.context)
+        self.nodes: list = []
+        self._thread = threading.Thread(target=self._spin, name="ros_context_spin", daemon=True)
+        self._thread.start()
+
+    def _spin(self) -> None:
+        try:
+            self.executor.spin()
+        except Exception:  # executor shut down under us at teardown
+            pass
+
+    def make_node(self, name: str, **kwargs):
+        node = self.rclpy.create_node(name, context=self.context, **kwargs)
+        self.nodes.append(node)
+        self.executor.add_node(node)
+        return node
+
+    def add_node(self, node):
+        self.nodes.append(node)
+        self.executor.add_node(node)
+        return node
+
+    def close(self) -> None:
+        self.executor.shutdown(timeout_sec=5.0)
+        self._thread.join(timeout=10.0)
+        for node in self.nodes:
+            node.destroy_node()
+        self.rclpy.try_shutdown(context=self.context)
+
+
+@pytest.fixture
+def ros_context():
+    pytest.importorskip("rclpy")
+    ctx = RosTestContext()
+    try:
+        yield ctx
+    finally:
+        ctx.close()
+
+
+class NodeProcess:
+    """A node module running as a subprocess; output goes to a log file."""
+
+    def __init__(self, module: str, name: str, parameters: dict | None, remappings: list | None, namespace: str = ""):
+        from personal.runner import node_command
+
+        self.name = name
+        self._log = tempfile.NamedTemporaryFile(prefix=f"{name}_", suffix=".log", delete=False)
+        cmd = node_command(module, name, namespace=namespace, parameters=parameters or {}, remappings=remappings or [])
+        self.proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=dict(os.environ), stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+    def log(self) -> str:
+        return Path(self._log.name).read_text(errors="replace")
+
+    def wait_for_log(self, text: str, timeout: float = 20.0) -> str:
+        wait_for(lambda: text in self.log() or self.proc.poll() is not None, timeout)
+        out = self.log()
+        if text not in out:
+            raise AssertionError(f"{self.name} exited ({self.proc.returncode}) before logging {text!r}:\n{out}")
+        return out
+
+    def stop(self, timeout: float = 8.0) -> int:
+        if self.proc.poll() is None:
+            for sig, wait in ((signal.SIGINT, timeout), (signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0)):
+                try:
+                    os.killpg(self.proc.pid, sig)
+                except ProcessLookupError:
+                    break
+                try:
+                    self.proc.wait(wait)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        self._log.close()
+        return self.proc.returncode
+
+
+@pytest.fixture
+def run_node():
+    procs: list[NodeProcess] = []
+
+    def start(module: str, name: str, parameters: dict | None = None, remappings: list | None = None, namespace: str = ""):
+        proc = NodeProcess(module, name, parameters, remappings, namespace)
+        procs.append(proc)
+        return proc
+
+    yield start
+    for proc in procs:
+        proc.stop()
+        os.unlink(proc._log.name)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Remove Fast DDS shm segments left by killed processes (cheap; skipped if fastdds is absent)."""
+    fastdds = Path(sys.executable).parent / "fastdds"
+    if fastdds.exists():
+        try:
+            subprocess.run([str(fastdds), "shm", "clean"], capture_output=True, timeout=20, env=ros_environment())
+        except (OSError, subprocess.TimeoutExpired):
+            pass
