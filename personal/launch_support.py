@@ -1,0 +1,61 @@
+"""Turn a graph (``personal.graphs``) into ``launch_ros`` actions.
+
+Used by ``launch/<graph>.launch.py`` for ``ros2 launch personal <graph>.launch.py``.
+``launch`` / ``launch_ros`` are imported only when called, so the library works where
+they are absent (the pip-only ROS); ``personal launch`` starts the same graph there.
+
+Each graph argument becomes a ``DeclareLaunchArgument``; a parameter that refers to
+one (``Arg("split")``) becomes a ``LaunchConfiguration``, wrapped in a
+``ParameterValue`` typed like the argument's default so that, for example, an empty
+or numeric-looking string stays a string.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from personal.graphs import Arg, Graph, get_graph
+
+
+def _default_text(value: Any) -> str:
+    from personal.runner import format_parameter_value
+
+    return format_parameter_value(value) if not isinstance(value, str) else value
+
+
+def graph_launch_description(graph: Graph | str):
+    from launch import LaunchDescription
+    from launch.actions import DeclareLaunchArgument
+    from launch.substitutions import LaunchConfiguration
+    from launch_ros.actions import Node
+    from launch_ros.parameter_descriptions import ParameterValue
+
+    if isinstance(graph, str):
+        graph = get_graph(graph)
+    actions: list = [
+        DeclareLaunchArgument(name, default_value=_default_text(default), description=description)
+        for name, (default, description) in graph.arguments.items()
+    ]
+
+    def param(value: Any) -> Any:
+        if not isinstance(value, Arg):
+            return value
+        default = graph.arguments[value.name][0]
+        value_type = type(default) if isinstance(default, (str, bool, int, float)) else None
+        return ParameterValue(LaunchConfiguration(value.name), value_type=value_type)
+
+    for spec in graph.nodes:
+        kwargs: dict[str, Any] = dict(
+            package="personal",
+            executable=spec.executable,
+            name=spec.name,
+            namespace=spec.namespace,
+            parameters=[{k: param(v) for k, v in spec.parameters.items()}],
+            remappings=list(spec.remappings),
+            output="screen",
+        )
+        if spec.required:
+            from launch.actions import Shutdown
+
+            kwargs["on_exit"] = Shutdown(reason=f"required node {spec.name} exited")
+        actions.append(Node(**kwargs))
+    return LaunchDescription(actions)

@@ -1,0 +1,135 @@
+"""Every graph has a launch file, and it builds exactly the graph's nodes.
+
+launch / launch_ros are not installable from PyPI, so fake modules that record
+constructor arguments are injected into sys.modules while each launch file runs.
+"""
+import ast
+import importlib.util
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from personal.graphs import GRAPHS, Arg, Graph, GraphError, NodeSpec, parse_assignments
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class Recorded:
+    def __init__(self, *args, **kwargs):
+        self.args, self.kwargs = args, kwargs
+
+
+def _fake_modules():
+    kinds = {
+        "launch": ["LaunchDescription"],
+        "launch.actions": ["DeclareLaunchArgument", "Shutdown"],
+        "launch.substitutions": ["LaunchConfiguration"],
+        "launch_ros": [],
+        "launch_ros.actions": ["Node"],
+        "launch_ros.parameter_descriptions": ["ParameterValue"],
+    }
+    mods = {}
+    for modname, classes in kinds.items():
+        mod = types.ModuleType(modname)
+        for cls in classes:
+            setattr(mod, cls, type(cls, (Recorded,), {}))
+        mods[modname] = mod
+    return mods
+
+
+def _load_launch(path: Path, monkeypatch):
+    for name, mod in _fake_modules().items():
+        monkeypatch.setitem(sys.modules, name, mod)
+    spec = importlib.util.spec_from_file_location(f"launch_file_{path.stem.replace('.', '_')}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.generate_launch_description()
+
+
+def _setup_nodes() -> dict[str, str]:
+    tree = ast.parse((ROOT / "setup.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "NODES" for t in node.targets):
+            return ast.literal_eval(node.value)
+    raise AssertionError("setup.py has no NODES dict")
+
+
+def test_graphs_are_registered():
+    assert "sim" in GRAPHS
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_launch_file_matches_graph(name, monkeypatch):
+    graph = GRAPHS[name]
+    path = ROOT / "launch" / f"{name}.launch.py"
+    assert path.is_file(), f"graph {name!r} has no launch file {path}"
+    desc = _load_launch(path, monkeypatch)
+    actions = desc.args[0]
+    declared = {a.args[0]: a.kwargs for a in actions if type(a).__name__ == "DeclareLaunchArgument"}
+    nodes = [a.kwargs for a in actions if type(a).__name__ == "Node"]
+    assert set(declared) == set(graph.arguments)
+    for arg, (default, description) in graph.arguments.items():
+        assert declared[arg]["description"] == description
+        assert isinstance(declared[arg]["default_value"], str)
+    assert [n["name"] for n in nodes] == [n.name for n in graph.nodes]
+    for rec, spec in zip(nodes, graph.nodes):
+        assert rec["package"] == "personal"
+        assert rec["executable"] == spec.executable
+        assert rec["namespace"] == spec.namespace
+        assert rec["remappings"] == list(spec.remappings)
+        assert ("on_exit" in rec) == spec.required
+        (params,) = rec["parameters"]
+        assert set(params) == set(spec.parameters)
+        for key, value in spec.parameters.items():
+            if isinstance(value, Arg):
+                sub = params[key]
+                assert type(sub).__name__ == "ParameterValue"
+                assert sub.args[0].args[0] == value.name  # LaunchConfiguration(<argument>)
+                assert sub.kwargs["value_type"] is type(graph.arguments[value.name][0])
+            else:
+                assert params[key] == value
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_graph_nodes_are_console_scripts(name):
+    """`ros2 launch` starts `executable`, the runner `python -m module`: they must be the same node."""
+    nodes = _setup_nodes()
+    for spec in GRAPHS[name].nodes:
+        assert spec.executable in nodes, f"{spec.executable} missing from setup.py NODES"
+        assert nodes[spec.executable] == f"{spec.module}:main"
+        assert importlib.util.find_spec(spec.module) is not None, f"no module {spec.module}"
+
+
+def test_every_launch_file_has_a_graph():
+    for path in (ROOT / "launch").glob("*.launch.py"):
+        assert path.name.removesuffix(".launch.py") in GRAPHS, f"{path.name} has no graph"
+
+
+def test_arguments_resolve_typed():
+    nodes = GRAPHS["sim"].resolve(parse_assignments(["split:=hard", "scenes:=3", "rate:=5", "use_sim_time:=true"]))
+    params = nodes[0].parameters
+    assert params["split"] == "hard" and params["scenes"] == 3 and params["rate"] == 5.0
+    assert params["publish_clock"] is True and params["episodes_dir"] == ""
+
+
+@pytest.mark.parametrize(
+    "items, message",
+    [
+        (["nope:=1"], "has no argument 'nope'"),
+        (["scenes:=many"], "argument 'scenes': expected int"),
+        (["use_sim_time:=2"], "argument 'use_sim_time': expected bool"),
+        (["split=hard"], "expected name:=value"),
+    ],
+)
+def test_bad_arguments(items, message):
+    with pytest.raises(GraphError, match=message):
+        GRAPHS["sim"].resolve(parse_assignments(items))
+
+
+def test_graph_validation():
+    with pytest.raises(GraphError, match="undeclared argument 'x'"):
+        Graph("g", "", [NodeSpec("a", "a", "m", parameters={"p": Arg("x")})])
+    with pytest.raises(GraphError, match="duplicate node names"):
+        Graph("g", "", [NodeSpec("a", "a", "m"), NodeSpec("a", "b", "m")])
