@@ -1,0 +1,99 @@
+"""Read a rosbag2 MCAP bag directory, with clear errors for broken bags."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import yaml
+from mcap.exceptions import McapError
+from mcap.reader import make_reader
+
+from personal.bags.qos import parse_qos_profiles
+
+
+class BagError(RuntimeError):
+    """A bag that cannot be read; the message names the file and the problem."""
+
+
+@dataclass
+class BagMessage:
+    topic: str
+    type: str
+    data: bytes  # CDR
+    log_time_ns: int
+
+
+@dataclass
+class TopicInfo:
+    name: str
+    type: str
+    count: int
+    qos_profiles: list[dict]
+
+
+class BagReader:
+    def __init__(self, directory: str | Path):
+        self.directory = Path(directory)
+        meta_path = self.directory / "metadata.yaml"
+        if not self.directory.is_dir():
+            raise BagError(f"{self.directory}: not a bag directory")
+        if not meta_path.is_file():
+            raise BagError(f"{meta_path}: missing metadata.yaml (is {self.directory} a rosbag2 bag directory?)")
+        try:
+            info = yaml.safe_load(meta_path.read_text())["rosbag2_bagfile_information"]
+            self.storage = info["storage_identifier"]
+            self.files = [self.directory / p for p in info["relative_file_paths"]]
+            self.topics = {
+                t["topic_metadata"]["name"]: TopicInfo(
+                    t["topic_metadata"]["name"], t["topic_metadata"]["type"], int(t["message_count"]),
+                    parse_qos_profiles(t["topic_metadata"].get("offered_qos_profiles", "")),
+                )
+                for t in info["topics_with_message_count"]
+            }
+            self.message_count = int(info["message_count"])
+            self.duration_ns = int(info["duration"]["nanoseconds"])
+            self.start_ns = int(info["starting_time"]["nanoseconds_since_epoch"])
+        except (KeyError, TypeError, yaml.YAMLError) as e:
+            raise BagError(f"{meta_path}: malformed rosbag2 metadata ({type(e).__name__}: {e})") from e
+        if self.storage != "mcap":
+            raise BagError(f"{meta_path}: storage_identifier {self.storage!r} is not supported (only 'mcap')")
+        for f in self.files:
+            if not f.is_file():
+                raise BagError(f"{meta_path}: listed file {f.name} does not exist")
+
+    def messages(self, topics: list[str] | None = None) -> Iterator[BagMessage]:
+        """Messages in log-time order. A truncated file raises BagError naming it
+        after yielding every message that could be read."""
+        wanted = set(topics) if topics else None
+        for path in self.files:
+            with open(path, "rb") as stream:
+                try:
+                    reader = make_reader(stream)
+                    for schema, channel, message in reader.iter_messages(topics=wanted, log_time_order=True):
+                        yield BagMessage(channel.topic, self._type_of(channel.topic, schema), message.data, message.log_time)
+                except (McapError, EOFError, ValueError, OSError) as e:
+                    raise BagError(f"{path}: truncated or corrupt MCAP file ({type(e).__name__}: {e})") from e
+
+    def _type_of(self, topic: str, schema) -> str:
+        if topic in self.topics:
+            return self.topics[topic].type
+        name = schema.name if schema else ""
+        return name if "/msg/" in name else name.replace("/", "/msg/", 1)
+
+    def info_text(self) -> str:
+        lines = [
+            f"Bag:        {self.directory}",
+            f"Files:      {', '.join(f.name for f in self.files)}",
+            f"Storage:    {self.storage}",
+            f"Duration:   {self.duration_ns / 1e9:.3f} s",
+            f"Start:      {self.start_ns / 1e9:.3f} s since epoch",
+            f"Messages:   {self.message_count}",
+            f"Size:       {sum(f.stat().st_size for f in self.files) / 1e6:.2f} MB",
+            "Topics:",
+        ]
+        for t in self.topics.values():
+            rel = t.qos_profiles[0].get("reliability") if t.qos_profiles else None
+            rel_name = {1: "reliable", 2: "best_effort"}.get(rel, "?")
+            lines.append(f"  {t.name} | {t.type} | {t.count} msgs | {rel_name}")
+        return "\n".join(lines)
