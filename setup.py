@@ -8,6 +8,8 @@ PACKAGE = "personal"
 # One console script per node (so `ros2 run personal <name>` works) plus the CLI.
 NODES = {
     "sim_bridge": "sim_bridge.bridge_node:main",
+    "bag_recorder": "nodes.bag_recorder_node:main",
+    "bag_player": "nodes.bag_player_node:main",
 }
 
 setup(
