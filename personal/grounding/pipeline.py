@@ -120,7 +120,7 @@ def encoder_is_oracle(encoder: Any) -> bool:
     return bool(getattr(encoder, "is_oracle", False)) or "oracle" in encoder_name(encoder).lower() or "oracle" in type(encoder).__name__.lower()
 
 
-_POSSESSIVE = re.compile(r"\b([A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)?)['’]s?\b")
+_POSSESSIVE = re.compile(r"\b([A-Z][\w\-]*)['’]s?(?=\s|$)")
 
 
 def query_owner(query: str) -> str:
