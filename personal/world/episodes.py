@@ -1,0 +1,394 @@
+"""PersONAL-style personalized episodes on a generated household.
+
+An episode names some people, gives them objects (the ownership matrix A,
+people x objects), states every ownership relation in a natural-language scene
+summary, and asks for one owner's object ("Find Lisa's backpack." or, when the
+owner has several instances of the category, "Find one of Julia's beds.").
+
+Split constraints (PersONAL, with r_i = sum_j A_ij objects of person i and
+c_j = sum_i A_ij owners of object j, M people, N objects):
+  easy:   for all i r_i = 1; for all j c_j = 1; M = N
+  medium: for all i r_i >= 1; for all j c_j = 1; exists i r_i > 1
+  hard:   for all i r_i >= 1; for all j c_j >= 1; exists i r_i > 1; exists j c_j > 1
+"""
+from __future__ import annotations
+
+import math
+import random
+import re
+
+import numpy as np
+from scipy import ndimage
+
+from personal.world import catalog
+from personal.world.generator import AGENT_RADIUS, is_navigable, occupancy_grid
+from personal.world.model import SPLITS, Episode, Scene, SceneObject
+
+CAMERA_HEIGHT = 0.88
+START_CLEARANCE = 0.4
+VIEWPOINT_MAX_DIST = 1.0  # PersONAL keeps view points within 1 m of the object
+
+NAMES = (
+    "Lisa", "James", "Julia", "Tom", "Anna", "Marco", "Sofia", "Leo", "Emma", "Noah", "Clara", "Lucas",
+    "Mia", "Oliver", "Linda", "David", "Sara", "Paul", "Nina", "Victor", "Elena", "Hugo", "Grace", "Ivan",
+    "Chloe", "Omar", "Maya", "Felix", "Ruth", "Diego", "Hannah", "Samuel", "Irene", "Theo", "Alice", "Ben",
+    "Zoe", "Kai", "Lily", "Adam", "Rosa", "Ethan", "Vera", "Jonas", "Amara", "Pietro", "Yuki", "Filippo",
+)
+
+SINGLE_TEMPLATES = (
+    "{p} owns the {o} in the {r}.",
+    "The {o} in the {r} belongs to {p}.",
+    "The {o} in the {r} is {p}'s.",
+    "In the {r}, the {o} belongs to {p}.",
+    "{p} is the owner of the {o} in the {r}.",
+    "The {o} in the {r} is owned by {p}.",
+)
+PAIR_TEMPLATES = (  # one person, two objects
+    "{p} owns the {o1} in the {r1} and the {o2} in the {r2}.",
+    "Both the {o1} in the {r1} and the {o2} in the {r2} belong to {p}.",
+)
+SHARED_TEMPLATES = (  # several owners, one object
+    "{ps} share the {o} in the {r}.",
+    "The {o} in the {r} is shared by {ps}.",
+    "{ps} both own the {o} in the {r}.",  # only used for two owners
+    "The {o} in the {r} belongs to both {ps}.",  # only used for two owners
+)
+PREAMBLES = (
+    "{n} people live in this home: {ps}.",
+    "This house is shared by {ps}.",
+    "",
+)
+
+
+# ---------------------------------------------------------------- constraints
+def ownership_matrix(ownership: dict[str, list[str]]) -> tuple[list[str], list[str], np.ndarray]:
+    """(people, objects, A) with A[i, j] = 1 when person i owns object j."""
+    people = list(ownership)
+    objects = sorted({o for objs in ownership.values() for o in objs})
+    a = np.zeros((len(people), len(objects)), dtype=int)
+    for i, p in enumerate(people):
+        for o in ownership[p]:
+            a[i, objects.index(o)] = 1
+    return people, objects, a
+
+
+def check_split_constraints(ownership: dict[str, list[str]], split: str) -> None:
+    """Raise ValueError naming the violated PersONAL constraint (see module doc)."""
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; expected one of {SPLITS}")
+    for p, objs in ownership.items():
+        if len(set(objs)) != len(objs):
+            raise ValueError(f"{split}: person {p!r} lists an object twice: {objs}")
+    people, objects, a = ownership_matrix(ownership)
+    if not people or not objects:
+        raise ValueError(f"{split}: empty ownership matrix")
+    r, c = a.sum(axis=1), a.sum(axis=0)
+    m, n = len(people), len(objects)
+
+    def fail(what):
+        raise ValueError(f"{split} split violated: {what} (r={dict(zip(people, r.tolist()))}, c={dict(zip(objects, c.tolist()))})")
+
+    if split == "easy":
+        if not (r == 1).all():
+            fail("every person must own exactly one object (r_i = 1)")
+        if not (c == 1).all():
+            fail("every object must have exactly one owner (c_j = 1)")
+        if m != n:
+            fail(f"M = N required, got M={m} people, N={n} objects")
+    elif split == "medium":
+        if not (r >= 1).all():
+            fail("every person must own at least one object (r_i >= 1)")
+        if not (c == 1).all():
+            fail("every object must have exactly one owner (c_j = 1)")
+        if not (r > 1).any():
+            fail("some person must own several objects (exists r_i > 1)")
+    else:
+        if not (r >= 1).all():
+            fail("every person must own at least one object (r_i >= 1)")
+        if not (c >= 1).all():
+            fail("every object must have an owner (c_j >= 1)")
+        if not (r > 1).any():
+            fail("some person must own several objects (exists r_i > 1)")
+        if not (c > 1).any():
+            fail("some object must be shared (exists c_j > 1)")
+
+
+def _sample_graph(rng: random.Random, split: str, n_people: int, n_objects: int) -> list[tuple[int, int]]:
+    """Edges (person, object) of an ownership graph meeting the split constraints."""
+    if split == "easy":
+        perm = list(range(n_objects))
+        rng.shuffle(perm)
+        return [(i, perm[i]) for i in range(n_people)]
+    edges = set()
+    objs = list(range(n_objects))
+    rng.shuffle(objs)
+    for i in range(n_people):  # everyone owns something
+        edges.add((i, objs[i % n_objects]))
+    for j in objs[n_people:]:  # every object gets an owner
+        edges.add((rng.randrange(n_people), j))
+    if split == "hard":
+        target = max(len(edges) + 2, round(0.42 * n_people * n_objects))
+        while len(edges) < target:
+            edges.add((rng.randrange(n_people), rng.randrange(n_objects)))
+        owners = lambda j: sum(1 for e in edges if e[1] == j)  # noqa: E731
+        if not any(owners(j) > 1 for j in range(n_objects)):
+            j = rng.randrange(n_objects)
+            edges.add((next(i for i in range(n_people) if (i, j) not in edges), j))
+    counts = [sum(1 for e in edges if e[0] == i) for i in range(n_people)]
+    if max(counts) < 2:  # someone must own several objects
+        i = rng.randrange(n_people)
+        j = next(j for j in range(n_objects) if (i, j) not in edges and (split == "hard" or not any(e[1] == j for e in edges)))
+        edges.add((i, j))
+    return sorted(edges)
+
+
+# ---------------------------------------------------------------- language
+def join_names(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def object_phrase(obj: SceneObject) -> str:
+    """Caption without the leading article: "red backpack under the desk"."""
+    return re.sub(r"^(the|a|an) ", "", obj.caption)
+
+
+def room_name(scene: Scene, obj: SceneObject) -> str:
+    return scene.room(obj.room_id).name
+
+
+def substitute_names(template: str, people: list[str]) -> str:
+    """Replace <person1>, <person2>... by names (PersONAL writes placeholders first)."""
+    def repl(m):
+        k = int(m.group(1))
+        if not 1 <= k <= len(people):
+            raise ValueError(f"placeholder <person{k}> has no name (only {len(people)} people)")
+        return people[k - 1]
+    return re.sub(r"<person(\d+)>", repl, template)
+
+
+def summary_template(rng: random.Random, scene: Scene, people: list[str], ownership: dict[str, list[str]]) -> str:
+    """Scene summary with <personK> placeholders stating every ownership relation once."""
+    ph = {p: f"<person{k + 1}>" for k, p in enumerate(people)}
+    owners: dict[str, list[str]] = {}
+    for p in people:
+        for o in ownership[p]:
+            owners.setdefault(o, []).append(p)
+    sentences, single_left = [], {}
+    for oid, ps in owners.items():
+        obj = scene.object(oid)
+        o, r = object_phrase(obj), room_name(scene, obj)
+        if len(ps) > 1:
+            choices = SHARED_TEMPLATES if len(ps) == 2 else SHARED_TEMPLATES[:2]
+            sentences.append(rng.choice(choices).format(ps=join_names([ph[p] for p in ps]), o=o, r=r))
+        else:
+            single_left.setdefault(ps[0], []).append((o, r))
+    for p, items in single_left.items():
+        rng.shuffle(items)
+        while items:
+            if len(items) >= 2 and rng.random() < 0.5:
+                (o1, r1), (o2, r2) = items.pop(), items.pop()
+                sentences.append(rng.choice(PAIR_TEMPLATES).format(p=ph[p], o1=o1, r1=r1, o2=o2, r2=r2))
+            else:
+                o, r = items.pop()
+                sentences.append(rng.choice(SINGLE_TEMPLATES).format(p=ph[p], o=o, r=r))
+    rng.shuffle(sentences)
+    pre = rng.choice(PREAMBLES).format(n=len(people), ps=join_names([ph[p] for p in people]))
+    text = " ".join(s[0].upper() + s[1:] for s in sentences)
+    return f"{pre} {text}".strip()
+
+
+def extracted_phrases(scene: Scene, ownership: dict[str, list[str]]) -> list[str]:
+    """One "<name> owns the <object> in the <room>" phrase per ownership relation."""
+    return [
+        f"{p} owns the {object_phrase(scene.object(o))} in the {room_name(scene, scene.object(o))}"
+        for p, objs in ownership.items() for o in objs
+    ]
+
+
+def make_query(owner: str, category: str, n_targets: int) -> str:
+    if n_targets > 1:
+        return f"Find one of {owner}'s {catalog.category(category).plural_name}."
+    return f"Find {owner}'s {category}."
+
+
+# ---------------------------------------------------------------- poses
+class _FloorNav:
+    """Reachable region of one floor (largest free component of the inflated grid)."""
+
+    def __init__(self, scene: Scene, floor: int):
+        self.scene, self.floor = scene, floor
+        self.blocked, self.origin = occupancy_grid(scene, floor, inflate=AGENT_RADIUS)
+        labels, n = ndimage.label(~self.blocked)
+        sizes = np.bincount(labels.ravel())
+        sizes[0] = 0
+        self.main = labels == sizes.argmax()
+
+    def reachable(self, x: float, y: float) -> bool:
+        i, j = int((x - self.origin[0]) / 0.05), int((y - self.origin[1]) / 0.05)
+        return 0 <= i < self.main.shape[0] and 0 <= j < self.main.shape[1] and bool(self.main[i, j])
+
+
+def _segment_hits_box(p, q, lo, hi) -> bool:
+    d = q - p
+    t0, t1 = 0.0, 1.0
+    for k in range(3):
+        if abs(d[k]) < 1e-12:
+            if p[k] < lo[k] or p[k] > hi[k]:
+                return False
+            continue
+        a, b = (lo[k] - p[k]) / d[k], (hi[k] - p[k]) / d[k]
+        a, b = min(a, b), max(a, b)
+        t0, t1 = max(t0, a), min(t1, b)
+        if t0 > t1:
+            return False
+    return t0 < 0.999  # ignore touching at the target end
+
+
+def visible_fraction(scene: Scene, obj: SceneObject, x: float, y: float) -> float:
+    """Share of 5 points on the object (centre + 4 upper corners) seen unobstructed from a
+    camera at (x, y, floor + 0.88). A cheap visibility proxy, not a mask IoU."""
+    z0 = next(f.z for f in scene.floors if f.index == obj.floor)
+    eye = np.array([x, y, z0 + CAMERA_HEIGHT])
+    b = obj.box
+    pts = [np.array(b.center)] + [
+        np.array([b.center[0] + sx * b.size[0] * 0.4, b.center[1] + sy * b.size[1] * 0.4, b.max[2] - 0.01])
+        for sx in (-1, 1) for sy in (-1, 1)
+    ]
+    blockers = [w.box for w in scene.walls] + [
+        o.box for o in scene.objects if o.floor == obj.floor and o.instance_id != obj.instance_id and o.is_furniture
+    ]
+    seen = 0
+    for pt in pts:
+        if not any(_segment_hits_box(eye, pt, np.array(bb.min), np.array(bb.max)) for bb in blockers):
+            seen += 1
+    return seen / len(pts)
+
+
+def goal_view_points(scene: Scene, obj: SceneObject, nav: _FloorNav | None = None, max_points: int = 8) -> list[dict]:
+    """Navigable points within 1 m of the object's footprint that see it; each
+    {"position": (x, y, z_floor), "yaw": facing the object, "visible_fraction": f}."""
+    nav = nav or _FloorNav(scene, obj.floor)
+    z0 = next(f.z for f in scene.floors if f.index == obj.floor)
+    cx, cy = obj.box.center[0], obj.box.center[1]
+    out = []
+    for dist in (0.35, 0.6, 0.85):
+        for k in range(16):
+            ang = 2 * math.pi * k / 16
+            rx = obj.box.size[0] / 2 + dist
+            ry = obj.box.size[1] / 2 + dist
+            x, y = cx + rx * math.cos(ang), cy + ry * math.sin(ang)
+            if obj.box.distance_2d(x, y) > VIEWPOINT_MAX_DIST or not nav.reachable(x, y):
+                continue
+            vis = visible_fraction(scene, obj, x, y)
+            if vis > 0:
+                out.append({"position": (round(x, 3), round(y, 3), z0), "yaw": math.atan2(cy - y, cx - x), "visible_fraction": vis})
+    out.sort(key=lambda v: -v["visible_fraction"])
+    return out[:max_points]
+
+
+def _start_pose(rng: random.Random, scene: Scene, nav: _FloorNav, targets: list[SceneObject]):
+    floor = targets[0].floor
+    rooms = [r for r in scene.rooms if r.floor == floor]
+    target_rooms = {t.room_id for t in targets}
+    others = [r for r in rooms if r.room_id not in target_rooms] or rooms
+    for attempt in range(400):
+        room = rng.choice(others if attempt < 300 else rooms)
+        x0, y0, x1, y1 = room.bounds
+        x, y = rng.uniform(x0, x1), rng.uniform(y0, y1)
+        if not is_navigable(scene, floor, x, y, START_CLEARANCE) or not nav.reachable(x, y):
+            continue
+        if min(t.box.distance_2d(x, y) for t in targets) < 1.5:
+            continue
+        z = next(f.z for f in scene.floors if f.index == floor)
+        yaw = round(rng.uniform(-math.pi, math.pi), 4)
+        return (round(x, 3), round(y, 3), z), yaw
+    raise RuntimeError(f"scene {scene.scene_id}: no navigable start pose found on floor {floor}")
+
+
+# ---------------------------------------------------------------- episodes
+def _people_and_objects(split: str, rng: random.Random) -> tuple[int, int]:
+    if split == "easy":
+        m = rng.randint(3, 6)
+        return m, m
+    if split == "medium":
+        m = rng.randint(3, 5)
+        return m, rng.randint(m + 1, m + 3)
+    return rng.randint(4, 7), rng.randint(4, 7)
+
+
+def _pick_objects(rng, candidates: list[SceneObject], n: int, want_pair: bool) -> tuple[list[SceneObject], tuple | None]:
+    """n distinct objects; with want_pair, two of them share a category (for "one of" queries)."""
+    by_cat: dict[str, list[SceneObject]] = {}
+    for o in candidates:
+        by_cat.setdefault(o.category, []).append(o)
+    pair = None
+    chosen: list[SceneObject] = []
+    multi = [c for c, objs in by_cat.items() if len(objs) >= 2]
+    if want_pair and multi and n >= 2:
+        c = rng.choice(sorted(multi))
+        pair = tuple(rng.sample(by_cat[c], 2))
+        chosen.extend(pair)
+    rest = [o for o in candidates if o not in chosen]
+    chosen.extend(rng.sample(rest, n - len(chosen)))
+    rng.shuffle(chosen)
+    return chosen, pair
+
+
+def generate_episode(scene: Scene, split: str, episode_index: int, rng: random.Random, navs: dict | None = None) -> Episode:
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; expected one of {SPLITS}")
+    navs = navs if navs is not None else {}
+    floor = rng.choice([f.index for f in scene.floors])
+    candidates = [o for o in scene.objects if o.floor == floor and o.attributes.get("caption_unique", True)]
+    m, n = _people_and_objects(split, rng)
+    n = min(n, len(candidates))
+    people = rng.sample(NAMES, m)
+    want_pair = split != "easy" and rng.random() < 0.4
+    objects, pair = _pick_objects(rng, candidates, n, want_pair)
+    edges = _sample_graph(rng, split, m, n)
+    if pair is not None:  # resample until one person owns both instances of the pair
+        ja, jb = objects.index(pair[0]), objects.index(pair[1])
+        for _ in range(500):
+            common = {i for i, j in edges if j == ja} & {i for i, j in edges if j == jb}
+            if common:
+                i_pair = rng.choice(sorted(common))
+                break
+            edges = _sample_graph(rng, split, m, n)
+        else:
+            pair = None
+    ownership = {p: [objects[j].object_id for (i, j) in edges if i == k] for k, p in enumerate(people)}
+    check_split_constraints(ownership, split)
+
+    # query: an owner and a category; targets = all of the owner's objects of that category
+    if pair is not None:
+        owner = people[i_pair]
+        category = pair[0].category
+    else:
+        owner = rng.choice(people)
+        category = scene.object(rng.choice(ownership[owner])).category
+    targets = [scene.object(o) for o in ownership[owner] if scene.object(o).category == category]
+    nav = navs.setdefault((scene.scene_id, floor), _FloorNav(scene, floor))
+    start, yaw = _start_pose(rng, scene, nav, targets)
+    summary = substitute_names(summary_template(rng, scene, people, ownership), people)
+    return Episode(
+        episode_id=f"{scene.scene_id}_{split}_{episode_index:03d}",
+        scene_id=scene.scene_id, split=split, people=people, ownership=ownership, owner=owner,
+        target_object_ids=[t.object_id for t in targets], object_category=category,
+        query=make_query(owner, category, len(targets)), summary=summary,
+        extracted_summary=extracted_phrases(scene, ownership), description=[t.caption for t in targets],
+        start_position=start, start_yaw=yaw, floor_id=floor, geodesic_distance=float("nan"),
+    )
+
+
+def generate_episodes(scene: Scene, split: str, n_episodes: int, seed: int) -> list[Episode]:
+    """``n_episodes`` episodes of ``split`` in ``scene`` (deterministic for the seed)."""
+    rng = random.Random(f"{scene.scene_id}:{split}:{seed}")
+    navs: dict = {}
+    return [generate_episode(scene, split, k, rng, navs) for k in range(n_episodes)]
+
+
+def straight_line_distance(scene: Scene, episode: Episode) -> float:
+    """Euclidean distance from the start to the nearest target footprint: a lower bound
+    on the geodesic distance (which the simulator computes)."""
+    x, y, _ = episode.start_position
+    return min(scene.object(o).box.distance_2d(x, y) for o in episode.target_object_ids)
