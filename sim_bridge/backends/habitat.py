@@ -159,8 +159,9 @@ class HabitatBackend(SimBackend):
         agent = sim.get_agent(0)
         s = self._hs.AgentState()
         s.position = map_to_hab((state.x, state.y, state.z)).astype(np.float32)
-        qx, qy, qz, qw = yaw_to_hab_quat(state.yaw)
-        s.rotation = np.quaternion(qw, qx, qy, qz)  # numpy-quaternion ships with habitat-sim
+        from habitat_sim.utils.common import quat_from_coeffs  # takes (x, y, z, w)
+
+        s.rotation = quat_from_coeffs(np.array(yaw_to_hab_quat(state.yaw)))
         agent.set_state(s)
         self._floor = state.floor
         return self.render()
