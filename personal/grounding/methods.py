@@ -165,7 +165,7 @@ def rpg_numpy(
     d = phrases.astype(np.float32, copy=False)
     d = d / np.maximum(np.linalg.norm(d, axis=-1, keepdims=True), EPS)
     # S_desc: per-cell × per-phrase cosine, (B, K, H·W)
-    s_desc = np.matmul(d, f.transpose(0, 2, 1)) * inv_f[:, None, :]
+    s_desc = np.matmul(f, d.transpose(0, 2, 1)).transpose(0, 2, 1) * inv_f[:, None, :]
     gate = valid.reshape(b, 1, h * w) & phrase_mask[:, :, None]
     s_desc = np.where(gate, s_desc, NEG_INF).reshape(b, -1, h, w)
     peaks, peak_val = nms_topk_numpy(s_desc, top_k, nms_r)  # (B,K,top_k,2)
