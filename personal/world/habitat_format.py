@@ -1,0 +1,275 @@
+"""PersONAL habitat-lab episode files (``Personalized-ObjectNav-v1``) and self-contained
+episode-set folders.
+
+Folder layout written by :func:`write_episode_set`::
+
+    OUT/{split}/content/{scene_id}.json.gz   # habitat-lab episodes + goals_by_category
+    OUT/scenes/{scene_id}.scene.json         # Scene.to_dict()
+    OUT/scenes/{scene_id}.ply (+ .npz)       # triangle mesh with colours / instance ids
+
+Frames: our map frame is REP 103 (x forward, y left, z up); Habitat is y-up with
+-z forward. A point converts as map (x, y, z) -> habitat (x, z, -y) and back as
+habitat (hx, hy, hz) -> map (hx, -hz, hy). A heading yaw (about map +z, 0 = +x)
+becomes a rotation about habitat +y by (yaw - pi/2), stored as an (x, y, z, w)
+quaternion (habitat's agent looks along its local -z).
+
+Episode fields follow the public PersONAL files; our extras (split, people,
+ownership, the ownership matrix, target ids, yaw) live under the ``"personal"``
+key of each episode so that a round trip is lossless.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import math
+from pathlib import Path
+
+from personal.world.episodes import _FloorNav, goal_view_points, ownership_matrix, straight_line_distance
+from personal.world.mesh import scene_mesh, write_ply
+from personal.world.model import SPLITS, Episode, Scene
+
+DATASET_TYPE = "Personalized-ObjectNav-v1"
+EPISODE_FIELDS = (
+    "episode_id", "scene_id", "start_position", "start_rotation", "info", "object_category", "object_id",
+    "floor_id", "description", "owner", "summary", "extracted_summary", "query",
+)
+GOAL_FIELDS = ("object_id", "object_name", "object_category", "position", "view_points", "room_id", "room_name")
+
+
+class EpisodeFormatError(ValueError):
+    """Bad episode-set input; the message names the file and the field."""
+
+
+# ---------------------------------------------------------------- frames
+def map_to_habitat(p) -> list[float]:
+    x, y, z = p
+    return [float(x), float(z), float(-y)]
+
+
+def habitat_to_map(p) -> tuple[float, float, float]:
+    hx, hy, hz = p
+    return (float(hx), float(-hz), float(hy))
+
+
+def yaw_to_habitat_quat(yaw: float) -> list[float]:
+    phi = yaw - math.pi / 2
+    return [0.0, math.sin(phi / 2), 0.0, math.cos(phi / 2)]
+
+
+def habitat_quat_to_yaw(q) -> float:
+    x, y, z, w = q
+    phi = 2 * math.atan2(y, w)
+    yaw = phi + math.pi / 2
+    return math.atan2(math.sin(yaw), math.cos(yaw))
+
+
+def scene_basename(scene_id: str) -> str:
+    return Path(scene_id).name.split(".")[0]
+
+
+# ---------------------------------------------------------------- export
+def _goal(scene: Scene, obj, nav) -> dict:
+    vps = goal_view_points(scene, obj, nav)
+    room = scene.room(obj.room_id)
+    return {
+        "object_id": obj.object_id,
+        "object_name": obj.caption,
+        "object_category": obj.category,
+        "position": map_to_habitat(obj.box.center),
+        "view_points": [
+            # "iou" holds our visible-fraction proxy (share of 5 object points in line of sight), not a mask IoU
+            {"agent_state": {"position": map_to_habitat(v["position"]), "rotation": yaw_to_habitat_quat(v["yaw"])}, "iou": v["visible_fraction"]}
+            for v in vps
+        ],
+        "room_id": room.room_id,
+        "room_name": room.name,
+        "floor_id": obj.floor,
+        "instance_id": obj.instance_id,
+    }
+
+
+def episode_to_habitat(ep: Episode, scene: Scene) -> dict:
+    targets = ep.target_object_ids
+    geo = ep.geodesic_distance
+    return {
+        "episode_id": ep.episode_id,
+        "scene_id": f"scenes/{ep.scene_id}.ply",
+        "start_position": map_to_habitat(ep.start_position),
+        "start_rotation": yaw_to_habitat_quat(ep.start_yaw),
+        "info": {
+            "geodesic_distance": None if math.isnan(geo) else geo,
+            # straight line to the nearest target footprint: a lower bound, not the geodesic
+            "euclidean_distance_lower_bound": round(straight_line_distance(scene, ep), 4),
+        },
+        "object_category": ep.object_category,
+        "object_id": targets[0] if len(targets) == 1 else list(targets),
+        "floor_id": ep.floor_id,
+        "description": list(ep.description),
+        "owner": ep.owner,
+        "summary": ep.summary,
+        "extracted_summary": list(ep.extracted_summary),
+        "query": [ep.query],
+        "personal": {
+            "split": ep.split,
+            "people": list(ep.people),
+            "ownership": {p: list(o) for p, o in ep.ownership.items()},
+            "ownership_matrix": _matrix_json(ep.ownership),
+            "target_object_ids": list(targets),
+            "start_yaw": ep.start_yaw,
+            "start_position_map": list(ep.start_position),
+            "scene_id": ep.scene_id,
+        },
+    }
+
+
+def _matrix_json(ownership) -> dict:
+    people, objects, a = ownership_matrix(ownership)
+    return {"people": people, "objects": objects, "A": a.tolist()}
+
+
+def scene_content(scene: Scene, episodes: list[Episode]) -> dict:
+    """The ``{split}/content/{scene}.json.gz`` document for one scene."""
+    base = scene_basename(scene.scene_id)
+    categories = sorted({e.object_category for e in episodes} | {scene.object(o).category for e in episodes for o in e.target_object_ids})
+    navs = {f.index: _FloorNav(scene, f.index) for f in scene.floors}
+    goals = {
+        f"{base}_{c}": [_goal(scene, o, navs[o.floor]) for o in scene.objects if o.category == c]
+        for c in categories
+    }
+    return {
+        "dataset_type": DATASET_TYPE,
+        "goals_by_category": goals,
+        "episodes": [episode_to_habitat(e, scene) for e in episodes],
+        "category_to_task_category_id": {c: i for i, c in enumerate(categories)},
+    }
+
+
+def write_episode_set(out_dir: str | Path, scenes: list[Scene], episodes: list[Episode]) -> list[Path]:
+    """Write a self-contained episode folder (see module doc); returns the content files."""
+    out = Path(out_dir)
+    by_id = {s.scene_id: s for s in scenes}
+    written = []
+    for s in scenes:
+        sdir = out / "scenes"
+        sdir.mkdir(parents=True, exist_ok=True)
+        (sdir / f"{s.scene_id}.scene.json").write_text(json.dumps(s.to_dict()))
+        write_ply(scene_mesh(s), sdir / f"{s.scene_id}.ply")
+    groups: dict[tuple[str, str], list[Episode]] = {}
+    for e in episodes:
+        if e.scene_id not in by_id:
+            raise EpisodeFormatError(f"episode {e.episode_id!r}: scene {e.scene_id!r} is not among the scenes given")
+        if e.split not in SPLITS:
+            raise EpisodeFormatError(f"episode {e.episode_id!r}: unknown split {e.split!r}")
+        groups.setdefault((e.split, e.scene_id), []).append(e)
+    for (split, sid), eps in sorted(groups.items()):
+        path = out / split / "content" / f"{sid}.json.gz"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with gzip.open(path, "wt", encoding="utf-8") as f:
+            json.dump(scene_content(by_id[sid], eps), f)
+        written.append(path)
+    return written
+
+
+# ---------------------------------------------------------------- import
+def _need(d: dict, key: str, where: str):
+    if not isinstance(d, dict) or key not in d:
+        raise EpisodeFormatError(f"{where}: missing field {key!r}")
+    return d[key]
+
+
+def episode_from_habitat(d: dict, where: str, split: str | None = None) -> Episode:
+    """Episode from one habitat episode dict; ``where`` names file/index for errors."""
+    for k in EPISODE_FIELDS:
+        _need(d, k, where)
+    extra = d.get("personal", {})
+    try:
+        pos = habitat_to_map(d["start_position"])
+        yaw = extra.get("start_yaw", habitat_quat_to_yaw(d["start_rotation"]))
+    except (TypeError, ValueError) as exc:
+        raise EpisodeFormatError(f"{where}: bad field 'start_position' or 'start_rotation': {exc}") from None
+    if "start_position_map" in extra:
+        pos = tuple(extra["start_position_map"])
+    targets = extra.get("target_object_ids") or (d["object_id"] if isinstance(d["object_id"], list) else [d["object_id"]])
+    owner = d["owner"]
+    ownership = extra.get("ownership") or {owner: list(targets)}
+    geo = _need(d["info"], "geodesic_distance", f"{where}.info")
+    query = d["query"]
+    return Episode(
+        episode_id=str(d["episode_id"]),
+        scene_id=extra.get("scene_id") or scene_basename(d["scene_id"]),
+        split=extra.get("split", split or ""),
+        people=list(extra.get("people", list(ownership))),
+        ownership={p: list(o) for p, o in ownership.items()},
+        owner=owner,
+        target_object_ids=list(targets),
+        object_category=d["object_category"],
+        query=query[0] if isinstance(query, list) and query else str(query),
+        summary=d["summary"],
+        extracted_summary=list(d["extracted_summary"]),
+        description=list(d["description"]),
+        start_position=pos,
+        start_yaw=float(yaw),
+        floor_id=int(d["floor_id"]) if d["floor_id"] is not None else 0,
+        geodesic_distance=float("nan") if geo is None else float(geo),
+    )
+
+
+def read_content_file(path: str | Path, split: str | None = None) -> tuple[dict, list[Episode]]:
+    """(goals_by_category, episodes) from one ``.json.gz`` file."""
+    path = Path(path)
+    if not path.exists():
+        raise EpisodeFormatError(f"{path}: file not found")
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, EOFError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise EpisodeFormatError(f"{path}: not a gzipped JSON episode file ({exc})") from None
+    goals = _need(doc, "goals_by_category", str(path))
+    eps_raw = _need(doc, "episodes", str(path))
+    if not isinstance(eps_raw, list):
+        raise EpisodeFormatError(f"{path}: field 'episodes' must be a list")
+    for key, gl in goals.items():
+        for k, g in enumerate(gl):
+            for field in GOAL_FIELDS:
+                _need(g, field, f"{path}: goals_by_category[{key!r}][{k}]")
+    return goals, [episode_from_habitat(e, f"{path}: episodes[{i}]", split) for i, e in enumerate(eps_raw)]
+
+
+def load_scene(path: str | Path) -> Scene:
+    path = Path(path)
+    if not path.exists():
+        raise EpisodeFormatError(f"{path}: scene file not found")
+    try:
+        return Scene.from_dict(json.loads(path.read_text()))
+    except json.JSONDecodeError as exc:
+        raise EpisodeFormatError(f"{path}: malformed JSON ({exc})") from None
+    except (KeyError, TypeError) as exc:
+        raise EpisodeFormatError(f"{path}: missing or bad scene field {exc}") from None
+
+
+def load_episode_set(directory: str | Path) -> tuple[dict[str, Scene], list[Episode]]:
+    """Scenes (by id) and episodes of every split found in an episode folder.
+    Raises EpisodeFormatError naming the file and field on bad input."""
+    root = Path(directory)
+    if not root.is_dir():
+        raise EpisodeFormatError(f"{root}: episode folder not found")
+    scenes = {}
+    for p in sorted((root / "scenes").glob("*.scene.json")):
+        s = load_scene(p)
+        scenes[s.scene_id] = s
+    episodes: list[Episode] = []
+    files = [(split, p) for split in SPLITS for p in sorted((root / split / "content").glob("*.json.gz"))]
+    if not files:
+        raise EpisodeFormatError(f"{root}: no {{split}}/content/*.json.gz episode files")
+    for split, p in files:
+        _, eps = read_content_file(p, split)
+        for i, e in enumerate(eps):
+            if e.scene_id not in scenes:
+                raise EpisodeFormatError(f"{p}: episodes[{i}] field 'scene_id': unknown scene {e.scene_id!r} (no scenes/{e.scene_id}.scene.json)")
+            for oid in e.target_object_ids:
+                try:
+                    scenes[e.scene_id].object(oid)
+                except KeyError:
+                    raise EpisodeFormatError(f"{p}: episodes[{i}] field 'object_id': {oid!r} not in scene {e.scene_id!r}") from None
+        episodes.extend(eps)
+    return scenes, episodes
