@@ -140,3 +140,21 @@ def test_unloaded_backend_errors():
     b = SyntheticBackend()
     with pytest.raises(RuntimeError, match="load_scene"):
         b.reset(state=AgentState(0, 0, 0, 0))
+
+
+def test_generated_episodes_are_consistent_with_the_simulator():
+    from personal.world.episodes import generate_episodes
+    from personal.world.generator import generate_scene
+
+    b = SyntheticBackend(render_threads=1)
+    scene = generate_scene(1, two_floors=True)
+    b.load_scene(scene)
+    for ep in generate_episodes(scene, "hard", 4, seed=1):
+        x, y, _ = ep.start_position
+        assert b.is_navigable(x, y, ep.floor_id), ep.episode_id
+        d = b.episode_goal_distance(ep)
+        assert math.isfinite(d) and d > 0, ep.episode_id
+        obs = b.reset(ep)
+        assert obs.state.z == next(f.z for f in scene.floors if f.index == ep.floor_id)
+        assert obs.T_map_camera[2, 3] == pytest.approx(obs.state.z + 0.88)
+        assert (obs.depth > 0).mean() > 0.5  # indoors almost every pixel sees something within 5 m
