@@ -1,0 +1,115 @@
+"""Missions, seeded layouts and the preference task suites (single, compose, conflict, comprepref).
+
+A task instance = mission (instruction + layout + goal) x preference(s) (or none) x seed.
+Layouts are built so preferences are meaningful: two candidate blocks that differ in colour and
+size, a vase to keep away from beside the carry path, and a receptacle (bin or mat).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from personal.manipulation import preferences as P
+from personal.manipulation.layout import TABLE_Z, Layout, ObjectSpec
+
+RED = (0.85, 0.1, 0.1, 1.0)
+BLUE = (0.1, 0.25, 0.85, 1.0)
+GREEN = (0.1, 0.6, 0.2, 1.0)
+
+
+@dataclass(frozen=True)
+class Mission:
+    id: str
+    task: str  # instruction (without preference)
+    receptacle: str  # bin | mat
+
+
+MISSIONS = {
+    "bin": Mission("bin", "put a block in the bin", "bin"),
+    "mat": Mission("mat", "put a block on the mat", "mat"),
+}
+
+
+def make_layout(mission: str, seed: int) -> Layout:
+    """Seeded positions; object identities and sizes are fixed per mission."""
+    if mission not in MISSIONS:
+        raise KeyError(f"unknown mission {mission!r} (known: {', '.join(MISSIONS)})")
+    rng = np.random.default_rng(seed)
+    small, big = 0.02, 0.026  # cube half sizes (4 cm and 5.2 cm)
+    xs = rng.permutation([-0.075, 0.075]) + rng.uniform(-0.015, 0.015, 2)
+    ys = -0.15 + rng.uniform(-0.02, 0.02, 2)
+    rx, ry = rng.uniform(-0.04, 0.04), rng.uniform(0.15, 0.18)
+    # the vase stands beside the carry paths (either block -> receptacle): close enough that a plain
+    # path passes within ~4-8 cm, far enough that the block can be carried or pushed past it
+    vx = 0.5 * (np.mean(xs) + rx) + rng.choice([-1, 1]) * rng.uniform(0.115, 0.13)
+    vy = rng.uniform(-0.01, 0.02)
+    objects = [
+        ObjectSpec("red_block", "box", (small,) * 3, RED, "red", "candidate", (xs[0], ys[0], TABLE_Z + small),
+                   category="block"),
+        ObjectSpec("blue_block", "box", (big,) * 3, BLUE, "blue", "candidate", (xs[1], ys[1], TABLE_Z + big),
+                   category="block"),
+        ObjectSpec("vase", "cylinder", (0.03, 0.03, 0.05), GREEN, "green", "obstacle", (vx, vy, TABLE_Z + 0.05),
+                   category="vase"),
+    ]
+    if MISSIONS[mission].receptacle == "bin":
+        objects.append(ObjectSpec("bin", "bin", (0.09, 0.09, 0.03), (0.45, 0.3, 0.15, 1.0), "brown", "receptacle",
+                                  (rx, ry, TABLE_Z + 0.03), category="bin"))
+        target = "bin"
+    else:
+        objects.append(ObjectSpec("mat", "mat", (0.07, 0.07, 0.001), (0.9, 0.85, 0.2, 1.0), "yellow", "receptacle",
+                                  (rx, ry, TABLE_Z + 0.001), category="mat"))
+        target = "mat"
+    return Layout(mission=mission, seed=seed, objects=objects, target=target)
+
+
+@dataclass(frozen=True)
+class TaskInstance:
+    task_id: str
+    suite: str  # single | compose | conflict | comprepref | none
+    mission: str
+    seed: int
+    prefs: tuple[str, ...]  # preferences put in the prompt
+    measured: tuple[str, ...]  # preferences scored (for "none": the one under study)
+
+    @property
+    def layout(self) -> Layout:
+        return make_layout(self.mission, self.seed)
+
+    @property
+    def prompt(self) -> str:
+        return P.prompt(MISSIONS[self.mission].task, self.prefs, self.layout, contextual=self.suite == "comprepref")
+
+
+def _tid(suite, mission, prefs, seed) -> str:
+    return f"{suite}/{mission}/{'+'.join(prefs) or 'none'}/s{seed}"
+
+
+COMPOSE_PAIRS = [("speed_up", "prefer_red"), ("move_higher", "rotate_when_placing"), ("keep_away", "prefer_bigger"),
+                 ("smooth", "prefer_blue")]
+CONFLICT_PAIRS = [("speed_up", "slow_down"), ("prefer_red", "prefer_bigger"), ("move_higher", "close_to_ground")]
+
+
+def applicable(pref: str, mission: str) -> bool:
+    return mission in P.get(pref).missions
+
+
+def build_suite(suite: str, missions: list[str], prefs: list[str], seeds: list[int]) -> list[TaskInstance]:
+    """Task instances of one suite. ``none`` pairs each single task with its no-preference prompt."""
+    out: list[TaskInstance] = []
+    for m in missions:
+        for s in seeds:
+            if suite in ("single", "none", "comprepref"):
+                for p in prefs:
+                    if applicable(p, m):
+                        asked = () if suite == "none" else (p,)
+                        out.append(TaskInstance(_tid(suite, m, (p,) if suite != "none" else (f"[{p}]",), s),
+                                                suite, m, s, asked, (p,)))
+            elif suite in ("compose", "conflict"):
+                pairs = COMPOSE_PAIRS if suite == "compose" else CONFLICT_PAIRS
+                for pair in pairs:
+                    if all(applicable(p, m) for p in pair) and (not prefs or set(pair) & set(prefs)):
+                        out.append(TaskInstance(_tid(suite, m, pair, s), suite, m, s, pair, pair))
+            else:
+                raise ValueError(f"unknown suite {suite!r}")
+    return out
