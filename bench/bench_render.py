@@ -2,8 +2,8 @@
 
 Renders a generated household from navigable poses (random yaw, pitch in
 {-30, 0, +30} deg) and prints frames/s and the stage split (ray casting,
-shading = colour lookup, post-processing = ids + depth clipping) for both
-renderer modes. Usage: python bench/bench_render.py [--frames 60] [--seed 0]
+shading = colour lookup, post-processing = ids + depth clipping, in ms) and
+CPU/wall time for both renderer modes. Numbers depend on machine load. Usage: python bench/bench_render.py [--frames 60] [--seed 0]
 """
 from __future__ import annotations
 
@@ -39,14 +39,16 @@ def _poses(scene, n: int, seed: int) -> list[np.ndarray]:
 def _run(renderer: Renderer, poses) -> dict[str, float]:
     renderer.render(poses[0])  # warm-up
     stages = {"raycast": 0.0, "shading": 0.0, "post": 0.0}
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for T in poses:
         renderer.render(T)
         for k, v in renderer.last_timing.items():
             stages[k] += v
     total = time.perf_counter() - t0
     n = len(poses)
-    return {"fps": n / total, "ms": 1e3 * total / n, **{k: 1e3 * v / n for k, v in stages.items()}}
+    # CPU time / wall time: ~1 means one core busy (checks that nthreads=1 really is one core)
+    busy = (time.process_time() - c0) / total
+    return {"fps": n / total, "ms": 1e3 * total / n, "cores_busy": busy, **{k: 1e3 * v / n for k, v in stages.items()}}
 
 
 def _step_rate(scene, n: int, threads: int) -> float:
@@ -74,12 +76,12 @@ def main() -> None:
     cores = os.cpu_count() or 1
     print(f"scene {scene.scene_id}: {len(scene.rooms)} rooms, {len(scene.objects)} objects, "
           f"{mesh.n_triangles} triangles; {args.frames} frames at 640x480 (RGB + depth + ids); {cores} cores")
-    print(f"{'mode':<9} {'threads':>7} {'fps':>7} {'ms/frame':>9} {'raycast':>8} {'shading':>8} {'post':>6}")
+    print(f"{'mode':<9} {'threads':>7} {'fps':>7} {'ms/frame':>9} {'raycast':>8} {'shading':>8} {'post':>6} {'cpu/wall':>8}")
     for mode in ("adaptive", "exact"):
         for threads, label in ((1, "1"), (0, f"all={cores}")):
             r = _run(Renderer(mesh, CameraSpec(), nthreads=threads, mode=mode), poses)
             print(f"{mode:<9} {label:>7} {r['fps']:7.1f} {r['ms']:9.2f} {r['raycast']:8.2f} {r['shading']:8.2f} "
-                  f"{r['post']:6.2f}")
+                  f"{r['post']:6.2f} {r['cores_busy']:8.2f}")
     print(f"SyntheticBackend.step (adaptive, 1 thread, incl. dynamics + Observation): "
           f"{_step_rate(scene, args.frames, 1):.1f} steps/s")
 
