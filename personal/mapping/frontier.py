@@ -1,0 +1,63 @@
+"""Frontiers: free cells next to unknown cells, clustered into connected groups."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import ndimage
+
+from personal.mapping.grid import GridGeometry
+from personal.mapping.occupancy import FREE, OCCUPIED, UNKNOWN
+
+_EIGHT = np.ones((3, 3), bool)
+
+
+@dataclass
+class Frontier:
+    label: int
+    cells: np.ndarray  # (M, 2) int (row, col)
+    centroid: tuple[float, float]  # map-frame (x, y)
+
+    @property
+    def size(self) -> int:
+        return int(len(self.cells))
+
+
+def frontier_mask(state: np.ndarray) -> np.ndarray:
+    """Free cells with a 4-connected unknown neighbour and no occupied 8-neighbour.
+
+    (int8 state: -1/0/100.) Cells touching an obstacle are left out so that a wall cell
+    misread as free (floor-height points at a wall's base) does not make a frontier into
+    the unseen inside of the wall.
+    """
+    unknown = state == UNKNOWN
+    near_unknown = ndimage.binary_dilation(unknown, structure=ndimage.generate_binary_structure(2, 1))
+    near_occupied = ndimage.binary_dilation(state == OCCUPIED, structure=_EIGHT)
+    return (state == FREE) & near_unknown & ~near_occupied
+
+
+def detect_frontiers(state: np.ndarray, geometry: GridGeometry, min_size: int = 3) -> tuple[list[Frontier], np.ndarray]:
+    """Clusters (8-connected) of frontier cells with at least ``min_size`` cells.
+
+    Returns the frontiers and the label image (0 = none) for vectorised per-cluster queries.
+    """
+    mask = frontier_mask(state)
+    labels, n = ndimage.label(mask, structure=_EIGHT)
+    if n == 0:
+        return [], labels
+    sizes = np.bincount(labels.ravel(), minlength=n + 1)
+    small = sizes < min_size
+    small[0] = False
+    labels[small[labels]] = 0
+    rows, cols = np.nonzero(labels)
+    lab = labels[rows, cols]
+    order = np.argsort(lab, kind="stable")
+    rows, cols, lab = rows[order], cols[order], lab[order]
+    splits = np.flatnonzero(np.diff(lab)) + 1
+    out = []
+    for r, c, l in zip(np.split(rows, splits), np.split(cols, splits), np.split(lab, splits)):
+        if len(r) == 0:
+            continue
+        x, y = geometry.center(r, c)
+        out.append(Frontier(label=int(l[0]), cells=np.stack([r, c], axis=1), centroid=(float(np.mean(x)), float(np.mean(y)))))
+    return out, labels

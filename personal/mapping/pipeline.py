@@ -1,0 +1,141 @@
+"""``MapBuilder``: one frame (depth, rgb, instance ids, K, T_map_camera) -> point cloud,
+occupancy grid and feature map, with per-stage timing."""
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import yaml
+
+from personal.mapping.feature_map import FeatureMap
+from personal.mapping.occupancy import OccupancyGrid
+from personal.mapping.projection import FramePoints, backproject, pixel_confidence, voxel_downsample
+
+# A function giving a frame's features as (group per point (N,) ints, -1 = none; embeddings (G, E)).
+FrameFeatures = Callable[[np.ndarray, np.ndarray, "np.ndarray | None", FramePoints], "tuple[np.ndarray, np.ndarray] | None"]
+
+
+@dataclass
+class MapConfig:
+    occupancy_resolution: float = 0.05
+    feature_resolution: float = 1.0
+    stride: int = 2  # pixel subsampling for all stages (2 -> 1/4 of the pixels)
+    min_depth: float = 0.5
+    max_depth: float = 5.0
+    floor_z: float = 0.0
+    floor_band: float = 0.10
+    obstacle_max_height: float = 1.8
+    agent_radius: float = 0.18
+    cloud_voxel: float = 0.05
+    cloud_max_points: int = 400_000  # accumulated cloud is re-voxelised beyond this
+    bounds: tuple[float, float, float, float] | None = None
+
+
+class StageTimer:
+    def __init__(self) -> None:
+        self.total = defaultdict(float)
+        self.frames = 0
+
+    def add(self, stage: str, seconds: float) -> None:
+        self.total[stage] += seconds
+
+    def summary(self) -> dict[str, float]:
+        """Mean milliseconds per frame per stage."""
+        n = max(self.frames, 1)
+        return {k: 1000.0 * v / n for k, v in self.total.items()}
+
+
+class MapBuilder:
+    """Accumulates the maps of one scene.
+
+    ``features`` (optional) turns a frame into per-point groups + group embeddings, e.g.
+    ``OracleCaptionEncoder.frame_features`` or ``DenseImageFeatures``; without it only the
+    geometry is mapped.
+    """
+
+    def __init__(self, config: MapConfig | None = None, *, feature_dim: int | None = None, encoder_name: str = "",
+                 features: FrameFeatures | None = None) -> None:
+        self.cfg = c = config or MapConfig()
+        self.occupancy = OccupancyGrid(
+            c.occupancy_resolution, bounds=c.bounds, floor_z=c.floor_z, floor_band=c.floor_band,
+            obstacle_max_height=c.obstacle_max_height, agent_radius=c.agent_radius,
+        )
+        self.features = features
+        self.feature_map = (
+            FeatureMap(feature_dim, c.feature_resolution, encoder=encoder_name, bounds=c.bounds) if feature_dim else None
+        )
+        self.timer = StageTimer()
+        self._cloud: list[np.ndarray] = []
+        self._cloud_n = 0
+        self.last_points: FramePoints | None = None
+
+    def integrate(self, depth: np.ndarray, K: np.ndarray, T_map_camera: np.ndarray, rgb: np.ndarray | None = None,
+                  instance_ids: np.ndarray | None = None, agent_xy: tuple[float, float] | None = None) -> FramePoints:
+        c, t = self.cfg, self.timer
+        t0 = time.perf_counter()
+        fp = backproject(depth, K, T_map_camera, min_depth=c.min_depth, max_depth=c.max_depth, stride=c.stride)
+        t1 = time.perf_counter()
+        t.add("backproject", t1 - t0)
+        self.occupancy.integrate(fp.points, fp.camera_position)
+        if agent_xy is not None:
+            self.occupancy.mark_free_disc(agent_xy[0], agent_xy[1])
+        t2 = time.perf_counter()
+        t.add("occupancy", t2 - t1)
+        if self.feature_map is not None and self.features is not None and len(fp):
+            out = self.features(depth, rgb, instance_ids, fp)
+            t3 = time.perf_counter()
+            t.add("features", t3 - t2)
+            if out is not None:
+                groups, emb = out
+                conf = pixel_confidence(K, fp.image_shape, fp.pixels, fp.depth, max_range=c.max_depth, min_range=c.min_depth)
+                # a sample stands for stride^2 pixels: keeps confidences comparable across strides
+                conf *= c.stride * c.stride
+                self.feature_map.integrate(fp.points, conf, emb, groups)
+            t2 = time.perf_counter()
+            t.add("feature_map", t2 - t3)
+        keep = voxel_downsample(fp.points, c.cloud_voxel)
+        self._add_cloud(fp.points[keep])
+        t.add("cloud", time.perf_counter() - t2)
+        t.frames += 1
+        self.last_points = fp
+        return fp
+
+    def _add_cloud(self, pts: np.ndarray) -> None:
+        self._cloud.append(pts)
+        self._cloud_n += len(pts)
+        if self._cloud_n > self.cfg.cloud_max_points:
+            self._compact_cloud()
+
+    def _compact_cloud(self) -> None:
+        allp = np.concatenate(self._cloud) if self._cloud else np.zeros((0, 3), np.float32)
+        allp = allp[voxel_downsample(allp, self.cfg.cloud_voxel)]
+        self._cloud, self._cloud_n = [allp], len(allp)
+
+    def cloud(self) -> np.ndarray:
+        """The accumulated map-frame cloud, one point per ``cloud_voxel``."""
+        self._compact_cloud()
+        return self._cloud[0]
+
+    def reset(self) -> None:
+        self.occupancy.reset()
+        if self.feature_map is not None:
+            self.feature_map.reset()
+        self._cloud, self._cloud_n = [], 0
+
+    def save(self, directory: str | Path, extra: dict | None = None) -> Path:
+        """Write ``occupancy.{yaml,pgm}``, ``features.{npz,yaml}`` and ``map.yaml`` (an index)."""
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        index = {"occupancy": self.occupancy.save(d).name}
+        if self.feature_map is not None:
+            index["features"] = self.feature_map.save(d).name
+            index["encoder"] = self.feature_map.encoder
+        np.save(d / "cloud.npy", self.cloud())
+        index["cloud"] = "cloud.npy"
+        index.update(extra or {})
+        (d / "map.yaml").write_text(yaml.safe_dump(index, sort_keys=False))
+        return d
