@@ -10,6 +10,8 @@ NODES = {
     "sim_bridge": "sim_bridge.bridge_node:main",
     "bag_recorder": "nodes.bag_recorder_node:main",
     "bag_player": "nodes.bag_player_node:main",
+    "base_driver": "nodes.base_driver_node:main",
+    "kinematic_base": "nodes.kinematic_base_node:main",
 }
 
 setup(

@@ -1,0 +1,1 @@
+"""Real-robot support (LoCoBot): closed-loop execution of discrete actions. ROS-free."""

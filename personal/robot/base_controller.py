@@ -1,0 +1,174 @@
+"""Closed-loop execution of PersONAL's discrete actions on a differential base.
+
+Feed it odometry poses and call ``tick(now)`` at the control rate; it returns the
+velocity command and, once the action ends, an ``Outcome``. It enforces velocity and
+acceleration limits, fails safe (zero velocity) on stale odometry, emergency stop,
+no progress (blocked) or an action that outlives its time budget.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+STOP, MOVE_FORWARD, TURN_LEFT, TURN_RIGHT, LOOK_UP, LOOK_DOWN = range(6)
+ACTION_NAMES = ["STOP", "MOVE_FORWARD", "TURN_LEFT", "TURN_RIGHT", "LOOK_UP", "LOOK_DOWN"]
+
+
+@dataclass
+class Limits:
+    forward_m: float = 0.25
+    turn_rad: float = math.radians(30.0)
+    tilt_rad: float = math.radians(30.0)
+    max_tilt_rad: float = math.radians(60.0)
+    max_linear: float = 0.3  # m/s
+    max_angular: float = 1.0  # rad/s
+    linear_accel: float = 0.6  # m/s^2
+    angular_accel: float = 2.0  # rad/s^2
+    linear_tolerance: float = 0.02  # m
+    angular_tolerance: float = math.radians(2.0)
+    action_timeout: float = 8.0  # s per action
+    odom_timeout: float = 0.5  # s without odometry = stale
+    blocked_window: float = 1.0  # s without progress while commanding = blocked
+    blocked_progress: float = 0.01  # m or rad that counts as progress in that window
+
+
+@dataclass
+class Pose2D:
+    x: float
+    y: float
+    yaw: float
+    stamp: float  # seconds, controller clock
+
+
+@dataclass
+class Outcome:
+    action: int
+    status: str  # succeeded | blocked | timed_out | stale_odom | estop | rejected
+    detail: str
+    duration: float
+    distance: float = 0.0
+    rotation: float = 0.0
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == "succeeded"
+
+
+def wrap(angle: float) -> float:
+    return (angle + math.pi) % (2 * math.pi) - math.pi
+
+
+class BaseController:
+    def __init__(self, limits: Limits | None = None):
+        self.limits = limits or Limits()
+        self.pose: Pose2D | None = None
+        self.tilt = 0.0
+        self.estopped = False
+        self._action: int | None = None
+        self._start: Pose2D | None = None
+        self._t0 = 0.0
+        self._cmd = (0.0, 0.0)
+        self._last_cmd_t: float | None = None
+        self._progress_mark: tuple[float, float] = (0.0, 0.0)  # (time, progress)
+
+    @property
+    def busy(self) -> bool:
+        return self._action is not None
+
+    def update_odometry(self, pose: Pose2D) -> None:
+        self.pose = pose
+
+    def set_estop(self, engaged: bool) -> None:
+        self.estopped = engaged
+
+    def start(self, action: int, now: float) -> Outcome | None:
+        """Begin an action. Instant actions (STOP, LOOK_*) and rejections return an Outcome now."""
+        if action not in range(6):
+            return Outcome(action, "rejected", f"action {action} is outside the action space 0..5", 0.0)
+        if self.busy:
+            return Outcome(action, "rejected", f"busy executing {ACTION_NAMES[self._action]}", 0.0)
+        if self.estopped and action in (MOVE_FORWARD, TURN_LEFT, TURN_RIGHT):
+            return Outcome(action, "estop", "emergency stop engaged", 0.0)
+        if action == STOP:
+            self._cmd = (0.0, 0.0)
+            return Outcome(action, "succeeded", "stopped", 0.0)
+        if action in (LOOK_UP, LOOK_DOWN):
+            step = self.limits.tilt_rad if action == LOOK_UP else -self.limits.tilt_rad
+            self.tilt = max(-self.limits.max_tilt_rad, min(self.limits.max_tilt_rad, self.tilt + step))
+            return Outcome(action, "succeeded", f"camera tilt {math.degrees(self.tilt):.0f} deg", 0.0)
+        stale = self._stale(now)
+        if stale:
+            return Outcome(action, "stale_odom", stale, 0.0)
+        self._action, self._start, self._t0 = action, self.pose, now
+        self._progress_mark = (now, 0.0)
+        self._last_cmd_t = now
+        return None
+
+    def _stale(self, now: float) -> str:
+        if self.pose is None:
+            return "no odometry received"
+        age = now - self.pose.stamp
+        if age > self.limits.odom_timeout:
+            return f"odometry is {age:.2f} s old (limit {self.limits.odom_timeout:.2f} s)"
+        return ""
+
+    def _progress(self) -> tuple[float, float]:
+        """(distance along the start heading, signed rotation since start)."""
+        s, p = self._start, self.pose
+        along = (p.x - s.x) * math.cos(s.yaw) + (p.y - s.y) * math.sin(s.yaw)
+        return along, wrap(p.yaw - s.yaw)
+
+    def _ramp(self, target: float, current: float, accel: float, dt: float) -> float:
+        step = accel * dt
+        return max(current - step, min(current + step, target))
+
+    def _finish(self, status: str, detail: str, now: float) -> tuple[tuple[float, float], Outcome]:
+        along, turned = self._progress() if self.pose and self._start else (0.0, 0.0)
+        out = Outcome(self._action, status, detail, now - self._t0, distance=along, rotation=turned)
+        self._action, self._cmd = None, (0.0, 0.0)
+        return self._cmd, out
+
+    def tick(self, now: float) -> tuple[tuple[float, float], Outcome | None]:
+        """Velocity command (v, w) for this control period and the outcome if the action ended."""
+        if not self.busy:
+            self._cmd = (0.0, 0.0)
+            return self._cmd, None
+        lim = self.limits
+        if self.estopped:
+            return self._finish("estop", "emergency stop engaged", now)
+        stale = self._stale(now)
+        if stale:
+            return self._finish("stale_odom", stale, now)
+        if now - self._t0 > lim.action_timeout:
+            return self._finish("timed_out", f"not done after {lim.action_timeout:.1f} s", now)
+        along, turned = self._progress()
+        dt = max(0.0, now - (self._last_cmd_t or now))
+        self._last_cmd_t = now
+        if self._action == MOVE_FORWARD:
+            remaining, progress = lim.forward_m - along, along
+            # done inside the tolerance once slow enough to stop within the accel limit
+            if abs(remaining) <= lim.linear_tolerance and abs(self._cmd[0]) <= lim.linear_accel * dt:
+                return self._finish("succeeded", f"moved {along:.3f} m", now)
+        else:
+            sign = 1.0 if self._action == TURN_LEFT else -1.0
+            remaining, progress = lim.turn_rad - sign * turned, sign * turned
+            if abs(remaining) <= lim.angular_tolerance and abs(self._cmd[1]) <= lim.angular_accel * dt:
+                return self._finish("succeeded", f"turned {math.degrees(turned):.1f} deg", now)
+        if now - self._progress_mark[0] >= lim.blocked_window:
+            if progress - self._progress_mark[1] < lim.blocked_progress:
+                return self._finish("blocked", f"no progress in {lim.blocked_window:.1f} s", now)
+            self._progress_mark = (now, progress)
+        v, w = self._cmd
+        if self._action == MOVE_FORWARD:
+            # decelerate so we can stop at the goal: v <= sqrt(2 a d)
+            target_v = math.copysign(min(lim.max_linear, math.sqrt(2 * lim.linear_accel * abs(remaining))), remaining)
+            heading_error = wrap(self._start.yaw - self.pose.yaw)
+            v = self._ramp(target_v, v, lim.linear_accel, dt)
+            w = max(-lim.max_angular, min(lim.max_angular, 2.0 * heading_error))
+        else:
+            target_w = sign * math.copysign(
+                min(lim.max_angular, math.sqrt(2 * lim.angular_accel * abs(remaining))), remaining)
+            w = self._ramp(target_w, w, lim.angular_accel, dt)
+            v = 0.0
+        self._cmd = (v, w)
+        return self._cmd, None
