@@ -55,7 +55,7 @@ SHARED_TEMPLATES = (  # several owners, one object
 )
 PREAMBLES = (
     "{n} people live in this home: {ps}.",
-    "This house is shared by {ps}.",
+    "The people in this house are {ps}.",
     "",
 )
 
