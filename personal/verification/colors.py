@@ -1,0 +1,99 @@
+"""Colour vocabulary and sRGB -> CIELAB (D65) conversion.
+
+The vocabulary is generic colour-name knowledge (X11/CSS-like values), not the
+generator's palette, so the built-in verifier is not tuned to the renderer.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+COLOR_NAMES: dict[str, tuple[int, int, int]] = {
+    "red": (210, 35, 35), "dark red": (139, 0, 0), "crimson": (220, 20, 60), "maroon": (128, 0, 0),
+    "orange": (255, 140, 0), "yellow": (245, 215, 30), "gold": (212, 175, 55), "mustard": (205, 170, 45),
+    "green": (34, 139, 34), "dark green": (0, 90, 30), "light green": (144, 238, 144), "olive": (128, 128, 0),
+    "lime": (50, 205, 50), "teal": (0, 128, 128), "turquoise": (64, 224, 208), "cyan": (0, 200, 220),
+    "light blue": (135, 190, 235), "sky blue": (135, 206, 235), "blue": (30, 70, 220), "royal blue": (65, 105, 225),
+    "navy": (0, 0, 110), "navy blue": (0, 0, 110), "dark blue": (0, 0, 139), "purple": (128, 0, 160),
+    "violet": (148, 80, 211), "lavender": (190, 170, 230), "pink": (255, 150, 180), "magenta": (230, 0, 160),
+    "white": (245, 245, 245), "cream": (245, 235, 200), "ivory": (255, 255, 240), "beige": (220, 200, 160),
+    "light grey": (200, 200, 200), "light gray": (200, 200, 200), "grey": (128, 128, 128), "gray": (128, 128, 128),
+    "dark grey": (70, 70, 70), "dark gray": (70, 70, 70), "charcoal": (54, 69, 79), "black": (20, 20, 20),
+    "brown": (130, 80, 40), "dark brown": (80, 45, 20), "chocolate": (123, 63, 0), "tan": (210, 170, 120),
+    "khaki": (195, 176, 145), "silver": (192, 192, 200), "bronze": (205, 127, 50), "copper": (184, 115, 51),
+}
+# Longest names first so "dark green" wins over "green" when scanning text.
+NAMES_BY_LENGTH = sorted(COLOR_NAMES, key=len, reverse=True)
+
+_M_RGB2XYZ = np.array([
+    [0.4124564, 0.3575761, 0.1804375],
+    [0.2126729, 0.7151522, 0.0721750],
+    [0.0193339, 0.1191920, 0.9503041],
+])
+_WHITE_D65 = np.array([0.95047, 1.0, 1.08883])
+
+
+def srgb_to_lab(rgb: np.ndarray) -> np.ndarray:
+    """(..., 3) sRGB in [0, 255] -> (..., 3) CIELAB (L in [0, 100]), D65 white."""
+    c = np.asarray(rgb, dtype=np.float64) / 255.0
+    lin = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    xyz = lin @ _M_RGB2XYZ.T / _WHITE_D65
+    eps, kappa = 216 / 24389, 24389 / 27
+    f = np.where(xyz > eps, np.cbrt(xyz), (kappa * xyz + 16) / 116)
+    L = 116 * f[..., 1] - 16
+    a = 500 * (f[..., 0] - f[..., 1])
+    b = 200 * (f[..., 1] - f[..., 2])
+    return np.stack([L, a, b], axis=-1)
+
+
+# Illumination gains the expected colour is tried under: an object's faces are lit
+# differently (shadowed side to lit top), so a colour name matches a pixel if some
+# plausible gain brings the named colour close to it.
+GAINS = np.array([0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2])
+
+
+def _name_lab_table(names: list[str]) -> np.ndarray:
+    """(len(names), len(GAINS), 3) Lab of each named colour under each gain."""
+    rgb = np.array([COLOR_NAMES[n] for n in names], dtype=np.float64)
+    lit = np.clip(rgb[:, None, :] * GAINS[None, :, None], 0, 255)
+    return srgb_to_lab(lit)
+
+
+_ALL_NAMES = list(COLOR_NAMES)
+_ALL_TABLE = _name_lab_table(_ALL_NAMES)
+
+
+def shading_invariant_distance(lab: np.ndarray, names: list[str]) -> np.ndarray:
+    """(N, len(names)) min over gains of the CIE76 ΔE between pixels and each named colour.
+
+    Lightness differences count half (shading moves L more than hue/chroma).
+    """
+    idx = [_ALL_NAMES.index(n) for n in names]
+    table = _ALL_TABLE[idx]  # (K, G, 3)
+    diff = lab[:, None, None, :] - table[None]
+    diff[..., 0] *= 0.5
+    return np.sqrt((diff ** 2).sum(-1)).min(-1)
+
+
+def nearest_names(lab: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each pixel: index into ``COLOR_NAMES`` order of the closest name and its distance."""
+    d = shading_invariant_distance(lab, _ALL_NAMES)
+    i = d.argmin(1)
+    return i, d[np.arange(len(i)), i]
+
+
+def color_names_in(text: str) -> list[str]:
+    """Colour names mentioned in ``text`` (longest match first, no overlaps), in text order."""
+    low = text.lower()
+    taken = [False] * len(low)
+    found = []
+    for name in NAMES_BY_LENGTH:
+        start = 0
+        while (i := low.find(name, start)) >= 0:
+            end = i + len(name)
+            ok_bounds = (i == 0 or not low[i - 1].isalpha()) and (end == len(low) or not low[end].isalpha())
+            if ok_bounds and not any(taken[i:end]):
+                found.append((i, name))
+                for k in range(i, end):
+                    taken[k] = True
+            start = end
+    return [n for _, n in sorted(found)]

@@ -1,0 +1,64 @@
+"""Offline evaluation: run agent configurations over an index and write the report."""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+
+from personal.verification.agent import AgentConfig, VerificationAgent, run_episode
+from personal.verification.attributes import make_decomposer
+from personal.verification.metrics import compute_metrics, write_report
+from personal.verification.nbv import make_nbv
+from personal.verification.openai_compat import ChatClient
+from personal.verification.reader import load_index
+from personal.verification.verifier import make_verifier
+
+
+def standard_configs(base: AgentConfig, with_llm: bool | None = None) -> dict[str, AgentConfig]:
+    """Single-view plus multi-view with each NBV strategy (LLM only when an endpoint is configured)."""
+    if with_llm is None:
+        with_llm = ChatClient.from_env("LLM") is not None
+    runs = {"SV": replace(base, mode="single", nbv="none")}
+    for nbv in ("random", "fps") + (("llm",) if with_llm else ()):
+        runs[f"MV-{nbv}"] = replace(base, mode="multi", nbv=nbv)
+    return runs
+
+
+def run_config(pairs, cfg: AgentConfig, decomposer: str = "builtin", verifier: str = "builtin",
+               attr_cache: dict | None = None) -> list[dict]:
+    agent = VerificationAgent(make_decomposer(decomposer), make_verifier(verifier), cfg, attr_cache)
+    nbv = make_nbv(cfg.nbv, cfg.seed) if cfg.mode == "multi" else None
+    return [run_episode(p, agent, nbv, seed=cfg.seed) for p in pairs]
+
+
+def evaluate(index: str | Path, out_dir: str | Path, configs: dict[str, AgentConfig], decomposer: str = "builtin",
+             verifier: str = "builtin", limit: int | None = None, strict: bool = True, notes: list[str] | None = None,
+             log=print) -> dict:
+    pairs = load_index(index, strict=strict, limit=limit)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    attr_cache: dict = {}
+    runs = {}
+    for name, cfg in configs.items():
+        t0 = time.perf_counter()
+        records = run_config(pairs, cfg, decomposer, verifier, attr_cache)
+        dt = time.perf_counter() - t0
+        with open(out / f"results_{name}.jsonl", "w") as fh:
+            for r in records:
+                fh.write(json.dumps(r) + "\n")
+        m = compute_metrics(records)
+        runs[name] = {"metrics": m, "config": asdict(cfg), "decomposer": decomposer, "verifier": verifier,
+                      "seconds": round(dt, 2)}
+        log(f"{name}: acc {m['accuracy']} {({k: v['accuracy'] for k, v in m['per_pair_type'].items()})} "
+            f"ASD {m['asd']} ({dt:.1f} s)")
+    base_notes = [
+        f"index: {index} ({len(pairs)} episodes)",
+        f"decomposer: {decomposer}; verifier: {verifier}"
+        + (" (built-in colour measurer on the GT mask; category gate from metric extent; non-colour attributes Unsure)"
+           if verifier == "builtin" else ""),
+        "LLM NBV: " + ("run" if any(c.nbv == "llm" for c in configs.values()) else
+                       "not run (no OpenAI-compatible endpoint configured: PERSONAL_LLM_BASE_URL/PERSONAL_LLM_MODEL)"),
+    ]
+    write_report(runs, out, notes=base_notes + list(notes or []))
+    return runs
