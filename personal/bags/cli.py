@@ -1,0 +1,80 @@
+"""`personal bag record|play|info`: rosbag2 MCAP bags without the ros2 CLI."""
+from __future__ import annotations
+
+import subprocess
+from typing import List, Optional
+
+import typer
+
+app = typer.Typer(no_args_is_help=True)
+
+
+@app.command()
+def info(bag: str = typer.Argument(..., help="Bag directory (with metadata.yaml).")) -> None:
+    """Summarise a bag: files, duration, topics with types, counts and QoS."""
+    from personal.bags import BagError, BagReader
+
+    try:
+        typer.echo(BagReader(bag).info_text())
+    except BagError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2)
+
+
+@app.command()
+def record(
+    targets: List[str] = typer.Argument(..., help="Topics to record, or one graph name to start and record."),
+    output: str = typer.Option(..., "-o", "--output", help="New bag directory."),
+    topics: Optional[List[str]] = typer.Option(None, "--topic", "-t", help="With a graph: topics to record (default all)."),
+    max_messages: int = typer.Option(0, help="Stop after this many messages (0 = until Ctrl-C or the graph ends)."),
+    assignments: Optional[List[str]] = typer.Option(None, "--arg", "-a", help="With a graph: name:=value arguments."),
+) -> None:
+    """Record live topics (or everything a graph publishes) into a rosbag2 MCAP bag."""
+    from personal.graphs import all_graphs, get_graph, parse_assignments
+    from personal.graphs import Graph, NodeSpec
+    from personal.runner import node_command, run_graph
+    from personal.ros_env import ros_environment
+
+    params = {"output": output, "max_messages": max_messages}
+    if len(targets) == 1 and targets[0] in all_graphs():
+        g = get_graph(targets[0])
+        params["topics"] = list(topics or [""])
+        recorder = NodeSpec(name="bag_recorder", executable="bag_recorder", module="nodes.bag_recorder_node",
+                            parameters=params)
+        graph = Graph(name=f"{g.name}+record", description=g.description, nodes=[*g.nodes, recorder],
+                      arguments=g.arguments)
+        raise typer.Exit(run_graph(graph, parse_assignments(assignments or [])))
+    params["topics"] = list(targets)
+    cmd = node_command("nodes.bag_recorder_node", "bag_recorder", parameters=params)
+    try:
+        raise typer.Exit(subprocess.call(cmd, env=ros_environment()))
+    except KeyboardInterrupt:
+        raise typer.Exit(0)
+
+
+@app.command()
+def play(
+    bag: str = typer.Argument(..., help="Bag directory."),
+    rate: float = typer.Option(1.0, help="Playback rate (1 = recorded timing, 0 = as fast as possible)."),
+    clock: bool = typer.Option(False, "--clock", help="Publish /clock from the bag's times."),
+    topics: Optional[List[str]] = typer.Option(None, "--topics", help="Only these topics."),
+    remap: Optional[List[str]] = typer.Option(None, "--remap", help="from:=to topic remaps."),
+    wait_subscribers: float = typer.Option(0.0, help="Seconds to wait for a subscriber on every topic first."),
+) -> None:
+    """Publish a bag's messages with their original timing."""
+    from personal.bags import BagError, BagReader
+    from personal.runner import node_command
+    from personal.ros_env import ros_environment
+
+    try:
+        BagReader(bag)  # fail fast, with the file named, before starting ROS
+    except BagError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2)
+    params = {"bag": bag, "rate": rate, "clock": clock, "topics": list(topics or [""]),
+              "remap": list(remap or [""]), "wait_subscribers": wait_subscribers}
+    cmd = node_command("nodes.bag_player_node", "bag_player", parameters=params)
+    try:
+        raise typer.Exit(subprocess.call(cmd, env=ros_environment()))
+    except KeyboardInterrupt:
+        raise typer.Exit(0)
