@@ -1,0 +1,172 @@
+import json
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+
+from personal.grounding.extract import (
+    BuiltinExtractor, ExtractorError, LLMExtractor, OwnershipPhrase, make_extractor,
+)
+from personal.world.episodes import generate_episodes, object_phrase
+from personal.world.generator import generate_scene
+from personal.world.model import SPLITS
+
+
+# ---------------------------------------------------------------- built-in on generated summaries
+@pytest.fixture(scope="module")
+def generated():
+    scenes = [generate_scene(41), generate_scene(42, two_floors=True)]
+    return [(s, e) for s in scenes for split in SPLITS for e in generate_episodes(s, split, 10, seed=2)]
+
+
+def _resolve(scene, floor, phrase: OwnershipPhrase) -> str:
+    """Object id whose caption phrase and room match the extracted phrase (on the episode floor)."""
+    hits = [o.object_id for o in scene.objects
+            if o.floor == floor and object_phrase(o) == phrase.object and scene.room(o.room_id).name == phrase.room]
+    assert len(hits) == 1, f"{phrase} matches {hits}"
+    return hits[0]
+
+
+def test_builtin_recovers_ownership_matrix_all_splits(generated):
+    ex = BuiltinExtractor()
+    seen_splits = set()
+    for scene, e in generated:
+        phrases = ex.extract(e.summary)
+        got: dict[str, set] = {}
+        for p in phrases:
+            got.setdefault(p.person, set()).add(_resolve(scene, e.floor_id, p))
+        assert got == {p: set(o) for p, o in e.ownership.items()}, e.summary
+        assert sorted(p.text for p in phrases) == sorted(e.extracted_summary)
+        seen_splits.add(e.split)
+    assert seen_splits == set(SPLITS)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("The blue mug in the kitchen belongs to Tom.", [("Tom", "blue mug", "kitchen")]),
+        ("Anna owns a laptop.", [("Anna", "laptop", None)]),
+        ("Lily and Tom share the sofa in the living room.", [("Lily", "sofa", "living room"), ("Tom", "sofa", "living room")]),
+        ("The green jacket in the closet is Linda's.", [("Linda", "green jacket", "closet")]),
+        ("The red backpack under the desk in the office is owned by Lisa.", [("Lisa", "red backpack under the desk", "office")]),
+        ("Julia, Marco, and Leo share the white bed in the master bedroom.",
+         [("Julia", "white bed", "master bedroom"), ("Marco", "white bed", "master bedroom"), ("Leo", "white bed", "master bedroom")]),
+        ("In the kitchen, the cabinet on the left belongs to Lisa, while the one on the right belongs to James. "
+         "Meanwhile, the picture above the bed belongs to Clara.",
+         [("Lisa", "cabinet on the left", "kitchen"), ("James", "cabinet on the right", "kitchen"), ("Clara", "picture above the bed", None)]),
+        ("Tom owns the grey mug in the kitchen and the black laptop on the desk in the office.",
+         [("Tom", "grey mug", "kitchen"), ("Tom", "black laptop on the desk", "office")]),
+        ("The house has five rooms. It is sunny today.", []),
+    ],
+)
+def test_builtin_plain_english(text, expected):
+    got = [(p.person, p.object, p.room) for p in BuiltinExtractor().extract(text)]
+    assert got == expected
+
+
+def test_phrase_text():
+    assert OwnershipPhrase("Tom", "blue mug", "kitchen").text == "Tom owns the blue mug in the kitchen"
+    assert OwnershipPhrase("Anna", "laptop").text == "Anna owns the laptop"
+
+
+# ---------------------------------------------------------------- LLM extractor against a fake endpoint
+class _FakeOpenAI(BaseHTTPRequestHandler):
+    replies: list = []  # queue of (status, body) per request
+    requests: list = []
+
+    def do_POST(self):  # noqa: N802 - http.server API
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
+        status, content = type(self).replies.pop(0) if type(self).replies else (200, '{"relations": []}')
+        payload = content if status != 200 else json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]})
+        data = payload.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture()
+def fake_llm():
+    _FakeOpenAI.replies, _FakeOpenAI.requests = [], []
+    server = HTTPServer(("127.0.0.1", 0), _FakeOpenAI)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1", _FakeOpenAI
+    server.shutdown()
+    server.server_close()
+    thread.join(timeout=5)
+
+
+def test_llm_extractor_parses_reply(fake_llm):
+    url, handler = fake_llm
+    handler.replies.append((200, json.dumps({"relations": [
+        {"person": "Lisa", "object": "the red backpack under the desk", "room": "the office"},
+        {"person": ["Lily", "Tom"], "object": "sofa", "room": "living room"},
+        {"person": "Anna", "object": "a laptop", "room": None},
+    ]})))
+    ex = LLMExtractor(base_url=url, model="tiny", api_key="k123", timeout=5, retries=0)
+    got = ex.extract("Lisa owns ... ")
+    assert [p.text for p in got] == [
+        "Lisa owns the red backpack under the desk in the office",
+        "Lily owns the sofa in the living room",
+        "Tom owns the sofa in the living room",
+        "Anna owns the laptop",
+    ]
+    req = handler.requests[0]
+    assert req["path"] == "/v1/chat/completions" and req["auth"] == "Bearer k123"
+    assert req["body"]["model"] == "tiny" and req["body"]["messages"][-1]["content"] == "Lisa owns ... "
+
+
+def test_llm_extractor_fenced_json_and_retry_after_500(fake_llm):
+    url, handler = fake_llm
+    handler.replies += [(500, "overloaded"), (200, '```json\n[{"person": "Tom", "object": "mug", "room": "kitchen"}]\n```')]
+    ex = LLMExtractor(base_url=url, model="m", timeout=5, retries=1)
+    assert [p.text for p in ex.extract("x")] == ["Tom owns the mug in the kitchen"]
+    assert len(handler.requests) == 2
+
+
+def test_llm_extractor_bad_replies(fake_llm):
+    url, handler = fake_llm
+    ex = LLMExtractor(base_url=url, model="m", timeout=5, retries=0)
+    handler.replies.append((200, "I cannot do that."))
+    with pytest.raises(ExtractorError, match="did not return JSON"):
+        ex.extract("x")
+    handler.replies.append((400, '{"error": "bad model"}'))
+    with pytest.raises(ExtractorError, match=r"HTTP 400"):
+        ex.extract("x")
+    handler.replies.append((200, '{"relations": [{"who": "Tom"}]}'))
+    with pytest.raises(ExtractorError, match=r"relations\[0\]"):
+        ex.extract("x")
+
+
+def test_llm_extractor_unreachable_names_url():
+    with socket.socket() as s:  # a port with nobody listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    ex = LLMExtractor(base_url=url, model="m", timeout=2, retries=1)
+    with pytest.raises(ExtractorError, match=rf"127\.0\.0\.1:{port}/v1/chat/completions unreachable"):
+        ex.extract("Tom owns a mug.")
+
+
+def test_llm_config_from_env_and_factory(monkeypatch, fake_llm):
+    url, handler = fake_llm
+    monkeypatch.setenv("PERSONAL_LLM_BASE_URL", url)
+    monkeypatch.setenv("PERSONAL_LLM_MODEL", "env-model")
+    monkeypatch.delenv("PERSONAL_LLM_API_KEY", raising=False)
+    ex = make_extractor("llm", timeout=5, retries=0)
+    handler.replies.append((200, '{"relations": [{"person": "Ann", "object": "hat", "room": null}]}'))
+    assert [p.text for p in ex.extract("Ann owns a hat.")] == ["Ann owns the hat"]
+    assert handler.requests[-1]["body"]["model"] == "env-model" and handler.requests[-1]["auth"] is None
+    assert isinstance(make_extractor("builtin"), BuiltinExtractor)
+    with pytest.raises(ValueError, match="unknown extractor"):
+        make_extractor("gpt5")
+    monkeypatch.delenv("PERSONAL_LLM_BASE_URL")
+    with pytest.raises(ExtractorError, match="base_url"):
+        LLMExtractor(model="m")
