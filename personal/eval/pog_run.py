@@ -1,0 +1,255 @@
+"""Inputs and orchestration of a POG evaluation without ROS (also used by the nodes).
+
+- :func:`load_episode_folder` — a PersONAL-format episode folder, leniently: an
+  episode whose target is missing from its scene is kept (it becomes a recorded
+  failure) instead of aborting the whole set like ``load_episode_set`` does.
+- :func:`generate_episode_set` — scenes × splits from the synthetic generator.
+- :func:`oracle_topdown_map` — an ORACLE feature map read straight from the
+  scene's ground truth (object footprints → caption embeddings), for tests,
+  benchmarks and as a no-exploration ablation. Named oracle everywhere.
+- :func:`load_saved_map` — a map written by the mapping pipeline (``maps/<scene>/``).
+- :func:`write_sample_maps` — PNGs of a sample of episodes: similarity (or
+  confidence) background, target footprints, each method's predictions.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from personal.grounding.pipeline import MapView, TextEmbedder, encoder_is_oracle, encoder_name, target_boxes
+from personal.world.model import SPLITS, Episode, Scene
+
+
+# -- episodes ----------------------------------------------------------------------------------
+
+
+def load_episode_folder(directory: str | Path, splits: Sequence[str] = SPLITS) -> tuple[dict[str, Scene], list[Episode], list[str]]:
+    """(scenes by id, episodes, problems). File-level errors raise ``EpisodeFormatError``
+    naming the file; a missing target or scene only becomes a problem line (and a
+    recorded failure in the evaluation)."""
+    from personal.world.habitat_format import EpisodeFormatError, load_scene, read_content_file
+
+    root = Path(directory)
+    if not root.is_dir():
+        raise EpisodeFormatError(f"{root}: episode folder not found")
+    scenes = {s.scene_id: s for s in (load_scene(p) for p in sorted((root / "scenes").glob("*.scene.json")))}
+    episodes: list[Episode] = []
+    problems: list[str] = []
+    files = [(sp, p) for sp in splits for p in sorted((root / sp / "content").glob("*.json.gz"))]
+    if not files:
+        raise EpisodeFormatError(f"{root}: no {{{','.join(splits)}}}/content/*.json.gz episode files")
+    for sp, p in files:
+        _, eps = read_content_file(p, sp)
+        for e in eps:
+            _, failure = target_boxes(e, scenes.get(e.scene_id))
+            if failure:
+                problems.append(f"{p.name}: episode {e.episode_id}: {failure['reason']}")
+        episodes.extend(eps)
+    return scenes, episodes, problems
+
+
+def generate_episode_set(n_scenes: int, splits: Sequence[str], per_split: int, seed: int = 0) -> tuple[dict[str, Scene], list[Episode]]:
+    """``n_scenes`` generated households, ``per_split`` episodes per split and scene."""
+    from personal.world.episodes import generate_episodes
+    from personal.world.generator import generate_scene
+
+    scenes: dict[str, Scene] = {}
+    episodes: list[Episode] = []
+    for i in range(n_scenes):
+        scene = generate_scene(seed + i)
+        scenes[scene.scene_id] = scene
+        for sp in splits:
+            episodes.extend(generate_episodes(scene, sp, per_split, seed))
+    return scenes, episodes
+
+
+# -- maps ---------------------------------------------------------------------------------------
+
+
+def oracle_topdown_map(scene: Scene, embed: TextEmbedder, resolution: float = 1.0, floor: int = 0,
+                       structure_text: str | None = "floor and walls") -> MapView:
+    """ORACLE map from ground truth: every room cell on ``floor`` is observed; a cell's
+    embedding is the footprint-overlap-weighted mean of the captions of the objects over
+    it (plus ``structure_text`` with weight 0.1·cell area so empty floor is not zero)."""
+    from personal.mapping.grid import GridGeometry
+
+    rooms = [r for r in scene.rooms if r.floor == floor]
+    geo = GridGeometry.from_bounds(
+        (min(r.bounds[0] for r in rooms), min(r.bounds[1] for r in rooms), max(r.bounds[2] for r in rooms), max(r.bounds[3] for r in rooms)),
+        resolution,
+    )
+    h, w = geo.shape
+    objs = [o for o in scene.objects if o.floor == floor]
+    texts = [o.caption for o in objs] + ([structure_text] if structure_text else [])
+    vecs = embed(texts)
+    feats = np.zeros((h, w, vecs.shape[1]), np.float32)
+    weight = np.zeros((h, w), np.float32)
+    cx, cy = geo.center(np.arange(h)[:, None], np.arange(w)[None, :])
+    inside = np.zeros((h, w), bool)
+    for r in rooms:
+        x0, y0, x1, y1 = r.bounds
+        inside |= (cx >= x0) & (cx <= x1) & (cy >= y0) & (cy <= y1)
+    xs0 = geo.origin[0] + np.arange(w) * resolution
+    ys0 = geo.origin[1] + np.arange(h) * resolution
+    for o, v in zip(objs, vecs):
+        (bx0, by0, _), (bx1, by1, _) = o.box.min, o.box.max
+        ox = np.clip(np.minimum(xs0 + resolution, bx1) - np.maximum(xs0, bx0), 0, None)
+        oy = np.clip(np.minimum(ys0 + resolution, by1) - np.maximum(ys0, by0), 0, None)
+        area = oy[:, None] * ox[None, :]
+        feats += area[..., None] * v
+        weight += area
+    if structure_text:
+        base = 0.1 * resolution * resolution
+        feats += base * inside[..., None] * vecs[-1]
+        weight += base * inside
+    observed = inside | (weight > 0)
+    feats = np.where(weight[..., None] > 0, feats / np.maximum(weight, 1e-12)[..., None], 0.0)
+    conf = np.where(observed, np.maximum(weight, 1e-3), 0.0)
+    return MapView.from_arrays(feats, conf, geo.origin, resolution, f"oracle-topdown:{encoder_name(embed.encoder)}")
+
+
+def load_saved_map(path: str | Path, expected_encoder: str | None = None) -> MapView:
+    """A FeatureMap saved by the mapping pipeline (``features.yaml`` or its folder)."""
+    from personal.mapping.feature_map import FeatureMap
+
+    return MapView.of(FeatureMap.load(path, expected_encoder=expected_encoder))
+
+
+# -- plots ----------------------------------------------------------------------------------------
+
+
+def sample_episodes(episodes: Sequence[Episode], n: int, seed: int = 0) -> list[Episode]:
+    """Up to ``n`` episodes spread over the splits (deterministic)."""
+    rng = np.random.default_rng(seed)
+    by_split = {sp: [e for e in episodes if e.split == sp] for sp in SPLITS}
+    out: list[Episode] = []
+    while len(out) < n and any(by_split.values()):
+        for sp in SPLITS:
+            if by_split[sp] and len(out) < n:
+                out.append(by_split[sp].pop(int(rng.integers(len(by_split[sp])))))
+    return out
+
+
+def write_sample_maps(run_dir: str | Path, results: Sequence[Any], episodes: Sequence[Episode], scenes: dict[str, Scene],
+                      maps: dict[str, MapView], embed: TextEmbedder | None = None, n: int = 6) -> list[Path]:
+    """``maps/<episode>.png`` for a sample: background = cos(map, query) when ``embed`` is
+    given (the QS similarity), else the cell confidence; targets green, other objects of the
+    query's category grey, each method's ranked predictions."""
+    from personal.eval.pog import plot_episode_map
+
+    out_dir = Path(run_dir) / "maps"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    by_ep: dict[str, dict[str, list]] = {}
+    for r in results:
+        if not r.failure:
+            by_ep.setdefault(r.episode_id, {})[r.method] = r.predictions
+    written = []
+    for ep in sample_episodes([e for e in episodes if e.episode_id in by_ep and e.scene_id in maps], n):
+        view, scene = maps[ep.scene_id], scenes.get(ep.scene_id)
+        boxes, _ = target_boxes(ep, scene)
+        others = [o.box for o in scene.objects if o.category == ep.object_category and o.object_id not in ep.target_object_ids] if scene else []
+        if embed is not None and view.dim:
+            q = embed([ep.query])[0]
+            bg = (view.features @ q) / np.maximum(view.norms * np.linalg.norm(q), 1e-8)
+            bg = np.where(view.valid, bg, np.nan)
+            label = "cos(cell, query) — QS similarity"
+        else:
+            bg = np.where(view.valid, view.confidence if view.confidence is not None else view.valid.astype(float), np.nan)
+            label = "observed (confidence)"
+        path = out_dir / f"{ep.episode_id}.png"
+        plot_episode_map(path, background=bg, origin=view.origin, resolution=view.resolution, targets=boxes,
+                         distractors=others, predictions=by_ep[ep.episode_id], background_label=label,
+                         title=f"{ep.episode_id} [{ep.split}] {ep.query}")
+        written.append(path)
+    return written
+
+
+# -- offline evaluation -------------------------------------------------------------------------------
+
+
+@dataclass
+class EvalInputs:
+    scenes: dict[str, Scene]
+    episodes: list[Episode]
+    maps: dict[str, MapView]
+    extractor: Any
+    encoder: Any
+    methods: list[Any]
+    map_source: str
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def encoder_name(self) -> str:
+        return encoder_name(self.encoder)
+
+    @property
+    def extractor_name(self) -> str:
+        return str(getattr(self.extractor, "name", type(self.extractor).__name__))
+
+
+def make_components(encoder: str = "oracle", extractor: str = "builtin"):
+    """(encoder, extractor) from the project's registries."""
+    from personal.grounding.extract import make_extractor
+    from personal.models import make_encoder
+
+    return make_encoder(encoder), make_extractor(extractor)
+
+
+def build_eval_inputs(*, scenes: int = 3, splits: Sequence[str] = SPLITS, episodes_per_split: int = 10, resolution: float = 1.0,
+                      seed: int = 0, encoder: str = "oracle", extractor: str = "builtin",
+                      methods: Sequence[str] = ("random", "centre", "qs", "rpg", "rpg-owner"),
+                      episodes_dir: str = "", maps_dir: str = "") -> EvalInputs:
+    """Episodes (folder or generated), components, and a map per scene: a saved map from
+    ``maps_dir/<scene_id>/`` when present, else the ORACLE top-down map."""
+    from personal.grounding.methods import make_method
+
+    enc, ext = make_components(encoder, extractor)
+    problems: list[str] = []
+    if episodes_dir:
+        scene_map, eps, problems = load_episode_folder(episodes_dir, splits)
+    else:
+        scene_map, eps = generate_episode_set(scenes, splits, episodes_per_split, seed)
+    embed = TextEmbedder(enc)
+    maps: dict[str, MapView] = {}
+    sources = set()
+    for sid, scene in scene_map.items():
+        saved = Path(maps_dir) / sid / "features.yaml" if maps_dir else None
+        if saved and saved.exists():
+            maps[sid] = load_saved_map(saved)
+            sources.add(f"saved maps ({maps_dir})")
+        else:
+            maps[sid] = oracle_topdown_map(scene, embed, resolution)
+            sources.add("ORACLE top-down map from scene ground truth")
+    return EvalInputs(scene_map, eps, maps, ext, enc, [make_method(m) for m in methods], ", ".join(sorted(sources)), problems)
+
+
+def run_offline(inputs: EvalInputs, out_dir: str | Path, sample_maps: int = 6, progress=None) -> dict:
+    """Evaluate every episode with every method and write the run folder; returns the summary."""
+    from personal.eval.pog import write_report
+    from personal.grounding.pipeline import evaluate_offline
+
+    t0 = time.perf_counter()
+    results = evaluate_offline(inputs.episodes, inputs.scenes, inputs.maps, inputs.extractor, inputs.encoder, inputs.methods, progress=progress)
+    dt = time.perf_counter() - t0
+    enc_oracle = encoder_is_oracle(inputs.encoder) or "ORACLE" in inputs.map_source
+    meta = {
+        "encoder": inputs.encoder_name,
+        "encoder_is_oracle": enc_oracle,
+        "extractor": inputs.extractor_name,
+        "map source": inputs.map_source,
+        "map resolution (m)": sorted({round(v.resolution, 3) for v in inputs.maps.values()}),
+        "scenes": len(inputs.scenes),
+        "episodes": len(inputs.episodes),
+        "methods": [f"{m.name} {m.params()}" for m in inputs.methods],
+        "grounding wall time (s)": round(dt, 2),
+        "episodes per second (after the maps exist)": round(len(inputs.episodes) / dt, 1) if dt > 0 else math.inf,
+        "episode-set problems": len(inputs.problems),
+    }
+    summary = write_report(out_dir, results, meta, [m.name for m in inputs.methods])
+    write_sample_maps(out_dir, results, inputs.episodes, inputs.scenes, inputs.maps, TextEmbedder(inputs.encoder), sample_maps)
+    return summary
