@@ -26,6 +26,7 @@ from personal.manipulation.trajectory import DT
 
 POS_SCALE = 0.05  # m per step at action 1 (robosuite OSC delta output_max)
 ROT_SCALE = 0.5  # rad per step at action 1
+KP = 2.0  # set-point tracking gain
 
 # Explicit phrasings and the ComprePref contextual cues (the lexicon covers the rewrite vocabulary
 # in preferences.py, so ComprePref is not a generalisation test for this policy).
@@ -206,6 +207,8 @@ class OracleScriptedPolicy(Policy):
         self.i = 0
         self.waited = 0
         self.vel = np.zeros(3)
+        self.ref: np.ndarray | None = None
+        self.ref_yaw = 0.0
         self.prefs: list[str] = []
         self.target_obj = ""
 
@@ -230,36 +233,45 @@ class OracleScriptedPolicy(Policy):
         return {"actions": np.array(actions, dtype=np.float32)}
 
     def _step(self, eef: np.ndarray, yaw: float) -> np.ndarray:
+        """Advance a virtual set-point along the plan at the style's speed and ramp, then command the
+        controller toward it (a P term: the OSC reaches only part of each commanded delta per step)."""
+        if self.ref is None:
+            self.ref, self.ref_yaw = eef.copy(), yaw
         if self.i >= len(self.waypoints):
             last = self.waypoints[-1] if self.waypoints else None
-            return np.array([0, 0, 0, 0, 0, 0, last.grip if last else -1.0])
+            return self._command(eef, yaw, last.grip if last else -1.0)
         wp = self.waypoints[self.i]
-        err = wp.pos - eef
+        err = wp.pos - self.ref
         dist = float(np.linalg.norm(err))
-        yaw_err = float(np.arctan2(np.sin(wp.yaw - yaw), np.cos(wp.yaw - yaw)))
-        if dist < wp.tol and abs(yaw_err) < 0.08:
-            self.waited += 1
-            if self.waited > wp.hold:
-                self.i, self.waited = self.i + 1, 0
-            v_cmd = np.zeros(3)
-        else:
-            v_cmd = self._velocity(err, dist)
+        yaw_err = float(wp.yaw - self.ref_yaw)
+        arrived = dist < 1e-4 and abs(yaw_err) < 1e-3
+        v_cmd = np.zeros(3) if arrived else self._velocity(err, dist)
         # ramp limit (smooth) applies to every change of velocity, stopping included
         dv = v_cmd - self.vel
         max_dv = self.style.accel * DT
         if np.linalg.norm(dv) > max_dv:
             dv *= max_dv / np.linalg.norm(dv)
         self.vel = self.vel + dv
-        rot_rate = min(abs(yaw_err), self.style.speed * 4.0 * DT) * np.sign(yaw_err)
+        step = self.vel * DT
+        self.ref = wp.pos.copy() if np.linalg.norm(step) >= dist else self.ref + step
+        rot = self.style.speed * 4.0 * DT  # rad per step, scaled with the motion speed
+        self.ref_yaw += float(np.clip(yaw_err, -rot, rot))
+        if arrived and np.linalg.norm(wp.pos - eef) < wp.tol:
+            self.waited += 1
+            if self.waited > wp.hold:
+                self.i, self.waited = self.i + 1, 0
+        return self._command(eef, yaw, wp.grip)
+
+    def _command(self, eef: np.ndarray, yaw: float, grip: float) -> np.ndarray:
         a = np.zeros(7)
-        a[:3] = np.clip(self.vel * DT / POS_SCALE, -1, 1)
-        a[5] = np.clip(rot_rate / ROT_SCALE, -1, 1)
-        a[6] = wp.grip
+        a[:3] = np.clip(KP * (self.ref - eef) / POS_SCALE, -1, 1)
+        yaw_err = float(np.arctan2(np.sin(self.ref_yaw - yaw), np.cos(self.ref_yaw - yaw)))
+        a[5] = np.clip(KP * yaw_err / ROT_SCALE, -1, 1)
+        a[6] = grip
         return a
 
     def _velocity(self, err: np.ndarray, dist: float) -> np.ndarray:
         speed = self.style.speed
         if np.isfinite(self.style.accel):
             speed = min(speed, np.sqrt(2 * self.style.accel * dist))  # brake in time for the waypoint
-        speed = min(speed, dist / DT * 0.5)  # no overshoot within a step
         return err / max(dist, 1e-9) * speed
