@@ -1,0 +1,159 @@
+"""The graph runner: argument formation, required-node exit, Ctrl-C handling."""
+import io
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from personal.graphs import Graph, NodeSpec
+from personal.ros_env import FASTDDS_PROFILE, ros_environment
+from personal.runner import GraphRunner, format_parameter_value, node_command
+
+# Dummy "nodes": plain python modules that print their argv and behave as told.
+DUMMY = textwrap.dedent(
+    """
+    import signal, sys, time
+    print("args", " ".join(sys.argv[1:]), flush=True)
+    modes = [a.split(":=", 1)[1] for a in sys.argv if a.startswith("mode:=")]
+    mode = modes[0] if modes else "wait"
+    if mode.startswith("exit"):
+        time.sleep(0.3)
+        sys.exit(int(mode[4:]))
+    if mode == "ignore_int":
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        while True:
+            time.sleep(0.05)
+    except KeyboardInterrupt:
+        print("got SIGINT", flush=True)
+        sys.exit(0)
+    """
+)
+
+
+@pytest.fixture
+def dummy_pkg(tmp_path, monkeypatch):
+    (tmp_path / "dummy_node.py").write_text(DUMMY)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    return tmp_path
+
+
+_RUNNERS = []
+
+
+@pytest.fixture(autouse=True)
+def _stop_leftovers():
+    """Children run in their own sessions: make sure a failing test leaves none behind."""
+    yield
+    while _RUNNERS:
+        _RUNNERS.pop().stop()
+
+
+def _runner(nodes, **kw):
+    out = io.StringIO()
+    graph = Graph("test", "dummy graph", nodes, arguments={"mode": ("wait", "")})
+    runner = GraphRunner(graph, out=out, colour=False, sigint_timeout=2.0, sigterm_timeout=1.0, **kw)
+    _RUNNERS.append(runner)
+    return runner, out
+
+
+def _with_mode(mode):
+    # the dummy reads "mode:=..." from its --ros-args; a remap rule carries it unchanged
+    return [("mode", mode)]
+
+
+def test_parameter_and_remap_arguments():
+    cmd = node_command("pkg.node", "bridge", "robot1", {"split": "hard", "n": 3, "rate": 2.5, "flag": True,
+                                                        "empty": "", "num_str": "42", "xs": [1, 2]},
+                       [("image", "/camera/color/image_raw")], python="py")
+    assert cmd[:6] == ["py", "-u", "-m", "pkg.node", "--ros-args", "-r"]
+    assert cmd[6] == "__node:=bridge"
+    assert cmd[7:9] == ["-r", "__ns:=/robot1"]
+    params = [cmd[i + 1] for i, a in enumerate(cmd) if a == "-p"]
+    assert params == ["split:=hard", "n:=3", "rate:=2.5", "flag:=true", "empty:=''", "num_str:='42'", "xs:=[1, 2]"]
+    assert cmd[-2:] == ["-r", "image:=/camera/color/image_raw"]
+    assert format_parameter_value(1e-5) == "1.0e-05"
+
+
+def test_ros_environment():
+    env = ros_environment({"PATH": "/usr/bin"})
+    assert env["FASTDDS_DEFAULT_PROFILES_FILE"] == str(FASTDDS_PROFILE) and FASTDDS_PROFILE.is_file()
+    assert env["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "LOCALHOST"
+    assert env["AMENT_PREFIX_PATH"].split(os.pathsep)[0] == sys.prefix
+    kept = ros_environment({"ROS_AUTOMATIC_DISCOVERY_RANGE": "SUBNET", "AMENT_PREFIX_PATH": f"/opt/ros{os.pathsep}{sys.prefix}"})
+    assert kept["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "SUBNET"
+    assert kept["AMENT_PREFIX_PATH"] == f"/opt/ros{os.pathsep}{sys.prefix}"
+
+
+def test_required_node_exit_code_stops_the_others(dummy_pkg):
+    runner, out = _runner([
+        NodeSpec("worker", "x", "dummy_node", parameters={"p": 1}),
+        NodeSpec("boss", "x", "dummy_node", remappings=_with_mode("exit3"), required=True),
+    ])
+    t0 = time.monotonic()
+    assert runner.run() == 3
+    assert time.monotonic() - t0 < 10
+    text = out.getvalue()
+    assert "[boss]   args --ros-args -r __node:=boss -r mode:=exit3" in text  # prefix padded to the longest name
+    assert "[worker] args --ros-args -r __node:=worker -p p:=1" in text
+    assert "required node boss ended" in text
+    assert "[worker] got SIGINT" in text  # stopped cleanly with SIGINT
+    assert all(c.proc.returncode is not None for c in runner.children)
+
+
+def test_non_required_exit_keeps_running_until_all_exit(dummy_pkg):
+    runner, out = _runner([
+        NodeSpec("a", "x", "dummy_node", remappings=_with_mode("exit0")),
+        NodeSpec("b", "x", "dummy_node", remappings=_with_mode("exit5")),
+    ])
+    assert runner.run() == 5
+    assert "a exited with code 0" in out.getvalue() and "b exited with code 5" in out.getvalue()
+
+
+def test_sigterm_then_sigkill_escalation(dummy_pkg):
+    runner, out = _runner([
+        NodeSpec("stubborn", "x", "dummy_node", remappings=_with_mode("ignore_int")),
+        NodeSpec("boss", "x", "dummy_node", remappings=_with_mode("exit0"), required=True),
+    ])
+    assert runner.run() == 0
+    assert "sending SIGTERM to stubborn" in out.getvalue()
+    assert runner.children[0].proc.returncode == -signal.SIGTERM
+
+
+def test_ctrl_c_stops_every_node(dummy_pkg, tmp_path):
+    """Run `personal launch`'s runner in a subprocess and send it SIGINT like a terminal would."""
+    script = tmp_path / "run_graph.py"
+    script.write_text(textwrap.dedent(
+        """
+        import sys
+        from personal.graphs import Graph, NodeSpec
+        from personal.runner import run_graph
+        g = Graph("t", "", [NodeSpec("n1", "x", "dummy_node"), NodeSpec("n2", "x", "dummy_node", required=True)])
+        sys.exit(run_graph(g, colour=False, sigint_timeout=3.0))
+        """
+    ))
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, env=os.environ, start_new_session=True)
+    lines = []
+    while sum("args --ros-args" in line for line in lines) < 2:
+        line = proc.stdout.readline()
+        assert line, "".join(lines)
+        lines.append(line)
+    os.killpg(proc.pid, signal.SIGINT)  # the terminal signals the whole foreground group
+    rest, _ = proc.communicate(timeout=20)
+    text = "".join(lines) + rest
+    assert proc.returncode == 130, text
+    assert "[n1] got SIGINT" in text and "[n2] got SIGINT" in text
+    assert "interrupted: stopping the graph" in text
+
+
+def test_runner_rejects_unknown_argument():
+    from personal.graphs import GraphError
+
+    graph = Graph("g", "", [NodeSpec("a", "x", "dummy_node")], arguments={"k": (1, "")})
+    with pytest.raises(GraphError, match="has no argument 'z'"):
+        GraphRunner(graph, {"z": "1"})
