@@ -195,7 +195,7 @@ class EvalInputs:
 def make_components(encoder: str = "oracle", extractor: str = "builtin"):
     """(encoder, extractor) from the project's registries."""
     from personal.grounding.extract import make_extractor
-    from personal.models import make_encoder
+    from personal.models.base import make_encoder
 
     return make_encoder(encoder), make_extractor(extractor)
 

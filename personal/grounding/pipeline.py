@@ -329,6 +329,8 @@ def evaluate_offline(
     """Ground and score every episode against the map of its scene (no ROS)."""
     meths = [make_method(m) if isinstance(m, str) else m for m in methods]
     embedder = TextEmbedder(encoder)
+    extractor = CachingExtractor(extractor)
+    prefetch_texts(episodes, extractor, embedder, any(m.uses_summary for m in meths))
     views = {sid: MapView.of(fm) for sid, fm in maps.items()}
     results = []
     for i, ep in enumerate(episodes):
@@ -340,3 +342,41 @@ def evaluate_offline(
         if progress:
             progress(i + 1, len(episodes))
     return results
+
+
+class CachingExtractor:
+    """Remembers the phrases of each summary (episodes of a scene share summaries);
+    an extractor error is re-raised for every episode that needs it."""
+
+    def __init__(self, extractor: Any):
+        self.inner = extractor
+        self.name = getattr(extractor, "name", type(extractor).__name__)
+        self._cache: dict[str, Any] = {}
+
+    def extract(self, summary: str) -> list:
+        if summary not in self._cache:
+            try:
+                self._cache[summary] = _extract(self.inner, summary)
+            except Exception as exc:  # remembered, re-raised per episode
+                self._cache[summary] = exc
+        hit = self._cache[summary]
+        if isinstance(hit, Exception):
+            raise hit
+        return hit
+
+
+def prefetch_texts(episodes: Sequence[Any], extractor: CachingExtractor, embedder: TextEmbedder, with_phrases: bool) -> None:
+    """Embed every query and phrase of ``episodes`` in one batched call (text encoders
+    are several times faster batched than one episode at a time)."""
+    texts = []
+    for ep in episodes:
+        texts.append(ep.query)
+        if with_phrases:
+            try:
+                texts.extend(_phrase_fields(p)[0] for p in extractor.extract(ep.summary or ""))
+            except Exception:
+                pass  # recorded per episode by ground_query
+    try:
+        embedder(list(dict.fromkeys(texts)))
+    except Exception:
+        pass  # recorded per episode by ground_query
