@@ -276,12 +276,12 @@ def goal_view_points(scene: Scene, obj: SceneObject, nav: _FloorNav | None = Non
             ang = 2 * math.pi * k / 16
             rx = obj.box.size[0] / 2 + dist
             ry = obj.box.size[1] / 2 + dist
-            x, y = cx + rx * math.cos(ang), cy + ry * math.sin(ang)
+            x, y = round(cx + rx * math.cos(ang), 3), round(cy + ry * math.sin(ang), 3)
             if obj.box.distance_2d(x, y) > VIEWPOINT_MAX_DIST or not nav.reachable(x, y):
                 continue
             vis = visible_fraction(scene, obj, x, y)
             if vis > 0:
-                out.append({"position": (round(x, 3), round(y, 3), z0), "yaw": math.atan2(cy - y, cx - x), "visible_fraction": vis})
+                out.append({"position": (x, y, z0), "yaw": math.atan2(cy - y, cx - x), "visible_fraction": vis})
     out.sort(key=lambda v: -v["visible_fraction"])
     return out[:max_points]
 
@@ -294,14 +294,14 @@ def _start_pose(rng: random.Random, scene: Scene, nav: _FloorNav, targets: list[
     for attempt in range(400):
         room = rng.choice(others if attempt < 300 else rooms)
         x0, y0, x1, y1 = room.bounds
-        x, y = rng.uniform(x0, x1), rng.uniform(y0, y1)
+        x, y = round(rng.uniform(x0, x1), 3), round(rng.uniform(y0, y1), 3)  # round before checking
         if not is_navigable(scene, floor, x, y, START_CLEARANCE) or not nav.reachable(x, y):
             continue
         if min(t.box.distance_2d(x, y) for t in targets) < 1.5:
             continue
         z = next(f.z for f in scene.floors if f.index == floor)
         yaw = round(rng.uniform(-math.pi, math.pi), 4)
-        return (round(x, 3), round(y, 3), z), yaw
+        return (x, y, z), yaw
     raise RuntimeError(f"scene {scene.scene_id}: no navigable start pose found on floor {floor}")
 
 

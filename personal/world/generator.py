@@ -29,6 +29,7 @@ FLOOR_SPACING = 3.0  # second floor stacked at z = 3.0
 MIN_ROOM_SIDE = 2.6
 GRID_RES = 0.05
 MIN_OBJECTS_PER_FLOOR = 44
+MAX_SAME_SMALL_PER_ROOM = 2  # a pair allows "one of" queries without cluttering
 WALL_RGB = (225, 220, 210)
 
 GROUND_ROOMS = ["living room", "kitchen", "bathroom", "office", "dining room", "hallway", "master bedroom", "child's bedroom"]
@@ -286,6 +287,8 @@ class _RoomFiller:
         return None
 
     def place_small(self, c: cat.Category, supports: list[SceneObject], taken: dict) -> SceneObject | None:
+        if sum(o.category == c.name for o in self.objects) >= MAX_SAME_SMALL_PER_ROOM:
+            return None
         options = [(s, "on") for s in supports if s.category in c.on] + [(s, "under") for s in supports if s.category in c.under]
         self.rng.shuffle(options)
         for support, rel in options[:4]:
