@@ -196,14 +196,18 @@ class FrontierExplorer:
 
     @staticmethod
     def _disc_mask(geometry: GridGeometry, centres, radius: float) -> np.ndarray:
+        """Cells within ``radius`` of any centre (stamped disc by disc: few centres, small discs)."""
         mask = np.zeros(geometry.shape, bool)
-        for cx_, cy_ in centres:
-            iy, ix = geometry.cell(cx_, cy_)
-            if 0 <= iy < mask.shape[0] and 0 <= ix < mask.shape[1]:
-                mask[iy, ix] = True
         k = int(math.ceil(radius / geometry.resolution))
         yy, xx = np.mgrid[-k : k + 1, -k : k + 1]
-        return ndimage.binary_dilation(mask, structure=(yy**2 + xx**2) <= k * k) if mask.any() else mask
+        stamp = (yy**2 + xx**2) <= k * k
+        ny, nx = geometry.shape
+        for x, y in centres:
+            cy, cx = geometry.cell(x, y)
+            y0, y1, x0, x1 = max(cy - k, 0), min(cy + k + 1, ny), max(cx - k, 0), min(cx + k + 1, nx)
+            if y0 < y1 and x0 < x1:
+                mask[y0:y1, x0:x1] |= stamp[y0 - (cy - k) : y1 - (cy - k), x0 - (cx - k) : x1 - (cx - k)]
+        return mask
 
 
 class _CoarsePlanner:

@@ -32,6 +32,7 @@ class MapConfig:
     agent_radius: float = 0.18
     cloud_voxel: float = 0.05
     cloud_max_points: int = 400_000  # accumulated cloud is re-voxelised beyond this
+    cloud_frame_subsample: int = 4  # every n-th valid point of a frame goes into the cloud
     bounds: tuple[float, float, float, float] | None = None
 
 
@@ -71,6 +72,7 @@ class MapBuilder:
         self.timer = StageTimer()
         self._cloud: list[np.ndarray] = []
         self._cloud_n = 0
+        self._cloud_limit = c.cloud_max_points
         self.last_points: FramePoints | None = None
 
     def integrate(self, depth: np.ndarray, K: np.ndarray, T_map_camera: np.ndarray, rgb: np.ndarray | None = None,
@@ -97,8 +99,8 @@ class MapBuilder:
                 self.feature_map.integrate(fp.points, conf, emb, groups)
             t2 = time.perf_counter()
             t.add("feature_map", t2 - t3)
-        keep = voxel_downsample(fp.points, c.cloud_voxel)
-        self._add_cloud(fp.points[keep])
+        # a cheap subsample per frame; the accumulated cloud is voxelised when it grows large
+        self._add_cloud(fp.points[:: c.cloud_frame_subsample])
         t.add("cloud", time.perf_counter() - t2)
         t.frames += 1
         self.last_points = fp
@@ -107,8 +109,10 @@ class MapBuilder:
     def _add_cloud(self, pts: np.ndarray) -> None:
         self._cloud.append(pts)
         self._cloud_n += len(pts)
-        if self._cloud_n > self.cfg.cloud_max_points:
+        if self._cloud_n > self._cloud_limit:
             self._compact_cloud()
+            # still large after voxelising: compact less often rather than every frame
+            self._cloud_limit = max(self.cfg.cloud_max_points, 2 * self._cloud_n)
 
     def _compact_cloud(self) -> None:
         allp = np.concatenate(self._cloud) if self._cloud else np.zeros((0, 3), np.float32)

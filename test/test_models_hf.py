@@ -1,0 +1,93 @@
+"""transformers adapter on tiny randomly initialised CLIP / SigLIP checkpoints built here
+(no downloads): local loading, output shapes, L2 normalisation, dense crop features."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from personal.models.base import make_encoder  # noqa: E402
+from personal.models.hf_vlm import HFImageTextEncoder  # noqa: E402
+
+WORDS = "a the red blue green backpack mug chair table lamp of on in with".split()
+
+
+def _tokenizer(max_len: int):
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[BOS]", "[EOS]"] + WORDS)}
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]", bos_token="[BOS]",
+                                   eos_token="[EOS]", model_max_length=max_len), len(vocab)
+
+
+def _save_tiny(kind: str, path):
+    torch.manual_seed(0)
+    tokenizer, vocab = _tokenizer(16)
+    common_text = dict(vocab_size=vocab, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                       num_attention_heads=4, max_position_embeddings=16)
+    common_vision = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                         image_size=32, patch_size=8)
+    if kind == "clip":
+        from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel
+
+        cfg = CLIPConfig(text_config={**common_text, "eos_token_id": 3, "pad_token_id": 0, "bos_token_id": 2},
+                         vision_config=common_vision, projection_dim=32)
+        model = CLIPModel(cfg)
+        proc = CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
+    else:
+        from transformers import SiglipConfig, SiglipImageProcessor, SiglipModel
+
+        cfg = SiglipConfig(text_config={**common_text, "eos_token_id": 3, "pad_token_id": 0, "bos_token_id": 2},
+                           vision_config=common_vision)
+        model = SiglipModel(cfg)
+        proc = SiglipImageProcessor(size={"height": 32, "width": 32})
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    proc.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="module", params=["clip", "siglip"])
+def tiny(request, tmp_path_factory):
+    kind = request.param
+    return kind, _save_tiny(kind, tmp_path_factory.mktemp(f"tiny_{kind}"))
+
+
+def test_loads_locally_and_embeds_normalised(tiny):
+    kind, path = tiny
+    enc = make_encoder(kind, model_path=str(path))
+    assert isinstance(enc, HFImageTextEncoder) and enc.kind == kind
+    assert enc.name == f"{kind}:{path.name}"
+    t = enc.encode_text(["a red backpack", "the blue mug on the table", "lamp"])
+    rng = np.random.default_rng(0)
+    imgs = [rng.integers(0, 255, (40, 50, 3), dtype=np.uint8) for _ in range(2)]
+    i = enc.encode_image(imgs)
+    assert t.shape == (3, enc.dim) and i.shape == (2, enc.dim) and t.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(t, axis=1), 1.0, rtol=1e-5)
+    np.testing.assert_allclose(np.linalg.norm(i, axis=1), 1.0, rtol=1e-5)
+    assert not np.allclose(t[0], t[1])  # different texts, different embeddings
+    # deterministic
+    np.testing.assert_allclose(enc.encode_text(["a red backpack"])[0], t[0], atol=1e-5)
+
+
+def test_dense_features_give_one_region_per_crop(tiny):
+    kind, path = tiny
+    enc = make_encoder(kind, model_path=str(path), crop_grid=(2, 2))
+    rgb = np.zeros((48, 64, 3), np.uint8)
+    rgb[:24, :32] = (255, 0, 0)
+    regions, emb = enc.dense_features(rgb)
+    assert regions.shape == (48, 64) and emb.shape == (4, enc.dim)
+    assert regions[0, 0] == 0 and regions[0, 63] == 1 and regions[47, 0] == 2 and regions[47, 63] == 3
+    # region 0 is the red crop, the others are identical black crops
+    np.testing.assert_allclose(emb[1], emb[3], rtol=1e-4, atol=1e-5)
+    assert not np.allclose(emb[0], emb[1], atol=1e-4)
+
+
+def test_missing_path_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        make_encoder("clip", model_path=str(tmp_path / "no_such_model"))
+    with pytest.raises(ValueError, match="unknown encoder"):
+        make_encoder("nope")
