@@ -69,7 +69,16 @@ def render_topdown(
             ax.text(cx, cy, o.category, fontsize=5.5 if not o.is_furniture else 6.5, ha="center", va="center",
                     color="#222" if (label_all or not owners) else "#666", zorder=6,
                     bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.6))
+    start = start or (episode.start_position if episode else None)
+    if start is not None:
+        yaw = episode.start_yaw if episode else 0.0
+        ax.plot([start[0]], [start[1]], "o", color="#0060df", markersize=9, zorder=9)
+        ax.add_patch(FancyArrow(start[0], start[1], 0.45 * math.cos(yaw), 0.45 * math.sin(yaw), width=0.12, color="#0060df", zorder=8))
+        ax.text(start[0] - 0.45 * math.cos(yaw), start[1] - 0.45 * math.sin(yaw), "start", color="#0060df", fontsize=9,
+                weight="bold", ha="center", va="center", zorder=8)
     placed: list[tuple[float, float, float, float]] = []
+    if start is not None:  # keep owner labels off the start marker
+        placed.append((start[0] - 0.7, start[1] - 0.7, start[0] + 0.7, start[1] + 0.7))
     for o in owned:  # owner labels: greedy placement that avoids earlier labels
         cx, cy = o.box.center[0], o.box.center[1]
         label = f"{o.category}\n({', '.join(owners[o.object_id])})"
@@ -87,13 +96,6 @@ def render_topdown(
         ax.annotate(label, (cx, cy), xytext=(bb[0] + 0.05, bb[1] + 0.05), fontsize=8, weight="bold", zorder=7, va="bottom",
                     bbox=dict(boxstyle="round,pad=0.2", fc="#fffbe6", ec=edge, lw=0.8),
                     arrowprops=dict(arrowstyle="-", color=edge, lw=0.8))
-    start = start or (episode.start_position if episode else None)
-    if start is not None:
-        yaw = episode.start_yaw if episode else 0.0
-        ax.plot([start[0]], [start[1]], "o", color="#0060df", markersize=9, zorder=9)
-        ax.add_patch(FancyArrow(start[0], start[1], 0.45 * math.cos(yaw), 0.45 * math.sin(yaw), width=0.12, color="#0060df", zorder=8))
-        ax.text(start[0] - 0.45 * math.cos(yaw), start[1] - 0.45 * math.sin(yaw), "start", color="#0060df", fontsize=9,
-                weight="bold", ha="center", va="center", zorder=8)
     title = f"{scene.scene_id} · floor {floor}"
     if episode:
         title += f"\n{episode.split}: {episode.query}"
