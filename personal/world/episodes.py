@@ -310,10 +310,11 @@ def _people_and_objects(split: str, rng: random.Random) -> tuple[int, int]:
     if split == "easy":
         m = rng.randint(3, 6)
         return m, m
+    # sizes close to PersONAL Table III (people / objects: easy 4.5/4.5, medium 4.4/6.1, hard 6.3/6.4)
     if split == "medium":
-        m = rng.randint(3, 5)
+        m = rng.randint(3, 6)
         return m, rng.randint(m + 1, m + 3)
-    return rng.randint(4, 7), rng.randint(4, 7)
+    return rng.randint(4, 8), rng.randint(5, 8)
 
 
 def _pick_objects(rng, candidates: list[SceneObject], n: int, want_pair: bool) -> tuple[list[SceneObject], tuple | None]:
