@@ -6,7 +6,7 @@ GRAPH = Graph(
     description="Sim bridge replaying a PersONAL episode set (generated on the fly unless episodes_dir is given).",
     arguments={
         "episodes_dir": ("", "PersONAL-format episode folder; empty = generate one"),
-        "split": ("easy", "split to generate (easy|medium|hard)"),
+        "split": ("all", "split to replay or generate (easy|medium|hard|all)"),
         "scenes": (1, "number of scenes to generate"),
         "seed": (0, "generator seed"),
         "backend": ("synthetic", "simulator backend (synthetic|habitat|auto)"),

@@ -1,0 +1,338 @@
+"""The sim bridge node: a simulator backend replaying PersONAL episodes as ROS topics.
+
+Publishes (relative names, so a namespace or remap moves them):
+- ``camera/color/image_raw`` (rgb8), ``camera/aligned_depth_to_color/image_raw``
+  (16UC1 mm, 0 = invalid, like the RealSense; or 32FC1 metres, NaN = invalid, by the
+  ``depth_encoding`` parameter), ``camera/color/camera_info`` (K, P, zero D, plumb_bob),
+  ``camera/semantic/image_raw`` (instance ids, 32SC1 or 16UC1; 0 = structure/nothing):
+  sensor-data QoS (best effort). Large images need the shipped Fast DDS profile
+  (personal/config/fastdds_shm.xml, set by `personal launch` and the tests); without it
+  most best-effort images are lost between processes.
+- ``odom`` (nav_msgs/Odometry): pose of ``base_link`` in ``map`` (the simulator localises
+  perfectly, so map = odom), zero twist. Best effort.
+- ``camera/pose`` (geometry_msgs/PoseStamped): pose of ``camera_color_optical_frame``
+  (OpenCV optical axes) in ``map``. tf2_ros is not available on the pip ROS, so this
+  topic stands in for the map -> camera transform; it is stamped like the images.
+- ``episode`` (std_msgs/String, JSON ``personal/msg/EpisodeDescriptor``; reliable,
+  transient local): the current episode. Target ids/positions are ground truth for
+  evaluators; an agent that reads them is an oracle.
+- ``agent_state`` (std_msgs/String, JSON ``personal/msg/AgentState``; reliable,
+  transient local): after every reset and action.
+- ``/clock`` (rosgraph_msgs/Clock) when ``publish_clock`` is true: simulated time
+  advancing 1/rate per tick; every stamp then uses it.
+
+Accepts:
+- ``action`` (std_msgs/String, JSON ``personal/msg/DiscreteAction``): one discrete step.
+  Rendered and published at once, then ``agent_state`` echoes the ``request_id``.
+- ``cmd_vel`` (geometry_msgs/Twist): integrated over time and turned into discrete
+  actions each time 0.25 m or 30° has accumulated (see ``TwistIntegrator``).
+- services ``episode/next`` and ``episode/reset`` (std_srvs/Trigger): go to the next
+  episode (wrapping around) or restart the current one.
+
+Bad input (missing or malformed episode folder, unknown scene, undecodable or
+out-of-space action, action after STOP) is logged as an error naming what was wrong;
+the node keeps running.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import rclpy
+from geometry_msgs.msg import PoseStamped, Twist
+from nav_msgs.msg import Odometry
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import CameraInfo, Image
+from std_msgs.msg import String
+from std_srvs.srv import Trigger
+
+from personal.interfaces.codec import CodecError, default_registry
+from sim_bridge.backends.base import Action, Observation
+from sim_bridge.bridge_logic import (
+    TwistIntegrator, check_action, encode_depth, encode_ids, episode_descriptor, generate_episodes, load_episodes,
+)
+
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+COMMAND_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+
+PARAMETERS = {
+    "episodes_dir": ("", "PersONAL episode folder (personal world generate); empty = generate in memory"),
+    "split": ("all", "easy | medium | hard | all: which episodes to replay / generate"),
+    "scenes": (1, "households to generate when episodes_dir is empty"),
+    "seed": (0, "generator seed when episodes_dir is empty"),
+    "episodes_per_scene": (3, "episodes per scene and split when generating"),
+    "start_index": (0, "first episode to load"),
+    "backend": ("synthetic", "synthetic | habitat | auto"),
+    "rate": (10.0, "sensor publish rate, Hz (the latest observation is re-published)"),
+    "publish_clock": (False, "publish /clock (simulated time) and stamp with it"),
+    "depth_encoding": ("16UC1", "16UC1 (mm) | 32FC1 (m)"),
+    "semantic_encoding": ("32SC1", "32SC1 | 16UC1"),
+    "map_frame": ("map", "fixed frame"),
+    "base_frame": ("base_link", "robot base frame"),
+    "camera_frame": ("camera_color_optical_frame", "optical frame of all camera images"),
+    "log_every": (5.0, "seconds between 'published ...' summaries (0 = never)"),
+}
+
+
+class SimBridgeNode(Node):
+    def __init__(self, **kwargs) -> None:
+        super().__init__("sim_bridge", **kwargs)
+        for name, (default, description) in PARAMETERS.items():
+            from rcl_interfaces.msg import ParameterDescriptor
+
+            self.declare_parameter(name, default, ParameterDescriptor(description=description))
+        p = {name: self.get_parameter(name).value for name in PARAMETERS}
+        self.p = p
+        self.codec = default_registry()
+        self.scenes: dict = {}
+        self.episodes: list = []
+        self.index = -1
+        self.obs: Observation | None = None
+        self.frame: dict | None = None  # messages of the latest observation, re-stamped each tick
+        self.step_count = 0
+        self.stopped = False
+        self.sim_time_ns = 0
+        self.published = 0
+        self._count_since = time.monotonic()
+        self._last_log = time.monotonic()
+        self.twist = TwistIntegrator()
+
+        self.pub_rgb = self.create_publisher(Image, "camera/color/image_raw", qos_profile_sensor_data)
+        self.pub_depth = self.create_publisher(Image, "camera/aligned_depth_to_color/image_raw", qos_profile_sensor_data)
+        self.pub_info = self.create_publisher(CameraInfo, "camera/color/camera_info", qos_profile_sensor_data)
+        self.pub_ids = self.create_publisher(Image, "camera/semantic/image_raw", qos_profile_sensor_data)
+        self.pub_odom = self.create_publisher(Odometry, "odom", qos_profile_sensor_data)
+        self.pub_cam_pose = self.create_publisher(PoseStamped, "camera/pose", qos_profile_sensor_data)
+        self.pub_episode = self.create_publisher(String, "episode", LATCHED)
+        self.pub_state = self.create_publisher(String, "agent_state", STATE_QOS)
+        self.pub_clock = self.create_publisher(Clock, "/clock", 10) if p["publish_clock"] else None
+        self.create_subscription(String, "action", self.on_action, COMMAND_QOS)
+        self.create_subscription(Twist, "cmd_vel", self.on_cmd_vel, COMMAND_QOS)
+        self.create_service(Trigger, "episode/next", self.on_next)
+        self.create_service(Trigger, "episode/reset", self.on_reset)
+
+        self.backend = None
+        try:
+            from sim_bridge.backends import make_backend
+
+            self.backend = make_backend(p["backend"])
+        except Exception as exc:  # unknown name, habitat missing, ...
+            self.get_logger().error(f"parameter 'backend': {exc}")
+        self._load_source()
+        if self.episodes and self.backend is not None:
+            self.goto(int(p["start_index"]) % len(self.episodes))
+        rate = float(p["rate"])
+        if rate <= 0:
+            self.get_logger().error(f"parameter 'rate' must be > 0, got {rate}; using 10 Hz")
+            rate = 10.0
+        self.period_ns = int(1e9 / rate)
+        self.create_timer(1.0 / rate, self.tick)
+        self.published, self._count_since = 0, time.monotonic()
+        self._last_log = self._count_since
+
+    # -- episodes ----------------------------------------------------------------
+    def _load_source(self) -> None:
+        p = self.p
+        try:
+            if p["episodes_dir"]:
+                self.scenes, self.episodes = load_episodes(p["episodes_dir"], p["split"])
+                where = p["episodes_dir"]
+            else:
+                self.scenes, self.episodes = generate_episodes(p["split"], int(p["scenes"]), int(p["seed"]),
+                                                               int(p["episodes_per_scene"]))
+                where = f"generated (split={p['split']}, scenes={p['scenes']}, seed={p['seed']})"
+            self.get_logger().info(f"{len(self.episodes)} episodes in {len(self.scenes)} scenes from {where}")
+        except (ValueError, OSError) as exc:  # EpisodeFormatError / EpisodeSourceError are ValueErrors
+            self.get_logger().error(f"cannot load episodes: {exc}")
+            self.scenes, self.episodes = {}, []
+
+    def goto(self, index: int) -> tuple[bool, str]:
+        if self.backend is None:
+            return False, "no simulator backend (see the 'backend' error above)"
+        if not self.episodes:
+            return False, "no episodes loaded (see the error above)"
+        ep = self.episodes[index]
+        scene = self.scenes.get(ep.scene_id)
+        if scene is None:
+            msg = f"episode {ep.episode_id!r}: unknown scene {ep.scene_id!r}"
+            self.get_logger().error(msg)
+            return False, msg
+        try:
+            descriptor = episode_descriptor(ep, scene, index, len(self.episodes))
+            self.backend.load_scene(scene)
+            obs = self.backend.reset(ep)
+            text = self.codec.encode("EpisodeDescriptor", descriptor)
+        except (ValueError, KeyError, RuntimeError, CodecError) as exc:
+            msg = f"episode {ep.episode_id!r} (scene {ep.scene_id!r}) failed to load: {exc}"
+            self.get_logger().error(msg)
+            return False, msg
+        self.index, self.step_count, self.stopped = index, 0, False
+        self.pub_episode.publish(String(data=text))
+        self._new_observation(obs, request_id="")
+        msg = f"episode {index + 1}/{len(self.episodes)}: {ep.episode_id} in {ep.scene_id} ({ep.split}): {ep.query}"
+        self.get_logger().info(msg)
+        return True, msg
+
+    def on_next(self, request, response):
+        if not self.episodes:
+            response.success, response.message = False, "no episodes loaded"
+            return response
+        response.success, response.message = self.goto((self.index + 1) % len(self.episodes))
+        return response
+
+    def on_reset(self, request, response):
+        if self.index < 0:
+            response.success, response.message = False, "no episode loaded"
+            return response
+        response.success, response.message = self.goto(self.index)
+        return response
+
+    # -- actions -------------------------------------------------------------------
+    def on_action(self, msg: String) -> None:
+        try:
+            _, data = self.codec.decode(msg.data, expected_type="DiscreteAction")
+            action = check_action(data["action"])
+        except (CodecError, ValueError) as exc:
+            self.get_logger().error(f"topic 'action': rejected message: {exc}")
+            return
+        self.apply(action, data["request_id"])
+
+    def on_cmd_vel(self, msg: Twist) -> None:
+        actions, note = self.twist.update(time.monotonic(), msg.linear.x, msg.angular.z)
+        if note:
+            self.get_logger().warning(f"topic 'cmd_vel': {note}", throttle_duration_sec=5.0)
+        for action in actions:
+            self.apply(action, "cmd_vel")
+
+    def apply(self, action: Action, request_id: str) -> None:
+        if self.obs is None or self.backend is None:
+            self.get_logger().error(f"action {action.name} ignored: no episode loaded")
+            return
+        if self.stopped:
+            self.get_logger().error(f"action {action.name} ignored: episode ended with STOP "
+                                    "(call episode/next or episode/reset)")
+            return
+        try:
+            obs = self.backend.step(action)
+        except (ValueError, RuntimeError) as exc:
+            self.get_logger().error(f"action {action.name} failed: {exc}")
+            return
+        self.step_count += 1
+        self.stopped = action == Action.STOP
+        self._new_observation(obs, request_id)
+
+    # -- publishing ------------------------------------------------------------------
+    def _stamp(self):
+        if self.pub_clock is not None:
+            return rclpy.time.Time(nanoseconds=self.sim_time_ns).to_msg()
+        return self.get_clock().now().to_msg()
+
+    def _new_observation(self, obs: Observation, request_id: str) -> None:
+        self.obs = obs
+        self.frame = self._build_frame(obs)
+        self._publish_frame()
+        s = obs.state
+        ep = self.episodes[self.index]
+        state = {
+            "episode_id": str(ep.episode_id),
+            "position": {"x": float(s.x), "y": float(s.y), "z": float(s.z)},
+            "yaw": float(s.yaw), "pitch": float(s.pitch), "floor": int(s.floor),
+            "collided": bool(obs.collided), "step": self.step_count, "stopped": self.stopped,
+            "request_id": request_id,
+        }
+        self.pub_state.publish(String(data=self.codec.encode("AgentState", state)))
+
+    def _image(self, array: np.ndarray, encoding: str, bytes_per_pixel: int) -> Image:
+        msg = Image()
+        msg.height, msg.width = int(array.shape[0]), int(array.shape[1])
+        msg.encoding = encoding
+        msg.is_bigendian = 0
+        msg.step = msg.width * bytes_per_pixel
+        msg.data = np.ascontiguousarray(array).tobytes()  # fast path (assigning the array is ~100x slower)
+        msg.header.frame_id = self.p["camera_frame"]
+        return msg
+
+    def _build_frame(self, obs: Observation) -> dict:
+        depth, dbytes = encode_depth(obs.depth, self.p["depth_encoding"])
+        ids, ibytes = encode_ids(obs.instance_ids, self.p["semantic_encoding"])
+        K = np.asarray(obs.K, dtype=float)
+        info = CameraInfo()
+        info.header.frame_id = self.p["camera_frame"]
+        info.height, info.width = int(obs.rgb.shape[0]), int(obs.rgb.shape[1])
+        info.distortion_model = "plumb_bob"
+        info.d = [0.0] * 5
+        info.k = K.reshape(-1).tolist()
+        info.r = np.eye(3).reshape(-1).tolist()
+        info.p = [K[0, 0], 0.0, K[0, 2], 0.0, 0.0, K[1, 1], K[1, 2], 0.0, 0.0, 0.0, 1.0, 0.0]
+        s = obs.state
+        odom = Odometry()
+        odom.header.frame_id = self.p["map_frame"]
+        odom.child_frame_id = self.p["base_frame"]
+        odom.pose.pose.position.x, odom.pose.pose.position.y, odom.pose.pose.position.z = float(s.x), float(s.y), float(s.z)
+        odom.pose.pose.orientation.z, odom.pose.pose.orientation.w = math.sin(s.yaw / 2), math.cos(s.yaw / 2)
+        cam = PoseStamped()
+        cam.header.frame_id = self.p["map_frame"]
+        T = np.asarray(obs.T_map_camera, dtype=float)
+        cam.pose.position.x, cam.pose.position.y, cam.pose.position.z = (float(v) for v in T[:3, 3])
+        qx, qy, qz, qw = _quat_from_matrix(T[:3, :3])
+        cam.pose.orientation.x, cam.pose.orientation.y, cam.pose.orientation.z, cam.pose.orientation.w = qx, qy, qz, qw
+        return {
+            "rgb": (self.pub_rgb, self._image(obs.rgb, "rgb8", 3)),
+            "depth": (self.pub_depth, self._image(depth, self.p["depth_encoding"], dbytes)),
+            "ids": (self.pub_ids, self._image(ids, self.p["semantic_encoding"], ibytes)),
+            "info": (self.pub_info, info),
+            "odom": (self.pub_odom, odom),
+            "camera_pose": (self.pub_cam_pose, cam),
+        }
+
+    def _publish_frame(self) -> None:
+        if self.frame is None:
+            return
+        stamp = self._stamp()
+        for pub, msg in self.frame.values():
+            msg.header.stamp = stamp
+            pub.publish(msg)
+        self.published += 1
+
+    def tick(self) -> None:
+        if self.pub_clock is not None:
+            self.sim_time_ns += self.period_ns
+            self.pub_clock.publish(Clock(clock=rclpy.time.Time(nanoseconds=self.sim_time_ns).to_msg()))
+        self._publish_frame()
+        now = time.monotonic()
+        if self.p["log_every"] > 0 and now - self._last_log >= self.p["log_every"]:
+            hz = self.published / max(now - self._count_since, 1e-9)
+            where = f"episode {self.index + 1}/{len(self.episodes)}" if self.index >= 0 else "no episode"
+            self.get_logger().info(f"published {self.published} frames ({hz:.1f} Hz: rgb, depth, ids, info, odom, "
+                                   f"camera pose), {where}, step {self.step_count}")
+            self.published, self._count_since, self._last_log = 0, now, now
+
+
+def _quat_from_matrix(R: np.ndarray) -> tuple[float, float, float, float]:
+    from scipy.spatial.transform import Rotation
+
+    x, y, z, w = Rotation.from_matrix(R).as_quat()
+    return float(x), float(y), float(z), float(w)
+
+
+def main(args=None) -> None:
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = SimBridgeNode()
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+
+
+if __name__ == "__main__":
+    main()

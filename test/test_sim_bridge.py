@@ -1,0 +1,189 @@
+"""The sim bridge node, run as a subprocess and observed through rclpy.
+
+The bridge replays a one-episode folder in the toy two-room scene, starting at
+(2, 1) facing +x: the wall x = 4 (0.1 m thick) is 1.95 m ahead, the camera 0.88 m high,
+so the published depth can be checked against that geometry analytically.
+"""
+import gzip
+import json
+import math
+
+import numpy as np
+import pytest
+
+from conftest import wait_for
+
+rclpy = pytest.importorskip("rclpy")
+
+from geometry_msgs.msg import PoseStamped  # noqa: E402
+from nav_msgs.msg import Odometry  # noqa: E402
+from rclpy.qos import qos_profile_sensor_data  # noqa: E402
+from sensor_msgs.msg import CameraInfo, Image  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
+from std_srvs.srv import Trigger  # noqa: E402
+
+from personal.interfaces.codec import decode, encode  # noqa: E402
+from personal.world.habitat_format import write_episode_set  # noqa: E402
+from sim_bridge.backends.base import CameraSpec  # noqa: E402
+from sim_bridge.bridge_node import LATCHED, STATE_QOS  # noqa: E402
+from sim_bridge.toy_scene import two_room_scene  # noqa: E402
+from test_bridge_logic import START, toy_episode  # noqa: E402
+
+CAM = CameraSpec()
+WALL_FACE_X = 4.0 - 0.05
+
+
+@pytest.fixture(scope="module")
+def bridge(tmp_path_factory):
+    from conftest import NodeProcess
+
+    out = tmp_path_factory.mktemp("episodes")
+    write_episode_set(out, [two_room_scene()], [toy_episode()])
+    proc = NodeProcess("sim_bridge.bridge_node", "sim_bridge", {"episodes_dir": str(out), "rate": 15.0}, [])
+    proc.wait_for_log("episode 1/1", timeout=60)
+    yield proc
+    assert proc.stop() == 0, proc.log()
+
+
+class Listener:
+    """Keeps the latest message of each topic."""
+
+    def __init__(self, ros, topics):
+        self.node = ros.make_node("bridge_listener")
+        self.latest = {}
+        self.all = {}
+        for topic, (kind, qos) in topics.items():
+            self.node.create_subscription(kind, topic, self._store(topic), qos)
+
+    def _store(self, topic):
+        def cb(msg):
+            self.latest[topic] = msg
+            self.all.setdefault(topic, []).append(msg)
+        return cb
+
+    def wait(self, *topics, timeout=20.0):
+        wait_for(lambda: all(t in self.latest for t in topics), timeout)
+        return [self.latest[t] for t in topics]
+
+
+SENSORS = {
+    "camera/color/image_raw": (Image, qos_profile_sensor_data),
+    "camera/aligned_depth_to_color/image_raw": (Image, qos_profile_sensor_data),
+    "camera/semantic/image_raw": (Image, qos_profile_sensor_data),
+    "camera/color/camera_info": (CameraInfo, qos_profile_sensor_data),
+    "odom": (Odometry, qos_profile_sensor_data),
+    "camera/pose": (PoseStamped, qos_profile_sensor_data),
+    "episode": (String, LATCHED),
+    "agent_state": (String, STATE_QOS),
+}
+
+
+def call(node, service, timeout=20.0):
+    client = node.create_client(Trigger, service)
+    assert client.wait_for_service(timeout_sec=timeout), f"service {service} not available"
+    future = client.call_async(Trigger.Request())
+    wait_for(future.done, timeout)
+    return future.result()
+
+
+def depth_m(msg: Image) -> np.ndarray:
+    assert msg.encoding == "16UC1"
+    return np.frombuffer(bytes(msg.data), dtype=np.uint16).reshape(msg.height, msg.width) / 1000.0
+
+
+def states(listener):
+    return [decode(m.data, "AgentState")[1] for m in listener.all.get("agent_state", [])]
+
+
+def test_images_encodings_intrinsics_and_depth_geometry(bridge, ros_context):
+    listener = Listener(ros_context, SENSORS)
+    assert call(listener.node, "episode/reset").success
+    wait_for(lambda: any(s["step"] == 0 for s in states(listener)))
+    for topic in list(SENSORS)[:6]:  # only frames published after the reset
+        listener.latest.pop(topic, None)
+    rgb, depth, ids, info, odom, cam = listener.wait(*list(SENSORS)[:6])
+    for img, enc, bpp in ((rgb, "rgb8", 3), (depth, "16UC1", 2), (ids, "32SC1", 4)):
+        assert (img.width, img.height, img.encoding) == (640, 480, enc)
+        assert img.step == 640 * bpp and len(img.data) == 480 * 640 * bpp
+        assert img.header.frame_id == "camera_color_optical_frame"
+    K = CAM.intrinsics()
+    assert np.allclose(np.array(info.k).reshape(3, 3), K)
+    assert np.allclose(np.array(info.p).reshape(3, 4)[:, :3], K) and info.distortion_model == "plumb_bob"
+    assert (info.width, info.height) == (640, 480)
+    assert (odom.header.frame_id, odom.child_frame_id) == ("map", "base_link")
+    assert (odom.pose.pose.position.x, odom.pose.pose.position.y) == pytest.approx(START[:2])
+    assert cam.pose.position.z == pytest.approx(CAM.height_m)
+
+    # depth against the scene geometry: the horizon row sees the wall face (planar depth 1.95 m)
+    # wherever the ray's lateral offset stays inside the wall span; the bottom row sees the floor.
+    d = depth_m(depth)
+    fx, cx, cy = K[0, 0], K[0, 2], K[1, 2]
+    cols = np.arange(640)
+    lateral = START[1] - (cols - cx) / fx * (WALL_FACE_X - START[0])
+    on_wall = (lateral > 0.2) & (lateral < 2.6)
+    assert on_wall.sum() > 400
+    horizon = d[int(round(cy)), on_wall]
+    assert np.abs(horizon - (WALL_FACE_X - START[0])).max() <= 0.002
+    floor_depth = CAM.height_m * K[1, 1] / (479 - cy)
+    assert d[479, 300:340] == pytest.approx(floor_depth, abs=0.002)
+    semantic = np.frombuffer(bytes(ids.data), dtype=np.int32).reshape(480, 640)
+    assert semantic[int(round(cy)), 320] == 0  # a wall is structure
+
+    _, desc = decode(listener.wait("episode")[0].data, "EpisodeDescriptor")
+    assert desc["target_object_ids"] == ["box_2"] and desc["target_positions"][0] == {"x": 6.0, "y": 1.0, "z": 0.2}
+    assert desc["query"] == "Find Ana's box." and desc["count"] == 1
+
+
+def test_action_moves_agent_and_bad_actions_are_survived(bridge, ros_context):
+    listener = Listener(ros_context, {k: SENSORS[k] for k in ("odom", "agent_state")})
+    pub = listener.node.create_publisher(String, "action", 10)
+    assert call(listener.node, "episode/reset").success
+    wait_for(lambda: pub.get_subscription_count() > 0)
+
+    def send(text, rid=None):
+        pub.publish(String(data=text))
+        if rid:
+            return wait_for(lambda: next((s for s in states(listener) if s["request_id"] == rid), None))
+
+    s1 = send(encode("DiscreteAction", {"action": 1, "request_id": "fwd"}), "fwd")
+    assert (s1["position"]["x"], s1["position"]["y"]) == pytest.approx((START[0] + 0.25, START[1]))
+    assert s1["step"] == 1 and not s1["collided"]
+    wait_for(lambda: "odom" in listener.latest and listener.latest["odom"].pose.pose.position.x == pytest.approx(2.25))
+    s2 = send(encode("DiscreteAction", {"action": 2, "request_id": "left"}), "left")
+    assert s2["yaw"] == pytest.approx(math.radians(30))
+
+    send(json.dumps({"type": "personal/msg/DiscreteAction", "data": {"action": 9}}))
+    send("{not json")
+    send(encode("AgentState", {"episode_id": "x", "position": {"x": 0, "y": 0, "z": 0}, "yaw": 0}))
+    log = bridge.wait_for_log("outside the action space")
+    bridge.wait_for_log("expected a personal/msg/DiscreteAction message")
+    assert "topic 'action': rejected message: not valid JSON" in bridge.wait_for_log("not valid JSON")
+    assert "action 9 is outside the action space (0=STOP" in log
+    # still alive and stepping
+    s3 = send(encode("DiscreteAction", {"action": 0, "request_id": "stop"}), "stop")
+    assert s3["stopped"] and s3["step"] == 3
+    send(encode("DiscreteAction", {"action": 1, "request_id": "late"}))
+    bridge.wait_for_log("episode ended with STOP")
+    assert call(listener.node, "episode/next").success  # wraps around to the only episode
+    assert bridge.proc.poll() is None
+
+
+def test_bad_episode_folder_is_logged_and_survived(tmp_path, run_node, ros_context):
+    folder = tmp_path / "broken"
+    write_episode_set(folder, [two_room_scene()], [toy_episode()])
+    content = folder / "easy" / "content" / "toy_two_rooms.json.gz"
+    with gzip.open(content, "wt") as f:
+        f.write('{"goals_by_category": {}, "episodes": [{"episode_id": 1}]}')
+    proc = run_node("sim_bridge.bridge_node", "broken_bridge", {"episodes_dir": str(folder), "publish_clock": True})
+    log = proc.wait_for_log("cannot load episodes", timeout=60)
+    assert f"{content}: episodes[0]: missing field" in log
+    node = ros_context.make_node("probe")
+    from rosgraph_msgs.msg import Clock
+
+    clocks = []
+    node.create_subscription(Clock, "/clock", clocks.append, 10)
+    reply = call(node, "episode/next")
+    assert not reply.success and "no episodes loaded" in reply.message
+    wait_for(lambda: len(clocks) >= 2)
+    assert clocks[-1].clock.sec * 10**9 + clocks[-1].clock.nanosec > 0
+    assert proc.proc.poll() is None
