@@ -811,7 +811,9 @@ def validate_state(type_: str, state: dict[str, Any], partial: bool = False) -> 
     """Problems with ``state`` for ``type_``, each starting with the key name."""
     if type_ not in CATALOGUE:
         return [f"<type>: unknown appliance type {type_!r}"]
-    schema = _SCHEMAS.setdefault(type_, state_schema(type_))
+    if type_ not in _SCHEMAS:
+        _SCHEMAS[type_] = state_schema(type_)
+    schema = _SCHEMAS[type_]
     problems = []
     for key, value in state.items():
         if key not in schema:

