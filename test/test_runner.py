@@ -17,15 +17,16 @@ from personal.runner import GraphRunner, format_parameter_value, node_command
 DUMMY = textwrap.dedent(
     """
     import signal, sys, time
-    print("args", " ".join(sys.argv[1:]), flush=True)
     modes = [a.split(":=", 1)[1] for a in sys.argv if a.startswith("mode:=")]
     mode = modes[0] if modes else "wait"
     if mode.startswith("exit"):
-        time.sleep(0.3)
+        print("args", " ".join(sys.argv[1:]), flush=True)
+        time.sleep(1.0)  # lets the other dummies reach their SIGINT handler first
         sys.exit(int(mode[4:]))
     if mode == "ignore_int":
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
+        print("args", " ".join(sys.argv[1:]), flush=True)  # inside try: SIGINT may follow at once
         while True:
             time.sleep(0.05)
     except KeyboardInterrupt:
