@@ -28,7 +28,7 @@ class AgentConfig:
     horizon: int = HORIZON
     margin: float = 0.5
     min_coverage: float = 0.0
-    weighted_votes: bool = True
+    weighted_votes: bool = False  # paper: matched attributes outnumber contradictions (counts)
     seed: int = 0
 
 
@@ -50,12 +50,17 @@ class VerificationAgent:
             self.verifier.descriptions = self.descriptions
         horizon = 1 if self.config.mode == "single" else self.config.horizon
         self.tracker = Tracker(self.attributes, horizon=horizon, margin=self.config.margin,
-                               weighted_votes=self.config.weighted_votes, min_coverage=self.config.min_coverage)
+                               weighted_votes=self.config.weighted_votes, min_coverage=self.config.min_coverage,
+                               unjudgeable={a.name for a in self.attributes if not self._can_judge(a)})
         self.visited: list[float] = []
         self.failed: list[float] = []
         self.transcript: list[dict] = []
         self.last_warning: str | None = None
         return self.attributes
+
+    def _can_judge(self, a: Attribute) -> bool:
+        judge = getattr(self.verifier, "can_judge", None)
+        return judge(a) if judge else True
 
     def observe(self, obs: Observation, view: ViewInput | None, requested_azimuth: float | None = None) -> Decision:
         """Fold in one step (``view`` is None when the move failed and no new view came)."""
@@ -113,7 +118,7 @@ def view_input(capture: CaptureEpisode, vp: Viewpoint, detection: str = "mask") 
         mask = None
     camera = capture.extra.get("camera") or {}
     return ViewInput(rgb=rgb, mask=mask, bbox_xyxy=bbox, distance_m=vp.distance_m,
-                     hfov_deg=float(camera.get("hfov_deg", 90.0)))
+                     hfov_deg=float(camera.get("hfov_deg", 90.0)), pitch_deg=vp.pitch_deg)
 
 
 def run_episode(pair: PairEpisode, agent: VerificationAgent, nbv, seed: int = 0) -> dict:

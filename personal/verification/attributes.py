@@ -22,9 +22,10 @@ PINVERIFY_CATEGORIES = (
     "laptop", "mug", "shoes", "teddy bear", "toy", "visor", "wallet", "watch",
 )
 PATTERN_NOUNS = {
-    "stripes": "striped", "stripe": "striped", "dots": "dotted", "polka dots": "dotted", "spots": "dotted",
+    # (not "stripe"/"flowers": those are also part names, e.g. a ball's stripe, a vase's flowers)
+    "stripes": "striped", "dots": "dotted", "polka dots": "dotted", "spots": "dotted",
     "checks": "checked", "check pattern": "checked", "checkerboard": "checked", "plaid": "plaid",
-    "flowers": "floral", "floral print": "floral", "flower print": "floral", "zigzags": "zigzag",
+    "floral print": "floral", "flower print": "floral", "zigzags": "zigzag",
     "zigzag pattern": "zigzag", "tartan": "plaid",
 }
 PATTERN_ADJECTIVES = {"striped": "striped", "dotted": "dotted", "polka-dot": "dotted", "spotted": "dotted",

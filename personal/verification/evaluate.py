@@ -15,13 +15,21 @@ from personal.verification.reader import load_index
 from personal.verification.verifier import make_verifier
 
 
-def standard_configs(base: AgentConfig, with_llm: bool | None = None) -> dict[str, AgentConfig]:
-    """Single-view plus multi-view with each NBV strategy (LLM only when an endpoint is configured)."""
+def standard_configs(base: AgentConfig, with_llm: bool | None = None, coverage: float = 1.0) -> dict[str, AgentConfig]:
+    """Single-view plus multi-view with each NBV strategy (LLM only when an endpoint is configured).
+
+    Multi-view runs use the paper's stopping rule (converged, or all seen attributes
+    unanimous); with ``coverage`` > 0 each strategy is also run requiring that share of
+    the verifier-judgeable attribute weight to be seen before a unanimity stop.
+    """
     if with_llm is None:
         with_llm = ChatClient.from_env("LLM") is not None
     runs = {"SV": replace(base, mode="single", nbv="none")}
     for nbv in ("random", "fps") + (("llm",) if with_llm else ()):
         runs[f"MV-{nbv}"] = replace(base, mode="multi", nbv=nbv)
+    if coverage:
+        for nbv in ("random", "fps") + (("llm",) if with_llm else ()):
+            runs[f"MV-{nbv}-cov{coverage:g}"] = replace(base, mode="multi", nbv=nbv, min_coverage=coverage)
     return runs
 
 

@@ -188,7 +188,7 @@ def load_meta(meta_path: Path, strict: bool = True) -> CaptureEpisode:
             sector_index=vp["sector_index"], view_type=view_type, navigable=vp["navigable"],
             mask_meets_threshold=vp["mask_meets_threshold"], rgb=rgb or "", mask=mask,
             mask_bbox_xyxy=bbox, mask_area=vp.get("mask_area"), azimuth_deg=vp.get("azimuth_deg"),
-            position=vp.get("position"), distance_m=vp.get("distance_m"),
+            position=vp.get("position"), distance_m=vp.get("distance_m"), pitch_deg=vp.get("pitch_deg"),
         ))
     _fill_azimuths(viewpoints, meta.get("goal_position_nominal"))
     return CaptureEpisode(

@@ -85,7 +85,8 @@ class Viewpoint:
     mask_area: int | None = None
     azimuth_deg: float | None = None  # camera position around the goal, CCW from map +x
     position: list[float] | None = None
-    distance_m: float | None = None
+    distance_m: float | None = None  # camera to object centre (3-D)
+    pitch_deg: float | None = None  # camera pitch (negative looks down)
 
     @property
     def is_trap(self) -> bool:

@@ -66,7 +66,8 @@ class Tracker:
     margin: float = 0.5
     max_view_weight: float = 1.0
     weighted_votes: bool = True
-    min_coverage: float = 0.0  # share of attribute weight that must be seen before a unanimity stop
+    min_coverage: float = 0.0  # share of judgeable attribute weight that must be seen before a unanimity stop
+    unjudgeable: set = field(default_factory=set)  # names the verifier can never decide (left out of coverage)
     tracks: dict[str, AttributeTrack] = field(default_factory=dict)
     steps: int = 0
 
@@ -138,8 +139,8 @@ class Tracker:
         if hi <= 0:
             return Decision("No", True, "converged: remaining steps cannot produce a Yes", v, statuses)
         seen = [s for s in statuses.values() if s != MISSING]
-        total_w = sum(self._w(t) for t in self.tracks.values()) or 1.0
-        seen_w = sum(self._w(t) for n, t in self.tracks.items() if statuses[n] != MISSING)
+        total_w = sum(self._w(t) for n, t in self.tracks.items() if n not in self.unjudgeable) or 1.0
+        seen_w = sum(self._w(t) for n, t in self.tracks.items() if statuses[n] != MISSING and n not in self.unjudgeable)
         if seen and len(set(seen)) == 1 and seen_w / total_w >= self.min_coverage:
             d = "Yes" if seen[0] == MATCHED else "No"
             return Decision(d, True, f"all {len(seen)} seen attributes unanimous ({seen[0]})", v, statuses)

@@ -33,6 +33,7 @@ class ViewInput:
     bbox_xyxy: list[int] | None = None  # box when no mask (GT box / detector mode)
     distance_m: float | None = None  # camera-to-object distance (pose + goal position)
     hfov_deg: float = 90.0
+    pitch_deg: float | None = None  # camera pitch, for the apparent height bound
     detection_confidence: float = 1.0
 
 
@@ -117,15 +118,20 @@ class BuiltinImageVerifier:
     name = "builtin"
 
     def __init__(self, main_yes: float = 0.30, main_no: float = 0.10, part_yes: float = 0.015,
-                 unexplained_no: float = 0.04, min_part_px: int = 12, size_tolerance: float = 1.6,
+                 unexplained_no: float = 0.04, min_part_px: int = 12, size_upper: float = 1.2, size_lower: float = 0.35,
                  category_gate: bool = True):
         self.main_yes, self.main_no = main_yes, main_no
         self.part_yes, self.unexplained_no, self.min_part_px = part_yes, unexplained_no, min_part_px
-        self.size_tolerance = size_tolerance
+        self.size_upper, self.size_lower = size_upper, size_lower
         self.category_gate = category_gate
         self._extents = category_extent_prior()
 
     # -- public -----------------------------------------------------------
+    @staticmethod
+    def can_judge(a: Attribute) -> bool:
+        """Attributes this verifier can decide (Yes or No): colours with a known colour name."""
+        return a.type == "color" and bool(color_names_in(a.expected))
+
     def verify(self, view: ViewInput, attributes: list[Attribute], category: str) -> ViewVerdict:
         mask = view.mask
         if mask is None and view.bbox_xyxy is not None:
@@ -136,7 +142,8 @@ class BuiltinImageVerifier:
             reason = f"visible area {visible} px is below the {tau} px threshold for {category}"
             return ViewVerdict([Judgement(a.name, "Unsure", reason) for a in attributes], TRAP_CONFIDENCE, visible, [reason])
         crop, cmask = crop_for_verification(view.rgb, mask, view.bbox_xyxy)
-        confidence = view.detection_confidence * min(1.0, visible / (3.0 * tau))
+        # visibility-aware weight: 0.6 at the threshold, 1.0 from three times the threshold
+        confidence = view.detection_confidence * min(1.0, 0.4 + 0.2 * visible / tau)
         notes = []
         gate = self._category_check(mask, view, category) if self.category_gate else None
         if gate is not None:
@@ -173,10 +180,14 @@ class BuiltinImageVerifier:
         width_m = (xs.max() - xs.min() + 1) * view.distance_m / f
         height_m = (ys.max() - ys.min() + 1) * view.distance_m / f
         W, D, H = ext
-        seen = max(width_m, height_m)
-        lo, hi = min(W, D, H), math.sqrt(W * W + D * D + H * H)
-        k = self.size_tolerance
-        if seen > hi * k or seen < lo / k or max(width_m, height_m) < max(W, D, H) / (k * 2.2):
+        diag_wd = math.hypot(W, D)
+        pitch = math.radians(abs(view.pitch_deg or 0.0))
+        # Upper bounds calibrated on positive views (ratios <= 1.1): the silhouette is no wider
+        # than the footprint diagonal and no taller than the side plus the foreshortened top.
+        max_w = self.size_upper * diag_wd
+        max_h = self.size_upper * (H * math.cos(pitch) + diag_wd * math.sin(pitch) + 0.25 * diag_wd)
+        longest = max(W, D, H)
+        if width_m > max_w or height_m > max_h or max(width_m, height_m) < self.size_lower * longest:
             return (f"object extent {width_m:.2f}x{height_m:.2f} m is inconsistent with a {category} "
                     f"(nominal {W:.2f}x{D:.2f}x{H:.2f} m)")
         return None
@@ -276,6 +287,10 @@ class VLMVerifier:
     """Per-attribute verification by an OpenAI-compatible vision-language model."""
 
     name = "vlm"
+
+    @staticmethod
+    def can_judge(a: Attribute) -> bool:
+        return True
 
     def __init__(self, client: ChatClient, descriptions: list[str] | None = None):
         self.client = client

@@ -33,7 +33,7 @@ RING_TRIES = 12
 RAY_TRIES = 8
 MASS_NOUNS = {"hair", "fruit", "stitching", "fringe", "piping"}
 MATERIAL_ADJ = {"wood": "wooden", "wool": "woollen"}
-PATTERN_PHRASE = {"striped": "stripes", "checked": "checks", "dotted": "dots", "floral": "flowers",
+PATTERN_PHRASE = {"striped": "stripes", "checked": "checks", "dotted": "dots", "floral": "a floral print",
                   "plaid": "plaid", "zigzag": "zigzags"}
 
 

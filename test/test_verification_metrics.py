@@ -1,0 +1,68 @@
+"""Metrics against hand-computed records, and the report writer."""
+import json
+
+import pytest
+
+from personal.verification.metrics import RecordError, compute_metrics, write_report
+
+
+def rec(pt, pred, steps, cat="mug", unr=0, trap=0, first=None, flips=0):
+    label = int(pt == "positive")
+    return {"pair_type": pt, "label": label, "prediction": pred, "steps": steps,
+            "is_correct": (pred == "Yes") == (label == 1), "object_category": cat, "moves": steps - 1,
+            "nav_unreachable": unr, "nav_trap": trap, "first_view_prediction": first or pred, "flips": flips}
+
+
+RECORDS = [
+    rec("positive", "Yes", 1),                                   # correct
+    rec("positive", "No", 4, unr=1, trap=1, first="Yes", flips=1),  # wrong; first view was right
+    rec("neg_same", "No", 3, cat="hat", trap=1, first="Yes", flips=1),  # correct; first view wrong
+    rec("neg_same", "Yes", 2, cat="hat"),                        # wrong
+    rec("neg_diff", "No", 1, cat="hat"),                         # correct
+    rec("neg_diff", "No", 1),                                    # correct
+]
+
+
+def test_hand_computed_metrics():
+    m = compute_metrics(RECORDS)
+    assert m["n"] == 6
+    assert m["accuracy"] == pytest.approx(4 / 6, abs=1e-4)
+    assert m["per_pair_type"]["positive"] == {"n": 2, "accuracy": 0.5}
+    assert m["per_pair_type"]["neg_same"] == {"n": 2, "accuracy": 0.5}
+    assert m["per_pair_type"]["neg_diff"] == {"n": 2, "accuracy": 1.0}
+    assert m["per_category"]["mug"]["n"] == 3 and m["per_category"]["mug"]["accuracy"] == pytest.approx(2 / 3, abs=1e-4)
+    assert m["per_category"]["hat"]["neg_same"] == 0.5
+    assert m["asd"] == pytest.approx(12 / 6)
+    nav = m["navigation"]
+    assert (nav["moves"], nav["unreachable"], nav["trap"], nav["failures"]) == (6, 1, 2, 3)
+    assert nav["failure_rate"] == 0.5 and nav["unreachable_rate"] == pytest.approx(1 / 6, abs=1e-4)
+    assert nav["failure_rate_per_step"] == pytest.approx(3 / 12, abs=1e-4)
+    # first view: pos Yes ok, pos Yes ok, neg_same Yes wrong, neg_same Yes wrong, neg_diff No ok x2 -> 4/6
+    assert m["first_view_accuracy"] == pytest.approx(4 / 6, abs=1e-4)
+    assert m["flips"] == {"total": 2, "mean_per_episode": pytest.approx(2 / 6, abs=1e-4), "episodes_with_flip": pytest.approx(2 / 6, abs=1e-4)}
+    assert m["multi_step_fraction"] == pytest.approx(3 / 6, abs=1e-4)
+    assert m["predicted_yes_rate"] == pytest.approx(2 / 6, abs=1e-4)
+
+
+def test_integer_predictions_are_accepted():
+    r = [dict(RECORDS[0], prediction=1), dict(RECORDS[4], prediction=0)]
+    assert compute_metrics(r)["accuracy"] == 1.0
+
+
+def test_bad_records_name_the_record():
+    bad = [RECORDS[0], {k: v for k, v in RECORDS[1].items() if k != "steps"}]
+    with pytest.raises(RecordError, match=r"record 1: missing field\(s\) \['steps'\]"):
+        compute_metrics(bad)
+    with pytest.raises(RecordError, match="record 0: pair_type"):
+        compute_metrics([dict(RECORDS[0], pair_type="pos")])
+    with pytest.raises(RecordError, match="record 0: prediction"):
+        compute_metrics([dict(RECORDS[0], prediction="Maybe")])
+
+
+def test_report_files(tmp_path):
+    m = compute_metrics(RECORDS)
+    paths = write_report({"SV": {"metrics": m}, "MV-fps": {"metrics": m}}, tmp_path, notes=["test run"])
+    assert json.loads(paths["metrics"].read_text())["SV"]["metrics"]["n"] == 6
+    text = paths["report"].read_text()
+    assert "| SV | 6 | 0.667 | 0.500 | 0.500 | 1.000 | 2.000 |" in text and "ASD" in text and "test run" in text
+    assert paths["plot_pair_type"].stat().st_size > 1000 and paths["plot_tradeoff"].stat().st_size > 1000
