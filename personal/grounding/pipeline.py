@@ -380,3 +380,40 @@ def prefetch_texts(episodes: Sequence[Any], extractor: CachingExtractor, embedde
         embedder(list(dict.fromkeys(texts)))
     except Exception:
         pass  # recorded per episode by ground_query
+
+
+def result_payloads(g: QueryGrounding, *, request_id: str, scene_id: str, map_encoder: str = "") -> list[dict]:
+    """One ``GroundingResult`` payload (``msg/GroundingResult.msg``) per method."""
+    out = []
+    for i, o in enumerate(g.outcomes):
+        gr = o.grounding
+        out.append({
+            "request_id": request_id,
+            "episode_id": g.episode_id,
+            "scene_id": scene_id,
+            "method": o.method,
+            "ok": o.failure is None,
+            "failure_code": (o.failure or {}).get("code", ""),
+            "failure_reason": (o.failure or {}).get("reason", ""),
+            "points": [{"x": float(x), "y": float(y), "z": 0.0} for x, y in (gr.points if gr else [])],
+            "scores": [float(s) for s in (gr.scores if gr else [])],
+            "latency_ms": float(o.latency_ms) if o.latency_ms == o.latency_ms else 0.0,
+            "extract_ms": float(g.extract_ms),
+            "embed_ms": float(g.embed_ms),
+            "owner": g.owner,
+            "phrases": list(g.phrases),
+            "map_encoder": map_encoder,
+            "index": i,
+            "count": len(g.outcomes),
+        })
+    return out
+
+
+def failed_payloads(*, request_id: str, episode_id: str, scene_id: str, methods: Sequence[str], code: str, reason: str) -> list[dict]:
+    """Results for a query that could not be attempted at all (no map, malformed request...)."""
+    return [
+        {"request_id": request_id, "episode_id": episode_id, "scene_id": scene_id, "method": m, "ok": False,
+         "failure_code": code, "failure_reason": reason, "points": [], "scores": [], "latency_ms": 0.0,
+         "extract_ms": 0.0, "embed_ms": 0.0, "owner": "", "phrases": [], "map_encoder": "", "index": i, "count": len(methods)}
+        for i, m in enumerate(methods)
+    ]

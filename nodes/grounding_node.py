@@ -1,0 +1,208 @@
+"""Personalized Object Grounding node (PersONAL POG).
+
+Subscribes
+  ``feature_map`` (std_msgs/Float32MultiArray, [rows, cols, dim+1]: embedding + confidence)
+  ``feature_map/descriptor`` (std_msgs/String, JSON: origin, resolution, shape, encoder, scene_id)
+  ``grounding/query`` (std_msgs/String, JSON ``personal/msg/GroundingQuery``)
+Publishes
+  ``grounding/result`` (std_msgs/String, JSON ``personal/msg/GroundingResult``, one per method)
+  ``grounding/markers`` (visualization_msgs/MarkerArray: ranked predictions per method, map frame)
+
+Maps: the latest map received on the topics (kept per ``scene_id`` of its descriptor),
+or — when ``map_dir`` is set — ``<map_dir>/<scene_id>/features.yaml`` loaded on demand.
+The algorithm lives in ``personal.grounding.pipeline``; this node only translates.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import rclpy
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import Float32MultiArray, String
+from visualization_msgs.msg import Marker, MarkerArray
+
+from personal.grounding.map_wire import MapWireError, map_from_wire, parse_descriptor
+from personal.grounding.methods import make_method, parse_method_list
+from personal.grounding.pipeline import MapView, TextEmbedder, failed_payloads, ground_query, result_payloads
+from personal.interfaces.codec import CodecError, decode, encode
+
+RELIABLE = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+COLOURS = [(0.9, 0.2, 0.2), (0.2, 0.6, 0.9), (0.95, 0.75, 0.1), (0.3, 0.8, 0.3), (0.7, 0.3, 0.9), (0.9, 0.5, 0.1)]
+
+
+class GroundingNode(Node):
+    def __init__(self, **kwargs) -> None:
+        super().__init__("grounding", **kwargs)
+        p = self._declare
+        methods = p("methods", "random,centre,qs,rpg,rpg-owner", "comma-separated registry names")
+        encoder = p("encoder", "oracle", "text encoder (must match the map's encoder)")
+        extractor = p("extractor", "builtin", "ownership-phrase extractor: builtin | llm")
+        self.map_dir = p("map_dir", "", "folder with <scene_id>/features.yaml; empty = maps from the topics only")
+        method_params = {
+            "top_k": p("top_k", 3, "RPG: peaks per phrase"),
+            "nhood": p("nhood", 1, "RPG: dilation radius (cells)"),
+            "nms_r": p("nms_r", 1, "RPG: NMS suppression radius (cells)"),
+            "backend": p("backend", "numpy", "numpy | torch"),
+        }
+        common = {"n_predictions": p("n_predictions", 3, "ranked predictions per method"),
+                  "pred_sep_m": p("pred_sep_m", 1.0, "min separation of ranked predictions (m)")}
+        llm = {k: v for k, v in (("base_url", p("llm_base_url", "", "OpenAI-compatible endpoint (llm extractor)")),
+                                 ("model", p("llm_model", "", "chat model (llm extractor)"))) if v}
+
+        from personal.grounding.extract import make_extractor
+        from personal.models.base import make_encoder
+
+        self.methods = {}
+        for name in parse_method_list(methods):
+            extra = method_params if name in ("rpg", "rpg-owner") else ({"backend": method_params["backend"]} if name == "qs" else {})
+            self.methods[name] = make_method(name, **common, **extra)
+        self.encoder = make_encoder(encoder)
+        self.extractor = make_extractor(extractor, **llm) if extractor == "llm" else make_extractor(extractor)
+        self.embed = TextEmbedder(self.encoder)
+        self.maps: dict[str, MapView] = {}
+        self.latest_scene: str | None = None
+        self._pending_desc: dict | None = None
+        self._pending_array: Float32MultiArray | None = None
+
+        self.pub = self.create_publisher(String, "grounding/result", RELIABLE)
+        self.markers = self.create_publisher(MarkerArray, "grounding/markers", 10)
+        self.create_subscription(Float32MultiArray, "feature_map", self._on_array, LATCHED)
+        self.create_subscription(String, "feature_map/descriptor", self._on_descriptor, LATCHED)
+        self.create_subscription(String, "grounding/query", self._on_query, RELIABLE)
+        self.get_logger().info(
+            f"grounding ready: methods {list(self.methods)}, encoder {self.encoder.name}, extractor {extractor}, "
+            f"maps from {'topics + ' + self.map_dir if self.map_dir else 'topics'}"
+        )
+
+    def _declare(self, name, default, description):
+        from rcl_interfaces.msg import ParameterDescriptor
+
+        return self.declare_parameter(name, default, ParameterDescriptor(description=description)).value
+
+    # -- maps ------------------------------------------------------------------------------
+    def _on_descriptor(self, msg: String) -> None:
+        try:
+            self._pending_desc = parse_descriptor(msg.data)
+        except MapWireError as exc:
+            self.get_logger().error(f"feature_map/descriptor: {exc}")
+            return
+        self._try_assemble()
+
+    def _on_array(self, msg: Float32MultiArray) -> None:
+        self._pending_array = msg
+        self._try_assemble()
+
+    def _try_assemble(self) -> None:
+        if self._pending_desc is None or self._pending_array is None:
+            return
+        msg, desc = self._pending_array, self._pending_desc
+        try:
+            view = map_from_wire(msg.data, [d.size for d in msg.layout.dim], desc)
+        except MapWireError as exc:  # array and descriptor of different maps: wait for the matching one
+            self.get_logger().warn(f"feature_map: {exc}")
+            return
+        scene = str(desc.get("scene_id", ""))
+        self.maps[scene] = view
+        self.latest_scene = scene
+        self.get_logger().info(f"feature map for scene {scene or '?'}: {view.features.shape}, {int(view.valid.sum())} observed cells")
+
+    def _map_for(self, scene_id: str) -> MapView | None:
+        if scene_id in self.maps:
+            return self.maps[scene_id]
+        if self.map_dir and scene_id:
+            path = Path(self.map_dir) / scene_id / "features.yaml"
+            if path.exists():
+                from personal.eval.pog_run import load_saved_map
+
+                self.maps[scene_id] = load_saved_map(path, expected_encoder=self.encoder.name)
+                return self.maps[scene_id]
+        if not scene_id and self.latest_scene is not None:
+            return self.maps[self.latest_scene]
+        return None
+
+    # -- queries ---------------------------------------------------------------------------
+    def _on_query(self, msg: String) -> None:
+        try:
+            _, q = decode(msg.data, "GroundingQuery")
+        except CodecError as exc:
+            self.get_logger().error(f"grounding/query: malformed message dropped: {exc}")
+            return
+        names = parse_method_list(q["methods"]) if q["methods"] else list(self.methods)
+        unknown = [n for n in names if n not in self.methods]
+        if unknown:
+            self._publish(failed_payloads(request_id=q["request_id"], episode_id=q["episode_id"], scene_id=q["scene_id"],
+                                          methods=names, code="method_not_configured",
+                                          reason=f"methods {unknown} are not configured on this node ({list(self.methods)})"))
+            return
+        try:
+            view = self._map_for(q["scene_id"])
+        except Exception as exc:  # bad saved map: a recorded failure, not a dead node
+            view, why = None, f"{type(exc).__name__}: {exc}"
+        else:
+            why = f"no feature map for scene {q['scene_id']!r} (have: {sorted(self.maps) or 'none'})"
+        if view is None:
+            self._publish(failed_payloads(request_id=q["request_id"], episode_id=q["episode_id"], scene_id=q["scene_id"],
+                                          methods=names, code="no_map", reason=why))
+            return
+        t = time.perf_counter()
+        g = ground_query(view, query=q["query"], summary=q["summary"], owner=q["owner"], extractor=self.extractor,
+                         encoder=self.encoder, methods=[self.methods[n] for n in names], episode_id=q["episode_id"],
+                         seed=int(q["seed"]), embedder=self.embed)
+        self._publish(result_payloads(g, request_id=q["request_id"], scene_id=q["scene_id"], map_encoder=view.encoder))
+        self._publish_markers(g)
+        self.get_logger().debug(f"{q['episode_id']}: {len(names)} methods in {(time.perf_counter() - t) * 1e3:.1f} ms")
+
+    def _publish(self, payloads: list[dict]) -> None:
+        for p in payloads:
+            self.pub.publish(String(data=encode("GroundingResult", p)))
+
+    def _publish_markers(self, g) -> None:
+        arr = MarkerArray()
+        clear = Marker()
+        clear.action = Marker.DELETEALL
+        arr.markers.append(clear)
+        stamp = self.get_clock().now().to_msg()
+        for i, o in enumerate(g.outcomes):
+            if o.grounding is None:
+                continue
+            r, gcol, b = COLOURS[i % len(COLOURS)]
+            for rank, (x, y) in enumerate(o.grounding.points):
+                m = Marker()
+                m.header.frame_id, m.header.stamp = "map", stamp
+                m.ns, m.id, m.type, m.action = o.method, rank, Marker.SPHERE, Marker.ADD
+                m.pose.position.x, m.pose.position.y, m.pose.position.z = float(x), float(y), 0.3
+                m.pose.orientation.w = 1.0
+                s = 0.4 if rank == 0 else 0.25
+                m.scale.x = m.scale.y = m.scale.z = s
+                m.color.r, m.color.g, m.color.b, m.color.a = r, gcol, b, 1.0 if rank == 0 else 0.5
+                arr.markers.append(m)
+            t = Marker()
+            t.header.frame_id, t.header.stamp = "map", stamp
+            t.ns, t.id, t.type, t.action = o.method + "/label", 0, Marker.TEXT_VIEW_FACING, Marker.ADD
+            x, y = o.grounding.points[0]
+            t.pose.position.x, t.pose.position.y, t.pose.position.z = float(x), float(y), 0.8
+            t.pose.orientation.w = 1.0
+            t.scale.z = 0.25
+            t.color.r = t.color.g = t.color.b = t.color.a = 1.0
+            t.text = f"{o.method} {o.grounding.scores[0]:.2f}" if o.grounding.scores else o.method
+            arr.markers.append(t)
+        self.markers.publish(arr)
+
+
+def main(args=None) -> None:
+    rclpy.init(args=args)
+    node = GroundingNode()
+    try:
+        rclpy.spin(node)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,301 @@
+"""POG evaluator node: drives every episode's query through the grounding node and
+writes the run folder (results.json, summary.json, report.md, PNGs).
+
+Episodes: ``episodes_dir`` (PersONAL folder) or a generated set (``scenes`` × ``splits`` ×
+``episodes_per_split`` from ``seed``), loaded here for the ground truth (target footprints).
+
+Maps (``map_source``):
+  ``topic``  — wait for the mapping pipeline's map of each scene on
+               ``feature_map`` + ``feature_map/descriptor`` (descriptor ``scene_id``);
+  ``saved``  — ``<maps_dir>/<scene_id>/features.yaml``, published here for the grounding node;
+  ``oracle`` — ORACLE top-down maps built from the scene ground truth, published here.
+A scene whose map never arrives (``map_timeout_s``) is evaluated on an empty map, so its
+episodes become recorded ``empty_map`` failures rather than disappearing.
+
+Progress is logged as "episodes done / total"; at the end the node logs where the report
+is and exits 0 (it is the graph's required node: the runner then stops the graph).
+"""
+from __future__ import annotations
+
+import array
+import time
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import rclpy
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import Float32MultiArray, MultiArrayDimension, String
+
+from personal.eval.pog import score_episode, write_report
+from personal.grounding.map_wire import MapWireError, descriptor_json, map_from_wire, map_to_wire, parse_descriptor
+from personal.grounding.methods import parse_method_list
+from personal.grounding.pipeline import MapView, target_boxes
+from personal.interfaces.codec import CodecError, decode, encode
+
+RELIABLE = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+class PogEvaluatorNode(Node):
+    def __init__(self, **kwargs) -> None:
+        super().__init__("pog_evaluator", **kwargs)
+        p = self._declare
+        self.episodes_dir = p("episodes_dir", "", "PersONAL episode folder; empty = generate")
+        self.splits = [s.strip() for s in p("splits", "easy,medium,hard", "comma-separated splits").split(",") if s.strip()]
+        self.n_scenes = p("scenes", 3, "generated scenes")
+        self.per_split = p("episodes_per_split", 10, "generated episodes per split and scene")
+        self.seed = p("seed", 0, "generator seed (same as the sim bridge's)")
+        self.methods = parse_method_list(p("methods", "random,centre,qs,rpg,rpg-owner", "methods to evaluate"))
+        self.map_source = p("map_source", "topic", "topic | saved | oracle")
+        self.maps_dir = p("maps_dir", "maps", "saved maps folder (map_source saved)")
+        self.resolution = p("resolution", 0.5, "cell size of ORACLE maps (m); for the report otherwise")
+        self.encoder_name = p("encoder", "oracle", "text encoder of the grounding node (for the report)")
+        self.extractor_name = p("extractor", "builtin", "extractor of the grounding node (for the report)")
+        out_root = p("out_dir", "runs/pog_eval", "run folders are created under this")
+        self.map_timeout = p("map_timeout_s", 900.0, "wait this long for a scene's map")
+        self.query_timeout = p("query_timeout_s", 60.0, "a query without all results after this is a failure")
+        self.window = p("in_flight", 4, "queries in flight at once")
+        self.sample_maps = p("sample_maps", 6, "episodes drawn as map PNGs")
+        self.run_dir = Path(out_root) / datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+        self.exit_code: int | None = None
+        self.t0 = time.monotonic()
+
+        self.query_pub = self.create_publisher(String, "grounding/query", RELIABLE)
+        self.map_pub = self.create_publisher(Float32MultiArray, "feature_map", LATCHED) if self.map_source != "topic" else None
+        self.desc_pub = self.create_publisher(String, "feature_map/descriptor", LATCHED) if self.map_source != "topic" else None
+        self.create_subscription(String, "grounding/result", self._on_result, RELIABLE)
+        if self.map_source == "topic":
+            self.create_subscription(String, "feature_map/descriptor", self._on_descriptor, LATCHED)
+            self.create_subscription(Float32MultiArray, "feature_map", self._on_array, LATCHED)
+        self._desc = None
+        self._array = None
+
+        try:
+            self._load_episodes()
+        except Exception as exc:  # bad folder/params: say so and stop the graph with an error
+            self.get_logger().error(f"cannot load the episode set: {exc}")
+            self.exit_code = 1
+            return
+        self.maps: dict[str, MapView] = {}
+        self.results = []
+        self.pending: dict[str, tuple] = {}  # request_id -> (episode, sent_at, {method: payload})
+        self.queue: list = []
+        self.scene_order = list(dict.fromkeys(e.scene_id for e in self.episodes))
+        self.scene_idx = 0
+        self.scene_wait_start = time.monotonic()
+        self.done = 0
+        self.get_logger().info(
+            f"POG evaluation: {len(self.episodes)} episodes in {len(self.scene_order)} scene(s), splits {self.splits}, "
+            f"methods {self.methods}, maps from {self.map_source}; run folder {self.run_dir}"
+        )
+        self.create_timer(0.05, self._tick)
+
+    def _declare(self, name, default, description):
+        from rcl_interfaces.msg import ParameterDescriptor
+
+        return self.declare_parameter(name, default, ParameterDescriptor(description=description)).value
+
+    # -- setup ---------------------------------------------------------------------------------
+    def _load_episodes(self) -> None:
+        from personal.eval.pog_run import generate_episode_set, load_episode_folder
+
+        if self.episodes_dir:
+            self.scenes, eps, problems = load_episode_folder(self.episodes_dir, self.splits)
+            for line in problems:
+                self.get_logger().warn(f"episode set: {line} (recorded as a failure)")
+        else:
+            self.scenes, eps = generate_episode_set(self.n_scenes, self.splits, self.per_split, self.seed)
+        self.episodes = eps
+        if not eps:
+            raise ValueError("the episode set is empty")
+
+    # -- maps ---------------------------------------------------------------------------------
+    def _on_descriptor(self, msg: String) -> None:
+        try:
+            self._desc = parse_descriptor(msg.data)
+        except MapWireError as exc:
+            self.get_logger().error(f"feature_map/descriptor: {exc}")
+            return
+        self._assemble()
+
+    def _on_array(self, msg: Float32MultiArray) -> None:
+        self._array = msg
+        self._assemble()
+
+    def _assemble(self) -> None:
+        if self._desc is None or self._array is None:
+            return
+        try:
+            view = map_from_wire(self._array.data, [d.size for d in self._array.layout.dim], self._desc)
+        except MapWireError:
+            return  # array and descriptor from different maps; the matching one follows
+        sid = str(self._desc.get("scene_id", "")) or (self.scene_order[self.scene_idx] if self.scene_idx < len(self.scene_order) else "")
+        if sid not in self.maps:
+            self.get_logger().info(f"map of scene {sid} received: {view.features.shape}, {int(view.valid.sum())} observed cells")
+        self.maps[sid] = view
+
+    def _provide_map(self, sid: str) -> bool:
+        """True once the grounding node can have scene ``sid``'s map."""
+        if sid in self.maps:
+            return True
+        if self.map_source == "topic":
+            return False
+        if self.map_source == "saved":
+            from personal.eval.pog_run import load_saved_map
+
+            path = Path(self.maps_dir) / sid / "features.yaml"
+            if not path.exists():
+                self.get_logger().error(f"no saved map {path}; scene {sid} is evaluated on an empty map")
+                view = _empty_map()
+            else:
+                view = load_saved_map(path)
+        else:
+            from personal.eval.pog_run import oracle_topdown_map
+            from personal.grounding.pipeline import TextEmbedder
+            from personal.models.base import make_encoder
+
+            view = oracle_topdown_map(self.scenes[sid], TextEmbedder(make_encoder(self.encoder_name)), self.resolution)
+        self.maps[sid] = view
+        data, layout, desc = map_to_wire(view, scene_id=sid)
+        msg = Float32MultiArray()
+        msg.layout.dim = [MultiArrayDimension(label=l, size=s, stride=st) for l, s, st in layout]
+        msg.data = array.array("f", data.astype(np.float32).tobytes())
+        self.map_pub.publish(msg)
+        self.desc_pub.publish(String(data=descriptor_json(desc)))
+        self._map_sent_at = time.monotonic()
+        return True
+
+    # -- main loop ------------------------------------------------------------------------------
+    def _tick(self) -> None:
+        if self.exit_code is not None:
+            return
+        now = time.monotonic()
+        self._expire(now)
+        if not self.queue and not self.pending:
+            if self.scene_idx >= len(self.scene_order):
+                self._finish()
+                return
+            sid = self.scene_order[self.scene_idx]
+            if not self._provide_map(sid):
+                if now - self.scene_wait_start > self.map_timeout:
+                    self.get_logger().error(f"no map of scene {sid} after {self.map_timeout:.0f} s: its episodes are recorded as empty_map failures")
+                    self.maps[sid] = _empty_map()
+                    self._publish_empty(sid)
+                return
+            if self.map_source != "topic" and now - getattr(self, "_map_sent_at", 0.0) < 0.5:
+                return  # give the latched map a moment to reach the grounding node
+            self.queue = [e for e in self.episodes if e.scene_id == sid]
+            self.scene_idx += 1
+            self.scene_wait_start = now
+        while self.queue and len(self.pending) < self.window:
+            self._send(self.queue.pop(0))
+
+    def _publish_empty(self, sid: str) -> None:
+        if self.map_pub is None:
+            return
+        data, layout, desc = map_to_wire(self.maps[sid], scene_id=sid)
+        msg = Float32MultiArray()
+        msg.layout.dim = [MultiArrayDimension(label=l, size=s, stride=st) for l, s, st in layout]
+        msg.data = array.array("f", data.astype(np.float32).tobytes())
+        self.map_pub.publish(msg)
+        self.desc_pub.publish(String(data=descriptor_json(desc)))
+
+    def _send(self, ep) -> None:
+        rid = uuid.uuid4().hex[:12]
+        self.pending[rid] = (ep, time.monotonic(), {})
+        payload = {"request_id": rid, "episode_id": ep.episode_id, "scene_id": ep.scene_id, "summary": ep.summary,
+                   "query": ep.query, "owner": ep.owner, "methods": self.methods, "seed": int(self.seed)}
+        self.query_pub.publish(String(data=encode("GroundingQuery", payload)))
+
+    def _on_result(self, msg: String) -> None:
+        try:
+            _, r = decode(msg.data, "GroundingResult")
+        except CodecError as exc:
+            self.get_logger().error(f"grounding/result: malformed message dropped: {exc}")
+            return
+        entry = self.pending.get(r["request_id"])
+        if entry is None:
+            return  # another evaluator's request, or one that already timed out
+        entry[2][r["method"]] = r
+        if all(m in entry[2] for m in self.methods):
+            self._complete(r["request_id"])
+
+    def _expire(self, now: float) -> None:
+        for rid, (ep, sent, got) in list(self.pending.items()):
+            if now - sent > self.query_timeout:
+                for m in self.methods:
+                    got.setdefault(m, {"method": m, "ok": False, "failure_code": "timeout", "points": [], "scores": [],
+                                       "failure_reason": f"no result from the grounding node within {self.query_timeout:.0f} s",
+                                       "latency_ms": float("nan"), "owner": ""})
+                self._complete(rid)
+
+    def _complete(self, rid: str) -> None:
+        ep, _, got = self.pending.pop(rid)
+        boxes, gt_failure = target_boxes(ep, self.scenes.get(ep.scene_id))
+        for m in self.methods:
+            r = got[m]
+            failure = gt_failure or (None if r["ok"] else {"code": r["failure_code"], "reason": r["failure_reason"]})
+            pts = [(p["x"], p["y"]) for p in r["points"]] if not gt_failure else []
+            self.results.append(score_episode(
+                episode_id=ep.episode_id, scene_id=ep.scene_id, split=ep.split, method=m, points=pts,
+                scores=r["scores"] if not gt_failure else [], targets=boxes, latency_ms=r.get("latency_ms", float("nan")),
+                query=ep.query, owner=r.get("owner", "") or ep.owner, target_object_ids=ep.target_object_ids, failure=failure,
+                info={"extract_ms": r.get("extract_ms"), "embed_ms": r.get("embed_ms"), "phrases": len(r.get("phrases", []))},
+            ))
+        self.done += 1
+        total = len(self.episodes)
+        if self.done == total or self.done % max(1, total // 20) == 0:
+            self.get_logger().info(f"episodes done {self.done}/{total} ({time.monotonic() - self.t0:.0f} s)")
+
+    def _finish(self) -> None:
+        from personal.eval.pog_run import write_sample_maps
+
+        oracle = "oracle" in self.encoder_name.lower() or self.map_source == "oracle"
+        meta = {
+            "encoder": self.encoder_name,
+            "encoder_is_oracle": oracle,
+            "extractor": self.extractor_name,
+            "map source": {"topic": "mapping pipeline (pre-exploration)", "saved": f"saved maps ({self.maps_dir})",
+                           "oracle": "ORACLE top-down map from scene ground truth"}[self.map_source],
+            "map resolution (m)": sorted({round(v.resolution, 3) for v in self.maps.values() if v.dim}) or [self.resolution],
+            "observed cells per map": {sid: int(v.valid.sum()) for sid, v in self.maps.items()},
+            "episodes": f"{self.episodes_dir or f'generated: {self.n_scenes} scenes x {self.splits} x {self.per_split}, seed {self.seed}'}",
+            "episode count": len(self.episodes),
+            "wall time (s)": round(time.monotonic() - self.t0, 1),
+            "run": "ROS graph pog_eval (grounding node + evaluator node)",
+        }
+        write_report(self.run_dir, self.results, meta, self.methods)
+        try:
+            write_sample_maps(self.run_dir, self.results, self.episodes, self.scenes, self.maps, None, self.sample_maps)
+        except Exception as exc:  # plots are a nice-to-have; the report is written
+            self.get_logger().warn(f"sample map plots failed: {exc}")
+        self.get_logger().info(f"POG evaluation done: {self.done}/{len(self.episodes)} episodes; report: {self.run_dir.resolve() / 'report.md'}")
+        print(f"report: {self.run_dir.resolve() / 'report.md'}", flush=True)
+        self.exit_code = 0
+
+
+def _empty_map() -> MapView:
+    return MapView.from_arrays(np.zeros((1, 1, 1), np.float32), np.zeros((1, 1), np.float32), (0.0, 0.0), 1.0)
+
+
+def main(args=None) -> None:
+    rclpy.init(args=args)
+    node = PogEvaluatorNode()
+    code = 1
+    try:
+        while rclpy.ok() and node.exit_code is None:
+            rclpy.spin_once(node, timeout_sec=0.1)
+        code = node.exit_code if node.exit_code is not None else 1
+    except KeyboardInterrupt:
+        code = 130
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    raise SystemExit(code)
+
+
+if __name__ == "__main__":
+    main()
