@@ -14,6 +14,9 @@ def _register() -> None:
     from personal.world.cli import app as world_app
 
     app.add_typer(world_app, name="world", help="Generate and inspect synthetic households.")
+    from personal.mapping.cli import app as map_app
+
+    app.add_typer(map_app, name="map", help="Occupancy + semantic feature maps (build, show).")
     from personal.bags.cli import app as bag_app
 
     app.add_typer(bag_app, name="bag", help="Record, play and inspect rosbag2 (MCAP) bags.")

@@ -54,6 +54,7 @@ class ExplorerConfig:
     initial_spin: bool = True  # look around once before moving
     collision_block_m: float = 0.15  # radius of the virtual obstacle left by a collision
     blacklist_m: float = 0.5
+    tight_radius_scale: float = 0.5  # clearance used when nothing is reachable at the full radius
 
 
 @dataclass
@@ -154,6 +155,11 @@ class FrontierExplorer:
                 self.plan = planner.replan(x, y, self.plan)  # None when no longer reachable
             if self.plan is None:
                 self.plan = planner.plan_to_frontier(x, y, frontier_cells)
+            if self.plan is None:
+                # noisy obstacle cells can wall the agent into a pocket at the full radius:
+                # retry with a tighter clearance before declaring the exploration finished
+                tight = _CoarsePlanner(state, geometry, self.cfg, self._blocked, radius_scale=self.cfg.tight_radius_scale)
+                self.plan = tight.plan_to_frontier(x, y, frontier_cells)
                 if self.plan is None:
                     return None
             if math.dist((x, y), self.plan.goal) >= self.cfg.goal_tolerance_m:
@@ -213,7 +219,7 @@ class FrontierExplorer:
 class _CoarsePlanner:
     """Shortest paths on a coarsened navigable grid (8-connected, Dijkstra)."""
 
-    def __init__(self, state: np.ndarray, geometry: GridGeometry, cfg: ExplorerConfig, blocked) -> None:
+    def __init__(self, state: np.ndarray, geometry: GridGeometry, cfg: ExplorerConfig, blocked, radius_scale: float = 1.0) -> None:
         self.cfg = cfg
         self.fine = geometry
         k = max(1, int(round(cfg.plan_resolution / geometry.resolution)))
@@ -222,7 +228,7 @@ class _CoarsePlanner:
         if blocked:
             occ = occ | FrontierExplorer._disc_mask(geometry, blocked, cfg.collision_block_m)
         clearance = ndimage.distance_transform_edt(~occ) * geometry.resolution if occ.any() else np.full(state.shape, np.inf)
-        nav = (state == FREE) & (clearance > cfg.agent_radius)
+        nav = (state == FREE) & (clearance > cfg.agent_radius * radius_scale)
         ny, nx = -(-state.shape[0] // k), -(-state.shape[1] // k)
         pad = np.zeros((ny * k, nx * k), bool)
         pad[: state.shape[0], : state.shape[1]] = nav
