@@ -158,3 +158,33 @@ def test_placeholders_then_names(scenes):
 def test_unknown_split_rejected(scenes):
     with pytest.raises(ValueError, match="unknown split"):
         generate_episodes(scenes[0], "extreme", 1, seed=0)
+
+
+def test_every_target_has_a_reachable_view_point(episodes):
+    from personal.world.episodes import FloorNav
+    from personal.world.generator import AGENT_RADIUS, clearance
+
+    navs = {}
+    for split in SPLITS:
+        for scene, e in episodes[split]:
+            nav = navs.setdefault((scene.scene_id, e.floor_id), FloorNav(scene, e.floor_id))
+            for oid in e.target_object_ids:
+                obj = scene.object(oid)
+                vps = nav.view_points(obj)
+                assert vps, f"{e.episode_id}: {oid} has no view point"
+                for vp in vps:
+                    x, y, _ = vp["position"]
+                    assert obj.box.distance_2d(x, y) <= 1.0
+                    assert clearance(scene, e.floor_id, x, y) >= AGENT_RADIUS - 0.05
+                    assert 0 < vp["visible_fraction"] <= 1
+
+
+def test_visibility_is_blocked_by_walls():
+    from personal.world.episodes import visible_fraction
+    from personal.world.model import Box, Floor, Room, Scene, SceneObject, Wall
+
+    mug = SceneObject(1, "mug_1", "mug", "red", (200, 0, 0), "the red mug", "room_0", 0, Box((3.0, 0.0, 0.05), (0.1, 0.1, 0.1)))
+    wall = Wall(Box((2.0, 0.0, 1.3), (0.1, 4.0, 2.6)))
+    scene = Scene("t", 0, [Floor(0, 0.0)], [Room("room_0", "kitchen", 0, (0.0, -2.0, 4.0, 2.0))], [wall], [mug])
+    assert visible_fraction(scene, mug, 1.0, 0.0) == 0.0  # wall in between
+    assert visible_fraction(scene, mug, 3.5, 0.5) == 1.0  # same side, nothing in the way

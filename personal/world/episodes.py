@@ -212,81 +212,104 @@ def make_query(owner: str, category: str, n_targets: int) -> str:
 
 
 # ---------------------------------------------------------------- poses
-class _FloorNav:
-    """Reachable region of one floor (largest free component of the inflated grid)."""
+class FloorNav:
+    """Reachable region of one floor (largest free component of the grid inflated by the
+    agent radius) plus line-of-sight blockers, with a per-object view-point cache."""
 
     def __init__(self, scene: Scene, floor: int):
         self.scene, self.floor = scene, floor
+        self.z = next(f.z for f in scene.floors if f.index == floor)
         self.blocked, self.origin = occupancy_grid(scene, floor, inflate=AGENT_RADIUS)
-        labels, n = ndimage.label(~self.blocked)
+        labels, _ = ndimage.label(~self.blocked)
         sizes = np.bincount(labels.ravel())
         sizes[0] = 0
         self.main = labels == sizes.argmax()
+        walls = [w.box for w in scene.walls if w.box.min[2] < self.z + scene.floors[0].height and w.box.max[2] > self.z]
+        furn = [o for o in scene.objects if o.floor == floor and o.is_furniture]
+        boxes = walls + [o.box for o in furn]
+        self.block_lo = np.array([b.min for b in boxes], dtype=float)
+        self.block_hi = np.array([b.max for b in boxes], dtype=float)
+        self.block_iid = np.array([0] * len(walls) + [o.instance_id for o in furn], dtype=int)
+        self._views: dict[str, list[dict]] = {}
 
     def reachable(self, x: float, y: float) -> bool:
         i, j = int((x - self.origin[0]) / 0.05), int((y - self.origin[1]) / 0.05)
         return 0 <= i < self.main.shape[0] and 0 <= j < self.main.shape[1] and bool(self.main[i, j])
 
-
-def _segment_hits_box(p, q, lo, hi) -> bool:
-    d = q - p
-    t0, t1 = 0.0, 1.0
-    for k in range(3):
-        if abs(d[k]) < 1e-12:
-            if p[k] < lo[k] or p[k] > hi[k]:
-                return False
-            continue
-        a, b = (lo[k] - p[k]) / d[k], (hi[k] - p[k]) / d[k]
-        a, b = min(a, b), max(a, b)
-        t0, t1 = max(t0, a), min(t1, b)
-        if t0 > t1:
-            return False
-    return t0 < 0.999  # ignore touching at the target end
+    def view_points(self, obj: SceneObject) -> list[dict]:
+        if obj.object_id not in self._views:
+            self._views[obj.object_id] = goal_view_points(self.scene, obj, self)
+        return self._views[obj.object_id]
 
 
-def visible_fraction(scene: Scene, obj: SceneObject, x: float, y: float) -> float:
-    """Share of 5 points on the object (centre + 4 upper corners) seen unobstructed from a
-    camera at (x, y, floor + 0.88). A cheap visibility proxy, not a mask IoU."""
-    z0 = next(f.z for f in scene.floors if f.index == obj.floor)
-    eye = np.array([x, y, z0 + CAMERA_HEIGHT])
+_FloorNav = FloorNav  # backward-compatible private name
+
+
+def _segments_blocked(eye: np.ndarray, pts: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """For each segment eye->pts[k], whether it passes through any box (slab test, vectorised).
+    Touching a box only at the far end does not count (the target may rest on it)."""
+    d = pts[:, None, :] - eye[None, None, :]  # (P, 1, 3)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv = 1.0 / d
+        t_a = (lo[None] - eye) * inv
+        t_b = (hi[None] - eye) * inv
+    t_near = np.where(np.isnan(t_a), -np.inf, np.minimum(t_a, t_b))
+    t_far = np.where(np.isnan(t_b), np.inf, np.maximum(t_a, t_b))
+    # parallel axes: inside the slab -> (-inf, inf), outside -> empty
+    parallel = np.abs(d) < 1e-12
+    inside = (eye >= lo[None]) & (eye <= hi[None])
+    t_near = np.where(parallel, np.where(inside, -np.inf, np.inf), t_near)
+    t_far = np.where(parallel, np.where(inside, np.inf, -np.inf), t_far)
+    t0 = np.maximum(t_near.max(axis=2), 0.0)
+    t1 = np.minimum(t_far.min(axis=2), 1.0)
+    return ((t0 <= t1) & (t0 < 0.999)).any(axis=1)
+
+
+def visible_fraction(scene: Scene, obj: SceneObject, x: float, y: float, nav: FloorNav | None = None) -> float:
+    """Share of 5 points on the object (centre + 4 points near its top) seen unobstructed
+    by walls or other furniture from a camera at (x, y, floor + 0.88). A cheap visibility
+    proxy, not a mask IoU."""
+    nav = nav or FloorNav(scene, obj.floor)
+    eye = np.array([x, y, nav.z + CAMERA_HEIGHT])
     b = obj.box
-    pts = [np.array(b.center)] + [
-        np.array([b.center[0] + sx * b.size[0] * 0.4, b.center[1] + sy * b.size[1] * 0.4, b.max[2] - 0.01])
+    pts = np.array([b.center] + [
+        [b.center[0] + sx * b.size[0] * 0.4, b.center[1] + sy * b.size[1] * 0.4, b.max[2] - 0.01]
         for sx in (-1, 1) for sy in (-1, 1)
-    ]
-    blockers = [w.box for w in scene.walls] + [
-        o.box for o in scene.objects if o.floor == obj.floor and o.instance_id != obj.instance_id and o.is_furniture
-    ]
-    seen = 0
-    for pt in pts:
-        if not any(_segment_hits_box(eye, pt, np.array(bb.min), np.array(bb.max)) for bb in blockers):
-            seen += 1
-    return seen / len(pts)
+    ])
+    keep = nav.block_iid != obj.instance_id
+    blocked = _segments_blocked(eye, pts, nav.block_lo[keep], nav.block_hi[keep])
+    return float((~blocked).mean())
 
 
-def goal_view_points(scene: Scene, obj: SceneObject, nav: _FloorNav | None = None, max_points: int = 8) -> list[dict]:
-    """Navigable points within 1 m of the object's footprint that see it; each
-    {"position": (x, y, z_floor), "yaw": facing the object, "visible_fraction": f}."""
-    nav = nav or _FloorNav(scene, obj.floor)
-    z0 = next(f.z for f in scene.floors if f.index == obj.floor)
+def goal_view_points(scene: Scene, obj: SceneObject, nav: FloorNav | None = None, max_points: int = 8) -> list[dict]:
+    """Reachable points within 1 m of the object's footprint that see it; each
+    {"position": (x, y, z_floor), "yaw": facing the object, "visible_fraction": f}.
+    Candidates lie on a 10 cm lattice; per 22.5° sector the one nearest 0.6 m is tried first."""
+    nav = nav or FloorNav(scene, obj.floor)
     cx, cy = obj.box.center[0], obj.box.center[1]
+    lo, hi = obj.box.min, obj.box.max
+    xs = np.round(np.arange(math.floor((lo[0] - 1.0) * 10), math.ceil((hi[0] + 1.0) * 10) + 1) / 10, 3)
+    ys = np.round(np.arange(math.floor((lo[1] - 1.0) * 10), math.ceil((hi[1] + 1.0) * 10) + 1) / 10, 3)
+    buckets: dict[int, list[tuple[float, float, float]]] = {}
+    for x in xs:
+        for y in ys:
+            d = obj.box.distance_2d(float(x), float(y))
+            if 0.05 < d <= VIEWPOINT_MAX_DIST and nav.reachable(float(x), float(y)):
+                sector = int((math.atan2(y - cy, x - cx) + math.pi) / (math.pi / 8)) % 16
+                buckets.setdefault(sector, []).append((abs(d - 0.6), float(x), float(y)))
+    for bucket in buckets.values():
+        bucket.sort()
+    candidates = [bucket[k][1:] for k in range(3) for _, bucket in sorted(buckets.items()) if k < len(bucket)]
     out = []
-    for dist in (0.35, 0.6, 0.85):
-        for k in range(16):
-            ang = 2 * math.pi * k / 16
-            rx = obj.box.size[0] / 2 + dist
-            ry = obj.box.size[1] / 2 + dist
-            x, y = round(cx + rx * math.cos(ang), 3), round(cy + ry * math.sin(ang), 3)
-            if obj.box.distance_2d(x, y) > VIEWPOINT_MAX_DIST or not nav.reachable(x, y):
-                continue
-            vis = visible_fraction(scene, obj, x, y)
-            if vis > 0:
-                out.append({"position": (x, y, z0), "yaw": math.atan2(cy - y, cx - x), "visible_fraction": vis})
+    for x, y in candidates:
+        vis = visible_fraction(scene, obj, x, y, nav)
+        if vis > 0:
+            out.append({"position": (x, y, nav.z), "yaw": math.atan2(cy - y, cx - x), "visible_fraction": vis})
     out.sort(key=lambda v: -v["visible_fraction"])
     return out[:max_points]
 
 
-def _start_pose(rng: random.Random, scene: Scene, nav: _FloorNav, targets: list[SceneObject]):
+def _start_pose(rng: random.Random, scene: Scene, nav: FloorNav, targets: list[SceneObject]):
     floor = targets[0].floor
     rooms = [r for r in scene.rooms if r.floor == floor]
     target_rooms = {t.room_id for t in targets}
@@ -317,68 +340,87 @@ def _people_and_objects(split: str, rng: random.Random) -> tuple[int, int]:
     return rng.randint(4, 8), rng.randint(5, 8)
 
 
-def _pick_objects(rng, candidates: list[SceneObject], n: int, want_pair: bool) -> tuple[list[SceneObject], tuple | None]:
-    """n distinct objects; with want_pair, two of them share a category (for "one of" queries)."""
+def _pick_objects(rng, candidates: list[SceneObject], n: int, want_pair: bool, viewable) -> tuple[list[SceneObject], tuple | None]:
+    """n distinct objects; with want_pair, two viewable ones share a category (for "one of" queries)."""
     by_cat: dict[str, list[SceneObject]] = {}
     for o in candidates:
         by_cat.setdefault(o.category, []).append(o)
     pair = None
     chosen: list[SceneObject] = []
-    multi = [c for c, objs in by_cat.items() if len(objs) >= 2]
-    if want_pair and multi and n >= 2:
-        c = rng.choice(sorted(multi))
-        pair = tuple(rng.sample(by_cat[c], 2))
-        chosen.extend(pair)
+    if want_pair and n >= 2:
+        multi = [c for c, objs in sorted(by_cat.items()) if len(objs) >= 2]
+        rng.shuffle(multi)
+        for c in multi:
+            ok = [o for o in by_cat[c] if viewable(o)]
+            if len(ok) >= 2:
+                pair = tuple(rng.sample(ok, 2))
+                chosen.extend(pair)
+                break
     rest = [o for o in candidates if o not in chosen]
     chosen.extend(rng.sample(rest, n - len(chosen)))
     rng.shuffle(chosen)
     return chosen, pair
 
 
-def generate_episode(scene: Scene, split: str, episode_index: int, rng: random.Random, navs: dict | None = None) -> Episode:
-    if split not in SPLITS:
-        raise ValueError(f"unknown split {split!r}; expected one of {SPLITS}")
-    navs = navs if navs is not None else {}
-    floor = rng.choice([f.index for f in scene.floors])
-    candidates = [o for o in scene.objects if o.floor == floor and o.attributes.get("caption_unique", True)]
-    m, n = _people_and_objects(split, rng)
-    n = min(n, len(candidates))
-    people = rng.sample(NAMES, m)
-    want_pair = split != "easy" and rng.random() < 0.4
-    objects, pair = _pick_objects(rng, candidates, n, want_pair)
+def _ownership(rng, split, people, objects, pair):
+    """Ownership dict meeting the split; with a pair, one person owns both (returns that person)."""
+    m, n = len(people), len(objects)
     edges = _sample_graph(rng, split, m, n)
+    pair_owner = None
     if pair is not None:  # resample until one person owns both instances of the pair
         ja, jb = objects.index(pair[0]), objects.index(pair[1])
         for _ in range(500):
             common = {i for i, j in edges if j == ja} & {i for i, j in edges if j == jb}
             if common:
-                i_pair = rng.choice(sorted(common))
+                pair_owner = people[rng.choice(sorted(common))]
                 break
             edges = _sample_graph(rng, split, m, n)
-        else:
-            pair = None
     ownership = {p: [objects[j].object_id for (i, j) in edges if i == k] for k, p in enumerate(people)}
-    check_split_constraints(ownership, split)
+    return ownership, pair_owner
 
-    # query: an owner and a category; targets = all of the owner's objects of that category
-    if pair is not None:
-        owner = people[i_pair]
-        category = pair[0].category
-    else:
-        owner = rng.choice(people)
-        category = scene.object(rng.choice(ownership[owner])).category
-    targets = [scene.object(o) for o in ownership[owner] if scene.object(o).category == category]
-    nav = navs.setdefault((scene.scene_id, floor), _FloorNav(scene, floor))
-    start, yaw = _start_pose(rng, scene, nav, targets)
-    summary = substitute_names(summary_template(rng, scene, people, ownership), people)
-    return Episode(
-        episode_id=f"{scene.scene_id}_{split}_{episode_index:03d}",
-        scene_id=scene.scene_id, split=split, people=people, ownership=ownership, owner=owner,
-        target_object_ids=[t.object_id for t in targets], object_category=category,
-        query=make_query(owner, category, len(targets)), summary=summary,
-        extracted_summary=extracted_phrases(scene, ownership), description=[t.caption for t in targets],
-        start_position=start, start_yaw=yaw, floor_id=floor, geodesic_distance=float("nan"),
-    )
+
+def generate_episode(scene: Scene, split: str, episode_index: int, rng: random.Random, navs: dict | None = None) -> Episode:
+    """One episode. Query targets always have a reachable, visible view point within 1 m
+    (otherwise success would be impossible); other owned objects may be anywhere."""
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; expected one of {SPLITS}")
+    navs = navs if navs is not None else {}
+    for _attempt in range(50):
+        floor = rng.choice([f.index for f in scene.floors])
+        nav = navs.get((scene.scene_id, floor))
+        if nav is None:
+            nav = navs[(scene.scene_id, floor)] = FloorNav(scene, floor)
+        viewable = lambda o: bool(nav.view_points(o))  # noqa: E731
+        candidates = [o for o in scene.objects if o.floor == floor and o.attributes.get("caption_unique", True)]
+        m, n = _people_and_objects(split, rng)
+        n = min(n, len(candidates))
+        people = rng.sample(NAMES, m)
+        objects, pair = _pick_objects(rng, candidates, n, split != "easy" and rng.random() < 0.4, viewable)
+        ownership, pair_owner = _ownership(rng, split, people, objects, pair)
+        check_split_constraints(ownership, split)
+        # query: an owner and a category; targets = all of the owner's objects of that category
+        if pair_owner is not None:
+            owner, category = pair_owner, pair[0].category
+        else:
+            options = sorted({(p, scene.object(o).category) for p in people for o in ownership[p]})
+            rng.shuffle(options)
+            options = [(p, c) for p, c in options
+                       if all(viewable(scene.object(o)) for o in ownership[p] if scene.object(o).category == c)]
+            if not options:
+                continue
+            owner, category = options[0]
+        targets = [scene.object(o) for o in ownership[owner] if scene.object(o).category == category]
+        start, yaw = _start_pose(rng, scene, nav, targets)
+        summary = substitute_names(summary_template(rng, scene, people, ownership), people)
+        return Episode(
+            episode_id=f"{scene.scene_id}_{split}_{episode_index:03d}",
+            scene_id=scene.scene_id, split=split, people=people, ownership=ownership, owner=owner,
+            target_object_ids=[t.object_id for t in targets], object_category=category,
+            query=make_query(owner, category, len(targets)), summary=summary,
+            extracted_summary=extracted_phrases(scene, ownership), description=[t.caption for t in targets],
+            start_position=start, start_yaw=yaw, floor_id=floor, geodesic_distance=float("nan"),
+        )
+    raise RuntimeError(f"scene {scene.scene_id}: could not build a {split} episode with a reachable target")
 
 
 def generate_episodes(scene: Scene, split: str, n_episodes: int, seed: int) -> list[Episode]:

@@ -24,7 +24,7 @@ import json
 import math
 from pathlib import Path
 
-from personal.world.episodes import _FloorNav, goal_view_points, ownership_matrix, straight_line_distance
+from personal.world.episodes import FloorNav, ownership_matrix, straight_line_distance
 from personal.world.mesh import scene_mesh, write_ply
 from personal.world.model import SPLITS, Episode, Scene
 
@@ -68,8 +68,8 @@ def scene_basename(scene_id: str) -> str:
 
 
 # ---------------------------------------------------------------- export
-def _goal(scene: Scene, obj, nav) -> dict:
-    vps = goal_view_points(scene, obj, nav)
+def _goal(scene: Scene, obj, nav: FloorNav) -> dict:
+    vps = nav.view_points(obj)
     room = scene.room(obj.room_id)
     return {
         "object_id": obj.object_id,
@@ -131,7 +131,7 @@ def scene_content(scene: Scene, episodes: list[Episode]) -> dict:
     """The ``{split}/content/{scene}.json.gz`` document for one scene."""
     base = scene_basename(scene.scene_id)
     categories = sorted({e.object_category for e in episodes} | {scene.object(o).category for e in episodes for o in e.target_object_ids})
-    navs = {f.index: _FloorNav(scene, f.index) for f in scene.floors}
+    navs = {f.index: FloorNav(scene, f.index) for f in scene.floors}
     goals = {
         f"{base}_{c}": [_goal(scene, o, navs[o.floor]) for o in scene.objects if o.category == c]
         for c in categories
