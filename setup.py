@@ -12,6 +12,11 @@ NODES = {
     "bag_player": "nodes.bag_player_node:main",
     "base_driver": "nodes.base_driver_node:main",
     "kinematic_base": "nodes.kinematic_base_node:main",
+    "tabletop_sim": "nodes.tabletop_sim_node:main",
+    "policy_node": "nodes.policy_node:main",
+    "perm_evaluator": "nodes.perm_evaluator_node:main",
+    "grounding_node": "nodes.grounding_node:main",
+    "pog_evaluator": "nodes.pog_evaluator_node:main",
 }
 
 setup(

@@ -49,7 +49,11 @@ class PogEvaluatorNode(Node):
         self.per_split = p("episodes_per_split", 10, "generated episodes per split and scene")
         self.seed = p("seed", 0, "generator seed (same as the sim bridge's)")
         self.methods = parse_method_list(p("methods", "random,centre,qs,rpg,rpg-owner", "methods to evaluate"))
-        self.map_source = p("map_source", "topic", "topic | saved | oracle")
+        self.map_source = p("map_source", "explore", "explore | topic | saved | oracle")
+        if self.map_source not in ("explore", "topic", "saved", "oracle"):
+            raise ValueError(f"parameter map_source: expected explore | topic | saved | oracle, got {self.map_source!r}")
+        self.explore_steps = p("explore_steps", 2500, "pre-exploration step budget per scene (map_source explore)")
+        self.explore_info: dict[str, dict] = {}
         self.maps_dir = p("maps_dir", "maps", "saved maps folder (map_source saved)")
         self.resolution = p("resolution", 0.5, "cell size of ORACLE maps (m); for the report otherwise")
         self.encoder_name = p("encoder", "oracle", "text encoder of the grounding node (for the report)")
@@ -152,6 +156,16 @@ class PogEvaluatorNode(Node):
                 view = _empty_map()
             else:
                 view = load_saved_map(path)
+        elif self.map_source == "explore":
+            from personal.eval.pog_run import explore_scene_map
+
+            first = next(e for e in self.episodes if e.scene_id == sid)
+            self.get_logger().info(f"pre-exploring scene {sid} ({self.scene_idx + 1}/{len(self.scene_order)}) from {first.episode_id}'s start pose")
+            view, info = explore_scene_map(self.scenes[sid], self.encoder_name, self.resolution, start_episode=first,
+                                           max_steps=self.explore_steps, save_dir=self.run_dir / "maps_built" / sid)
+            self.explore_info[sid] = info
+            self.get_logger().info(f"scene {sid} mapped: {info['steps']} steps ({info['stop_reason']}), {info['seconds']} s, "
+                                   f"{int(view.valid.sum())} observed cells")
         else:
             from personal.eval.pog_run import oracle_topdown_map
             from personal.grounding.pipeline import TextEmbedder
@@ -258,8 +272,11 @@ class PogEvaluatorNode(Node):
             "encoder": self.encoder_name,
             "encoder_is_oracle": oracle,
             "extractor": self.extractor_name,
-            "map source": {"topic": "mapping pipeline (pre-exploration)", "saved": f"saved maps ({self.maps_dir})",
+            "map source": {"topic": "mapping node (pre-exploration, feature_map topics)", "saved": f"saved maps ({self.maps_dir})",
+                           "explore": "pre-exploration per scene: frontier explorer + MapBuilder on the synthetic simulator "
+                                      "(160x120 render, 79 deg HFOV), cell features from the encoder",
                            "oracle": "ORACLE top-down map from scene ground truth"}[self.map_source],
+            "pre-exploration": self.explore_info or "n/a",
             "map resolution (m)": sorted({round(v.resolution, 3) for v in self.maps.values() if v.dim}) or [self.resolution],
             "observed cells per map": {sid: int(v.valid.sum()) for sid, v in self.maps.items()},
             "episodes": f"{self.episodes_dir or f'generated: {self.n_scenes} scenes x {self.splits} x {self.per_split}, seed {self.seed}'}",

@@ -120,6 +120,39 @@ def load_saved_map(path: str | Path, expected_encoder: str | None = None) -> Map
     return MapView.of(FeatureMap.load(path, expected_encoder=expected_encoder))
 
 
+def explore_scene_map(scene: Scene, encoder_name: str = "oracle", resolution: float = 0.5, start_episode: Episode | None = None,
+                      width: int = 160, height: int = 120, max_steps: int = 2500, save_dir: str | Path | None = None,
+                      progress=None) -> tuple[MapView, dict]:
+    """Pre-exploration of one scene without ROS (the mapping library's frontier explorer and
+    MapBuilder on the synthetic simulator), from ``start_episode``'s start pose (else the
+    first room's centre). Rendering at ``width``×``height`` keeps the 79° HFOV (same geometry,
+    fewer pixels). With the oracle encoder the cell features are ORACLE (ground-truth captions
+    of the instance ids seen)."""
+    from personal.mapping.exploration import ExplorerConfig, FrontierExplorer
+    from personal.mapping.pipeline import MapBuilder, MapConfig
+    from personal.mapping.session import explore
+    from personal.models.base import make_encoder
+    from sim_bridge.backends.base import AgentState, CameraSpec
+    from sim_bridge.backends.synthetic import SyntheticBackend
+
+    enc = make_encoder(encoder_name, scene=scene) if "oracle" in encoder_name else make_encoder(encoder_name)
+    backend = SyntheticBackend(camera=CameraSpec(width=width, height=height))
+    backend.load_scene(scene)
+    if start_episode is not None:
+        obs = backend.reset(episode=start_episode)
+    else:
+        r = scene.rooms[0]
+        x, y = backend.snap_to_navigable((r.bounds[0] + r.bounds[2]) / 2, (r.bounds[1] + r.bounds[3]) / 2)
+        obs = backend.reset(state=AgentState(x, y, scene.floors[0].z, 0.0))
+    builder = MapBuilder(MapConfig(stride=1, feature_resolution=resolution), feature_dim=enc.dim, encoder_name=enc.name,
+                         features=enc.frame_features)
+    out = explore(backend, obs, builder, FrontierExplorer(ExplorerConfig(max_steps=max_steps)), progress=progress)
+    if save_dir:
+        builder.save(save_dir, extra={"scene_id": scene.scene_id})
+    info = {"steps": out.steps, "stop_reason": out.reason, "collisions": out.collisions, "seconds": round(out.seconds, 1)}
+    return MapView.of(builder.feature_map), info
+
+
 # -- plots ----------------------------------------------------------------------------------------
 
 

@@ -1,0 +1,67 @@
+"""Graph ``pog_eval``: the main job — PersONAL Personalized Object Grounding (POG).
+
+Pre-exploration with mapping builds each scene's feature map; then every episode's
+query goes through every configured method in the grounding node; the evaluator (the
+required node) scores the answers against the episode ground truth, writes the run
+folder and exits, which stops the graph.
+
+Maps (``map_source``): ``explore`` (default) — the evaluator pre-explores each scene
+with the mapping library (frontier explorer + MapBuilder on the synthetic simulator) and
+hands the map to the grounding node on ``feature_map``; ``topic`` — maps come from a
+mapping node on ``feature_map`` + ``feature_map/descriptor``; ``saved`` — ``maps_dir/<scene>/``;
+``oracle`` — ORACLE top-down maps from the scene ground truth.
+"""
+from personal.graphs import Arg, Graph, NodeSpec
+
+METHODS = "random,centre,qs,rpg,rpg-owner"
+
+GRAPH = Graph(
+    name="pog_eval",
+    description="PersONAL POG: pre-exploration + mapping, grounding node (Random/Centre/QS/RPG/RPG-owner), evaluator -> report.",
+    arguments={
+        "episodes_dir": ("", "PersONAL-format episode folder; empty = generate a set"),
+        "splits": ("easy,medium,hard", "splits to evaluate (comma separated)"),
+        "scenes": (3, "generated households"),
+        "episodes_per_split": (10, "generated episodes per split and scene"),
+        "seed": (0, "generator seed"),
+        "methods": (METHODS, "grounding methods (comma separated)"),
+        "encoder": ("oracle", "encoder of map cells and texts (oracle = ORACLE ground-truth captions + MiniLM)"),
+        "extractor": ("builtin", "ownership-phrase extractor: builtin | llm"),
+        "llm_base_url": ("", "OpenAI-compatible endpoint for extractor:=llm (else $OPENAI_BASE_URL)"),
+        "llm_model": ("", "chat model for extractor:=llm (else $OPENAI_MODEL)"),
+        "map_source": ("explore", "explore | topic | saved | oracle"),
+        "maps_dir": ("maps", "saved maps (<maps_dir>/<scene_id>/features.yaml) for map_source:=saved"),
+        "resolution": (0.5, "feature-map cell size in metres"),
+        "explore_steps": (2500, "pre-exploration step budget per scene"),
+        "top_k": (3, "RPG peaks per phrase"),
+        "nhood": (1, "RPG dilation radius (cells)"),
+        "nms_r": (1, "RPG NMS radius (cells)"),
+        "backend": ("numpy", "numpy | torch"),
+        "out_dir": ("runs/pog_eval", "run folders are created under this"),
+    },
+    nodes=[
+        NodeSpec(
+            name="grounding",
+            executable="grounding_node",
+            module="nodes.grounding_node",
+            parameters={
+                "methods": Arg("methods"), "encoder": Arg("encoder"), "extractor": Arg("extractor"),
+                "llm_base_url": Arg("llm_base_url"), "llm_model": Arg("llm_model"),
+                "top_k": Arg("top_k"), "nhood": Arg("nhood"), "nms_r": Arg("nms_r"), "backend": Arg("backend"),
+            },
+        ),
+        NodeSpec(
+            name="pog_evaluator",
+            executable="pog_evaluator",
+            module="nodes.pog_evaluator_node",
+            parameters={
+                "episodes_dir": Arg("episodes_dir"), "splits": Arg("splits"), "scenes": Arg("scenes"),
+                "episodes_per_split": Arg("episodes_per_split"), "seed": Arg("seed"), "methods": Arg("methods"),
+                "map_source": Arg("map_source"), "maps_dir": Arg("maps_dir"), "resolution": Arg("resolution"),
+                "explore_steps": Arg("explore_steps"), "encoder": Arg("encoder"), "extractor": Arg("extractor"),
+                "out_dir": Arg("out_dir"),
+            },
+            required=True,
+        ),
+    ],
+)
