@@ -29,19 +29,18 @@ def generate(
     splits = SPLITS if split == "all" else (split,)
     if any(s not in SPLITS for s in splits):
         raise typer.BadParameter(f"--split must be one of {', '.join(SPLITS)} or all, got {split!r}")
-    all_scenes, all_eps = [], []
-    for k in track(range(scenes), description="households"):
+    n_obj = n_eps = n_files = 0
+    for k in track(range(scenes), description="households (scene, episodes, view points, mesh)"):
         s = generate_scene(seed + k, scene_id=f"synth_{seed + k:05d}", two_floors=two_floors)
-        all_scenes.append(s)
+        eps = []
         for sp in splits:
-            eps = generate_episodes(s, sp, episodes_per_scene, seed)
-            for e in eps:
+            for e in generate_episodes(s, sp, episodes_per_scene, seed):
                 check_split_constraints(e.ownership, sp)
-            all_eps.extend(eps)
-    typer.echo("writing episode set (goal view points, meshes)...")
-    files = write_episode_set(out, all_scenes, all_eps)
-    n_obj = sum(len(s.objects) for s in all_scenes)
-    typer.echo(f"{len(all_scenes)} scenes ({n_obj} objects), {len(all_eps)} episodes, {len(files)} content files -> {out}")
+                eps.append(e)
+        n_files += len(write_episode_set(out, [s], eps))  # one scene at a time: same files, steady progress
+        n_obj += len(s.objects)
+        n_eps += len(eps)
+    typer.echo(f"{scenes} scenes ({n_obj} objects), {n_eps} episodes, {n_files} content files -> {out}")
 
 
 @app.command()
