@@ -204,7 +204,7 @@ PREFERENCES: dict[str, Preference] = {
     p.id: p
     for p in [
         Preference("speed_up", Tier.MOTION, "Move faster", "Guests will use them immediately.",
-                   steps_ratio, Binning((1.0, 0.85, 0.7), higher_is_better=False), "x reference steps", ALL,
+                   steps_ratio, Binning((1.0, 0.9, 0.8), higher_is_better=False), "x reference steps", ALL,
                    conflicts=("slow_down",), description="execution steps relative to the nominal-pace reference"),
         Preference("slow_down", Tier.MOTION, "Move slowly", "The baby is asleep right next to the table.",
                    p95_speed, Binning((0.16, 0.12, 0.09), higher_is_better=False), "m/s (p95 eef speed)", ALL,
@@ -240,10 +240,10 @@ PREFERENCES: dict[str, Preference] = {
         Preference("prefer_blue", Tier.USER_PROFILE, "Prefer the blue one", "Blue matches my kitchen.",
                    _picked_attribute(_is_colour("blue")), BINARY, "picked blue", BLOCK_MISSIONS,
                    conflicts=("prefer_red", "prefer_smaller")),
-        Preference("prefer_bigger", Tier.USER_PROFILE, "Prefer the bigger one", "I am really hungry today.",
+        Preference("prefer_bigger", Tier.USER_PROFILE, "Prefer the bigger one", "I need the chunky one as the base of my tower.",
                    _picked_attribute(_is_biggest), BINARY, "picked biggest", BLOCK_MISSIONS,
                    conflicts=("prefer_smaller", "prefer_red")),
-        Preference("prefer_smaller", Tier.USER_PROFILE, "Prefer the smaller one", "I am on a diet.",
+        Preference("prefer_smaller", Tier.USER_PROFILE, "Prefer the smaller one", "There is only a little space left for it.",
                    _picked_attribute(_is_smallest), BINARY, "picked smallest", BLOCK_MISSIONS,
                    conflicts=("prefer_bigger", "prefer_blue")),
     ]

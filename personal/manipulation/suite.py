@@ -42,7 +42,9 @@ def make_layout(mission: str, seed: int) -> Layout:
     rx, ry = rng.uniform(-0.04, 0.04), rng.uniform(0.15, 0.18)
     # the vase stands beside the carry paths (either block -> receptacle): close enough that a plain
     # path passes within ~4-8 cm, far enough that the block can be carried or pushed past it
-    vx = 0.5 * (np.mean(xs) + rx) + rng.choice([-1, 1]) * rng.uniform(0.115, 0.13)
+    # (bin: the plain carry passes over it; mat: low pushes must pass beside it, so it stands further out)
+    offset = rng.uniform(0.07, 0.09) if MISSIONS[mission].receptacle == "bin" else rng.uniform(0.115, 0.13)
+    vx = 0.5 * (np.mean(xs) + rx) + rng.choice([-1, 1]) * offset
     vy = rng.uniform(-0.01, 0.02)
     objects = [
         ObjectSpec("red_block", "box", (small,) * 3, RED, "red", "candidate", (xs[0], ys[0], TABLE_Z + small),

@@ -138,6 +138,7 @@ class KinematicStandIn(TabletopBackend):
 
     def _crop_around_eef(self, top: np.ndarray) -> np.ndarray:
         r, c = self._px(self.eef[0], self.eef[1])
+        r, c = int(np.clip(r, 0, IMAGE_SIZE)), int(np.clip(c, 0, IMAGE_SIZE))
         pad = np.pad(top, ((32, 32), (32, 32), (0, 0)), mode="edge")
         crop = pad[r : r + 64, c : c + 64]
         return np.repeat(np.repeat(crop, 2, axis=0), 2, axis=1)[:IMAGE_SIZE, :IMAGE_SIZE]

@@ -41,8 +41,8 @@ LEXICON: dict[str, list[str]] = {
     "push": [r"\bpush", r"slide", r"don't lift", r"instead of lifting", r"pads are worn"],
     "prefer_red": [r"\bred\b"],
     "prefer_blue": [r"\bblue\b"],
-    "prefer_bigger": [r"\bbig", r"\blarge", r"hungry"],
-    "prefer_smaller": [r"\bsmall", r"\bdiet\b", r"\blittle\b"],
+    "prefer_bigger": [r"\bbig", r"\blarge", r"chunky"],
+    "prefer_smaller": [r"\bsmall", r"\blittle\b"],
 }
 
 
@@ -83,7 +83,7 @@ class Style:
 def style_for(prefs: list[str]) -> Style:
     s = Style()
     if "speed_up" in prefs:
-        s.speed, s.close_steps, s.open_steps = 0.45, 7, 4
+        s.speed, s.close_steps, s.open_steps = 0.55, 6, 3
     if "slow_down" in prefs:
         s.speed, s.close_steps, s.open_steps = 0.07, 14, 10
     if "smooth" in prefs:

@@ -1,0 +1,168 @@
+"""PeRM evaluator node: drives the tabletop sim episode by episode, records the oracle trajectory,
+scores SR/SA with the preference registry, and writes results.jsonl + report.md (with frame strips).
+
+Publishes ``perm/prompt`` (String, transient local) then ``perm/episode`` (String JSON) per rollout;
+subscribes ``perm/oracle/state`` (the simulator's ground truth, one JSON per step) and
+``perm/agentview_image`` (frames for the strips). Rollouts are deterministic given (mission, seed,
+prompt), so tasks sharing them (the no-preference prompt scored for several preferences) share one.
+Exits when done (the graph marks it required, so the graph stops with it).
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import rclpy
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import Image
+from std_msgs.msg import String
+
+from personal.manipulation.evaluate import eval_tasks, write_results
+from personal.manipulation.report import write_report
+from personal.manipulation.scoring import score_episode
+from personal.manipulation.trajectory import Trajectory
+
+LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
+
+
+def _csv(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+class PermEvaluatorNode(Node):
+    def __init__(self, **kwargs) -> None:
+        super().__init__("perm_evaluator", **kwargs)
+        d = self.declare_parameter
+        self.tasks = eval_tasks(_csv(d("missions", "bin,mat").value), _csv(d("prefs", "speed_up,prefer_red").value),
+                                [int(s) for s in _csv(d("seeds", "0").value)], _csv(d("suites", "none,single").value))
+        self.out = Path(d("out_dir", "runs/perm_eval_graph").value)
+        self.strips = int(d("strips", 2).value)
+        self.frame_every = max(1, int(d("frame_every", 20).value))
+        self.timeout_s = float(d("episode_timeout", 120.0).value)
+        self.start_delay = float(d("start_delay", 2.0).value)
+        self.pub_prompt = self.create_publisher(String, "perm/prompt", LATCHED)
+        self.pub_episode = self.create_publisher(String, "perm/episode", 10)
+        self.create_subscription(String, "perm/oracle/state", self._on_state, 100)
+        self.create_subscription(Image, "perm/agentview_image", self._on_image, 10)
+        # one rollout per (mission, seed, prompt)
+        self.rollouts: dict[tuple, list] = {}
+        for t in self.tasks:
+            self.rollouts.setdefault((t.mission, t.seed, t.prompt), []).append(t)
+        self.keys = list(self.rollouts)
+        self.sample = set(self.keys[: self.strips])
+        self.k = -1
+        self.results, self.frames = [], {}
+        self.t0 = time.monotonic()
+        self.finished = False
+        self.create_timer(0.05, self._tick)
+        self.get_logger().info(f"{len(self.tasks)} tasks in {len(self.keys)} rollouts -> {self.out}")
+
+    # -- episode loop ------------------------------------------------------------------------
+
+    def _tick(self) -> None:
+        if self.finished:
+            return
+        if self.k < 0:
+            # start once the simulator and the policy node are both discovered
+            ready = self.pub_episode.get_subscription_count() > 0 and self.pub_prompt.get_subscription_count() > 0
+            if ready and time.monotonic() - self.t0 >= self.start_delay:
+                self._next()
+            return
+        if not self.records and time.monotonic() - self.sent > 5.0:
+            self.get_logger().warning(f"rollout {self.task_id}: no reply from the simulator yet; resending the episode")
+            self._send_episode()
+        if time.monotonic() - self.last_msg > self.timeout_s:
+            self.get_logger().error(f"rollout {self.task_id}: no simulator state for {self.timeout_s:.0f} s; scored as failed")
+            self._finish_rollout()
+
+    def _next(self) -> None:
+        self.k += 1
+        if self.k >= len(self.keys):
+            self._write()
+            return
+        mission, seed, prompt = self.keys[self.k]
+        self.task_id = self.rollouts[self.keys[self.k]][0].task_id
+        self.records: list[dict] = []
+        self.strip: list = []
+        self.last_msg = time.monotonic()
+        self.pub_prompt.publish(String(data=prompt))
+        time.sleep(0.05)  # the prompt (latched) lands before the first observation
+        self._send_episode()
+
+    def _send_episode(self) -> None:
+        mission, seed, _ = self.keys[self.k]
+        self.sent = time.monotonic()
+        self.pub_episode.publish(String(data=json.dumps({"task_id": self.task_id, "mission": mission, "seed": seed})))
+
+    def _on_state(self, msg: String) -> None:
+        if self.finished or self.k < 0:
+            return
+        try:
+            s = json.loads(msg.data)
+        except ValueError as exc:
+            self.get_logger().error(f"perm/oracle/state: not JSON ({exc}); ignored")
+            return
+        if s.get("task_id") != self.task_id or (self.records and s["step"] <= self.records[-1]["step"]):
+            return  # a stale message from the previous rollout
+        self.records.append(s)
+        self.last_msg = time.monotonic()
+        if s.get("done"):
+            self._finish_rollout()
+
+    def _on_image(self, msg: Image) -> None:
+        if self.k < 0 or self.finished or self.keys[self.k] not in self.sample or not self.records:
+            return
+        step = self.records[-1]["step"]
+        last = self.strip[-1][0] if self.strip else -1
+        if step != last and (step % self.frame_every == 0 or self.records[-1].get("done")):
+            img = np.frombuffer(bytes(msg.data), np.uint8).reshape(msg.height, msg.width, 3)
+            self.strip.append((step, img.copy()))
+
+    def _finish_rollout(self) -> None:
+        recs = self.records
+        tasks = self.rollouts[self.keys[self.k]]
+        if recs:
+            traj = Trajectory(eef_pos=[r["eef"] for r in recs], eef_yaw=np.unwrap([r["yaw"] for r in recs]),
+                              gripper=[r["gripper"] for r in recs], held=[r["held"] for r in recs],
+                              objects={n: [r["objects"][n] for r in recs] for n in recs[0]["objects"]},
+                              success=bool(recs[-1]["success"]),
+                              success_step=len(recs) - 1 if recs[-1]["success"] else -1, frames=self.strip)
+        for t in tasks:
+            if not recs:
+                continue
+            res = score_episode(traj, t.layout, task_id=t.task_id, suite=t.suite, measured=t.measured,
+                                prompted=bool(t.prefs), prompt=t.prompt)
+            self.results.append(res)
+            if self.keys[self.k] in self.sample:
+                self.frames[t.task_id] = self.strip
+            self.get_logger().info(f"[{len(self.results)}/{len(self.tasks)}] {t.task_id} success={int(res.success)} "
+                                   f"d={res.d} SA={res.sa:.2f} ({time.monotonic() - self.t0:.0f} s)")
+        self._next()
+
+    def _write(self) -> None:
+        self.finished = True
+        write_results(self.results, self.out)
+        report = write_report(self.results, self.out, self.frames, meta={
+            "graph": "perm_eval", "episodes scored": len(self.results), "wall time": f"{time.monotonic() - self.t0:.0f} s"})
+        sr = np.mean([r.success for r in self.results]) if self.results else float("nan")
+        self.get_logger().info(f"perm_eval finished: {len(self.results)} results, SR {sr:.2f}; report {report}")
+
+
+def main(args=None) -> None:
+    rclpy.init(args=args)
+    node = PermEvaluatorNode()
+    try:
+        while rclpy.ok() and not node.finished:
+            rclpy.spin_once(node, timeout_sec=0.1)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+
+
+if __name__ == "__main__":
+    main()

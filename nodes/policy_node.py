@@ -1,0 +1,168 @@
+"""Policy node: camera images + robot state + prompt in, 7-D delta-EEF actions out; optionally serves
+the openpi websocket protocol for its backend.
+
+Topics: sub ``perm/agentview_image``, ``perm/eye_in_hand_image`` (sensor_msgs/Image rgb8),
+``perm/robot_state`` (Float32MultiArray, 8), ``perm/prompt`` (String), ``perm/oracle/layout`` (String
+JSON; only oracle policies use it); pub ``perm/action`` (Float32MultiArray, 7 values; with
+``publish_chunk`` the whole Hx7 chunk) and ``perm/policy/latency_ms`` (Float32, per inference).
+
+``mode``: ``lockstep`` answers each robot_state with one action (the simulator waits for it);
+``timer`` publishes at ``rate`` Hz from the latest observation (a real robot's control loop).
+Action chunks are executed ``replan`` actions at a time before asking the backend again (openpi style).
+Parameters ``backend`` (scripted | openpi | http), ``host``/``port`` (openpi), ``url`` (http),
+``serve_port`` (>= 0: also serve the openpi protocol there; 0 = any free port).
+"""
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import rclpy
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import Image
+from std_msgs.msg import Float32, Float32MultiArray, MultiArrayDimension, String
+
+from personal.manipulation.backends.base import IMAGE_SIZE
+from personal.manipulation.policies import ObservationError, make_policy
+from personal.manipulation.policies.base import check_actions, validate_observation
+
+LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
+
+
+def image_from_msg(msg: Image) -> np.ndarray:
+    if msg.encoding not in ("rgb8", "bgr8") or msg.step != msg.width * 3:
+        raise ObservationError(f"image must be rgb8/bgr8 packed, got encoding {msg.encoding!r} step {msg.step}")
+    img = np.frombuffer(bytes(msg.data), np.uint8)
+    if img.size != msg.height * msg.width * 3:
+        raise ObservationError(f"image data has {img.size} bytes, expected {msg.height * msg.width * 3}")
+    img = img.reshape(msg.height, msg.width, 3)
+    return img[..., ::-1].copy() if msg.encoding == "bgr8" else img
+
+
+class PolicyNode(Node):
+    def __init__(self, **kwargs) -> None:
+        super().__init__("policy", **kwargs)
+        d = self.declare_parameter
+        self.mode = d("mode", "lockstep").value
+        self.replan = max(1, int(d("replan", 5).value))
+        self.publish_chunk = bool(d("publish_chunk", False).value)
+        backend = d("backend", "scripted").value
+        self.policy = make_policy(backend, host=d("host", "127.0.0.1").value, port=int(d("port", 8000).value),
+                                  url=d("url", "http://127.0.0.1:8000/act").value, chunk=int(d("chunk", 1).value))
+        blank = np.zeros((IMAGE_SIZE, IMAGE_SIZE, 3), np.uint8)
+        self.images = {"observation/image": blank, "observation/wrist_image": blank}
+        self.state: np.ndarray | None = None
+        self.prompt, self.layout = "", None
+        self.queue: list[np.ndarray] = []
+        self.latencies: list[float] = []
+        self.errors = 0
+        self.pub_action = self.create_publisher(Float32MultiArray, "perm/action", 10)
+        self.pub_latency = self.create_publisher(Float32, "perm/policy/latency_ms", 10)
+        self.create_subscription(Image, "perm/agentview_image", lambda m: self._on_image("observation/image", m), 10)
+        self.create_subscription(Image, "perm/eye_in_hand_image", lambda m: self._on_image("observation/wrist_image", m), 10)
+        self.create_subscription(Float32MultiArray, "perm/robot_state", self._on_state, 10)
+        self.create_subscription(String, "perm/prompt", self._on_prompt, LATCHED)
+        self.create_subscription(String, "perm/oracle/layout", self._on_layout, LATCHED)
+        if self.mode == "timer":
+            self.create_timer(1.0 / float(d("rate", 20.0).value), self._act)
+        self.create_timer(5.0, self._report)
+        self.server = None
+        serve_port = int(d("serve_port", -1).value)
+        if serve_port >= 0:
+            from personal.manipulation.policies.server import PolicyServer
+
+            self.server = PolicyServer(self.policy, host=d("serve_host", "127.0.0.1").value, port=serve_port).start()
+            self.get_logger().info(f"serving the openpi protocol on {self.server.url}")
+        self.get_logger().info(f"policy node ready (backend {self.policy.name}, mode {self.mode})")
+
+    def _on_image(self, key: str, msg: Image) -> None:
+        try:
+            self.images[key] = image_from_msg(msg)
+        except ObservationError as exc:
+            self.errors += 1
+            self.get_logger().error(f"{key}: malformed image ignored: {exc}")
+
+    def _on_prompt(self, msg: String) -> None:
+        if msg.data != self.prompt:
+            self.prompt, self.queue = msg.data, []
+
+    def _on_layout(self, msg: String) -> None:
+        if msg.data != self.layout:
+            self.layout, self.queue = msg.data, []
+            self.policy.reset()
+
+    def _on_state(self, msg: Float32MultiArray) -> None:
+        state = np.asarray(msg.data, dtype=np.float32)
+        if state.shape != (8,) or not np.all(np.isfinite(state)):
+            self.errors += 1
+            self.get_logger().error(f"perm/robot_state: expected 8 finite values, got {state.tolist()[:10]}; ignored")
+            return
+        self.state = state
+        if self.mode == "lockstep":
+            self._act()
+
+    def _observation(self) -> dict:
+        obs = {**self.images, "observation/state": self.state, "prompt": self.prompt}
+        if self.layout is not None:
+            obs["oracle/layout"] = json.dumps({k: v for k, v in json.loads(self.layout).items() if k != "task_id"})
+        return obs
+
+    def _act(self) -> None:
+        if self.state is None:
+            return
+        if not self.queue:
+            obs = self._observation()
+            try:
+                validate_observation(obs)
+                tic = time.perf_counter()
+                chunk = check_actions(self.policy.infer(obs)["actions"])
+            except Exception as exc:  # noqa: BLE001 - keep serving; the error is logged and counted
+                self.errors += 1
+                self.get_logger().error(f"inference failed: {type(exc).__name__}: {exc}")
+                return
+            ms = (time.perf_counter() - tic) * 1e3
+            self.latencies.append(ms)
+            self.pub_latency.publish(Float32(data=float(ms)))
+            self.queue = list(chunk[: self.replan])
+            if self.publish_chunk:
+                self._publish(chunk)
+        action = self.queue.pop(0)
+        if not self.publish_chunk:
+            self._publish(action[None])
+
+    def _publish(self, actions: np.ndarray) -> None:
+        msg = Float32MultiArray(data=actions.astype(np.float32).reshape(-1).tolist())
+        msg.layout.dim = [MultiArrayDimension(label="chunk", size=len(actions), stride=actions.size),
+                          MultiArrayDimension(label="action", size=7, stride=7)]
+        self.pub_action.publish(msg)
+
+    def _report(self) -> None:
+        if self.latencies:
+            lat = np.array(self.latencies)
+            self.get_logger().info(f"inference latency: mean {lat.mean():.2f} ms, p95 {np.percentile(lat, 95):.2f} ms "
+                                   f"over {len(lat)} calls; errors {self.errors}")
+            self.latencies = []
+
+    def destroy_node(self):
+        if self.server is not None:
+            self.server.stop()
+        self.policy.close()
+        return super().destroy_node()
+
+
+def main(args=None) -> None:
+    rclpy.init(args=args)
+    node = PolicyNode()
+    try:
+        rclpy.spin(node)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+
+
+if __name__ == "__main__":
+    main()
