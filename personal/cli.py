@@ -20,6 +20,9 @@ def _register() -> None:
     from personal.bags.cli import app as bag_app
 
     app.add_typer(bag_app, name="bag", help="Record, play and inspect rosbag2 (MCAP) bags.")
+    from personal.manipulation.cli import app as perm_app
+
+    app.add_typer(perm_app, name="perm", help="Personalized manipulation (LIBERO-PeRM): eval, serve, prefs.")
 
 
 def main() -> None:
