@@ -598,9 +598,9 @@ _t("sprinkler", "Smart Sprinkler", "Eight-zone irrigation controller.", {"runnin
    action("run_zone", "Run zone", "Waters a zone for minutes.", {"zone": P("int", lo=1, hi=8), "minutes": P("int", lo=1, hi=60)},
           lambda s, a: s.update(running_zone=a["zone"]) or dict(a), {"zone": 2, "minutes": 10}, tags=("garden",)),
    setter("set_rain_delay", "Rain delay", "Skips watering for N hours.", "rain_delay_hours", P("int", lo=0, hi=72), 24,
-          arg="hours", tags=("garden", "rain")),
+          arg="hours", needs_power=False, tags=("garden", "rain")),
    setter("set_schedule", "Watering schedule", "Waters daily at HH:MM.", "schedule", P("time"), "05:30", arg="time",
-          tags=("garden", "routine")),
+          needs_power=False, tags=("garden", "routine")),
    power=False)
 
 
@@ -714,7 +714,7 @@ _t("speaker", "Smart Speaker", "Voice-assistant speaker with hub support.",
    setter("set_volume", "Volume", "Sets the volume 0..10.", "volume", P("int", lo=0, hi=10), 5, tags=("music", "quiet")),
    action("play_music", "Play music", "Plays music matching a query.", {"query": P("str")}, _speaker_play, {"query": "jazz"},
           needs_power=True, tags=("music", "party", "relax")),
-   power=False)
+   power=True)
 
 
 def _tv_voice(state: dict, args: dict) -> Any:

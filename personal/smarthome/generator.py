@@ -138,11 +138,18 @@ def _memories(rng: random.Random, members: list[dict], appliances: list[dict], p
 
 
 def _context(rng: random.Random, members: list[dict], appliances: list[dict]) -> dict[str, Any]:
-    hh, summary = rng.choice(SITUATIONS)
+    hh, summary = rng.choice(SITUATIONS if len(members) > 1 else SITUATIONS[2:])  # the first two need two people
     a, b = members[0]["name"].split()[0], members[-1]["name"].split()[0]
     present = [m["member_id"] for m in members if rng.random() < 0.7] or [members[-1]["member_id"]]
     if "left for work" in summary:
         present = [m["member_id"] for m in members[1:]]
+    kids = [m for m in members if m["age"] < 13]
+    roll = rng.random()
+    if roll < 0.2:  # situations the plan safety layer must notice
+        hh, summary, present = "10:30", "Everyone has left for the day; the house is empty.", []
+    elif roll < 0.35 and kids and len(kids) < len(members):
+        hh, summary = "15:40", f"{kids[0]['name'].split()[0]} is home alone after school; the adults are still at work."
+        present = [kids[0]["member_id"]]
     kitchen = [x for x in appliances if x["location"] == "Kitchen"]
     events = [{"description": f"Motion detected in the {rng.choice(['Kitchen', 'Living Room', 'Hallway'])}",
                "sensors": [{"sensor": {"name": "motion-1", "type": "motion", "status": "active"}, "location": "Hallway"}],

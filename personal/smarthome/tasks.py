@@ -590,13 +590,14 @@ def fr_task(h: Household, seed: int = 0) -> Task | None:
     scores = feature_scores(h)
     ranked = sorted(scores, key=lambda f: (-scores[f], f))
     top: list[str] = []
-    for f in ranked:  # three highly relevant features with strictly decreasing scores
-        if scores[f] > 0 and (not top or scores[f] < scores[top[-1]]):
-            top.append(f)
+    for level in sorted({v for v in scores.values() if v > 0}, reverse=True):
+        tied = [f for f in ranked if scores[f] == level]
+        top += rng.sample(tied, min(3 - len(top), len(tied)))  # a sample of a tied level; the rest stay out
         if len(top) == 3:
             break
     if len(top) < 3:
         return None
+    top.sort(key=lambda f: (-scores[f], f))  # ideal order; ties (same evidence) broken by id
     mid_pool = [f for f in ranked if 0 < scores[f] < scores[top[-1]]]
     low_pool = [f for f in ranked if scores[f] == 0]
     if len(mid_pool) < 3 or len(low_pool) < 4:
