@@ -164,6 +164,9 @@ class GraphRunner:
         for child in self.children:
             if child.reader is not None:
                 child.reader.join(timeout=2.0)
+            if not child.reported and child.proc.returncode is not None:
+                child.reported = True
+                self.log(f"{child.node.name} stopped (exit code {child.proc.returncode})")
 
     def supervise(self, poll: float = 0.05) -> int:
         """Wait until a required node exits, every node exits, or Ctrl-C; return the exit code."""
