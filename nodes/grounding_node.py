@@ -130,8 +130,12 @@ class GroundingNode(Node):
         except CodecError as exc:
             self.get_logger().error(f"grounding/query: malformed message dropped: {exc}")
             return
-        names = parse_method_list(q["methods"]) if q["methods"] else list(self.methods)
-        unknown = [n for n in names if n not in self.methods]
+        try:
+            names = parse_method_list(q["methods"]) if q["methods"] else list(self.methods)
+        except ValueError as exc:
+            names, unknown = list(q["methods"]), [str(exc)]
+        else:
+            unknown = [n for n in names if n not in self.methods]
         if unknown:
             self._publish(failed_payloads(request_id=q["request_id"], episode_id=q["episode_id"], scene_id=q["scene_id"],
                                           methods=names, code="method_not_configured",
@@ -147,10 +151,21 @@ class GroundingNode(Node):
             self._publish(failed_payloads(request_id=q["request_id"], episode_id=q["episode_id"], scene_id=q["scene_id"],
                                           methods=names, code="no_map", reason=why))
             return
+        if view.encoder and self.encoder.name not in view.encoder:
+            self._publish(failed_payloads(request_id=q["request_id"], episode_id=q["episode_id"], scene_id=q["scene_id"],
+                                          methods=names, code="encoder_mismatch",
+                                          reason=f"map built with encoder {view.encoder!r}, node encodes text with {self.encoder.name!r}"))
+            return
         t = time.perf_counter()
-        g = ground_query(view, query=q["query"], summary=q["summary"], owner=q["owner"], extractor=self.extractor,
-                         encoder=self.encoder, methods=[self.methods[n] for n in names], episode_id=q["episode_id"],
-                         seed=int(q["seed"]), embedder=self.embed)
+        try:
+            g = ground_query(view, query=q["query"], summary=q["summary"], owner=q["owner"], extractor=self.extractor,
+                             encoder=self.encoder, methods=[self.methods[n] for n in names], episode_id=q["episode_id"],
+                             seed=int(q["seed"]), embedder=self.embed)
+        except Exception as exc:  # a bug must cost one query, not the node
+            self.get_logger().error(f"{q['episode_id']}: grounding raised {type(exc).__name__}: {exc}")
+            self._publish(failed_payloads(request_id=q["request_id"], episode_id=q["episode_id"], scene_id=q["scene_id"],
+                                          methods=names, code="internal_error", reason=f"{type(exc).__name__}: {exc}"))
+            return
         self._publish(result_payloads(g, request_id=q["request_id"], scene_id=q["scene_id"], map_encoder=view.encoder))
         self._publish_markers(g)
         self.get_logger().debug(f"{q['episode_id']}: {len(names)} methods in {(time.perf_counter() - t) * 1e3:.1f} ms")

@@ -428,7 +428,7 @@ def plot_episode_map(
     distractors: Sequence[Box] = (),
 ) -> None:
     """Top-down map (``background``: occupancy/confidence or a similarity map, H×W)
-    with target footprints (green), same-category distractors (grey) and each
+    with target footprints (red), same-category distractors (white) and each
     method's ranked predictions (1 = top-1)."""
     plt = _plt()
     from matplotlib.patches import Circle, Rectangle
@@ -439,9 +439,13 @@ def plot_episode_map(
     fig, ax = plt.subplots(figsize=(6, 6))
     im = ax.imshow(bg, origin="lower", extent=extent, cmap="viridis", interpolation="nearest")
     fig.colorbar(im, ax=ax, fraction=0.046, label=background_label)
-    for b, color in [(b, "0.6") for b in distractors] + [(b, "lime") for b in targets]:
+    boxes = [(b, "white", "same category, not a target") for b in distractors] + [(b, "red", "target (1 m circle)") for b in targets]
+    seen_labels = set()
+    for b, color, label in boxes:
         (x0, y0, _), (x1, y1, _) = b.min, b.max
-        ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, fill=False, ec=color, lw=2))
+        ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, fill=False, ec=color, lw=2,
+                               label=None if label in seen_labels else label))
+        seen_labels.add(label)
         ax.add_patch(Circle(b.center[:2], SUCCESS_RADIUS_M, fill=False, ec=color, ls=":", lw=1))
     markers = "oXs^Dv*"
     for i, (m, pts) in enumerate(predictions.items()):

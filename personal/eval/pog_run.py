@@ -171,8 +171,8 @@ def sample_episodes(episodes: Sequence[Episode], n: int, seed: int = 0) -> list[
 def write_sample_maps(run_dir: str | Path, results: Sequence[Any], episodes: Sequence[Episode], scenes: dict[str, Scene],
                       maps: dict[str, MapView], embed: TextEmbedder | None = None, n: int = 6) -> list[Path]:
     """``maps/<episode>.png`` for a sample: background = cos(map, query) when ``embed`` is
-    given (the QS similarity), else the cell confidence; targets green, other objects of the
-    query's category grey, each method's ranked predictions."""
+    given (the QS similarity), else the cell confidence; targets red, other objects of the
+    query's category white, each method's ranked predictions."""
     from personal.eval.pog import plot_episode_map
 
     out_dir = Path(run_dir) / "maps"

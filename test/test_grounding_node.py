@@ -1,0 +1,86 @@
+"""Grounding node over ROS: map on the topics, queries in, per-method results + markers out;
+malformed / unanswerable queries never kill it."""
+import array
+import json
+
+import numpy as np
+import pytest
+
+from conftest import wait_for
+from personal.grounding.map_wire import descriptor_json, map_to_wire
+from personal.grounding.pipeline import MapView
+
+pytestmark = pytest.mark.timeout(120)
+
+SUMMARY = ("Clara owns the white bed in the bedroom. Tom owns the red bed in the bedroom. "
+           "Tom owns the green lamp in the bedroom.")
+CAPTIONS = {(2, 2): "the white bed", (7, 7): "the red bed", (2, 7): "the green lamp"}
+
+
+def oracle_map():
+    from personal.models.base import make_encoder
+
+    enc = make_encoder("oracle")
+    f = np.tile(enc.encode_text(["floor"])[0], (10, 10, 1)).astype(np.float32)
+    for (r, c), cap in CAPTIONS.items():
+        f[r, c] = enc.encode_text([cap])[0]
+    return MapView.from_arrays(f, np.ones((10, 10)), (0.0, 0.0), 1.0, enc.name)
+
+
+def test_grounding_node_round_trip(ros_context):
+    from rclpy.parameter import Parameter
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from std_msgs.msg import Float32MultiArray, MultiArrayDimension, String
+    from visualization_msgs.msg import MarkerArray
+
+    from nodes.grounding_node import GroundingNode
+    from personal.interfaces.codec import decode, encode
+
+    node = ros_context.add_node(GroundingNode(context=ros_context.context, parameter_overrides=[
+        Parameter("methods", value="centre,qs,rpg,rpg-owner")]))
+    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    io = ros_context.make_node("grounding_test_io")
+    results, markers = [], []
+    io.create_subscription(String, "grounding/result", lambda m: results.append(decode(m.data, "GroundingResult")[1]), 50)
+    io.create_subscription(MarkerArray, "grounding/markers", markers.append, 10)
+    map_pub = io.create_publisher(Float32MultiArray, "feature_map", latched)
+    desc_pub = io.create_publisher(String, "feature_map/descriptor", latched)
+    query_pub = io.create_publisher(String, "grounding/query", 50)
+
+    data, layout, desc = map_to_wire(oracle_map(), scene_id="s0")
+    msg = Float32MultiArray()
+    msg.layout.dim = [MultiArrayDimension(label=lb, size=s, stride=st) for lb, s, st in layout]
+    msg.data = array.array("f", data.tobytes())
+    map_pub.publish(msg)
+    desc_pub.publish(String(data=descriptor_json(desc)))
+    wait_for(lambda: "s0" in node.maps, 15)
+
+    def ask(rid, **kw):
+        q = {"request_id": rid, "episode_id": rid, "scene_id": "s0", "summary": SUMMARY, "query": "Find Clara's bed.",
+             "owner": "", "methods": [], "seed": 0, **kw}
+        query_pub.publish(String(data=encode("GroundingQuery", q)))
+
+    query_pub.publish(String(data="{not json"))  # logged and dropped
+    query_pub.publish(String(data=json.dumps({"type": "personal/msg/GroundingQuery", "data": {"query": 3}})))
+    ask("good")
+    ask("nomap", scene_id="s9")
+    ask("badmethod", methods=["qs", "teleport"])
+    ask("nobody", query="Find Zed's bed.")
+    wait_for(lambda: len(results) >= 4 + 1 + 2 + 4, 30)
+    by = {}
+    for r in results:
+        by.setdefault(r["request_id"], {})[r["method"]] = r
+
+    good = by["good"]
+    assert set(good) == {"centre", "qs", "rpg", "rpg-owner"} and all(r["ok"] for r in good.values())
+    top = good["rpg-owner"]["points"][0]
+    assert (top["x"], top["y"]) == (2.5, 2.5)  # Clara's white bed cell centre
+    assert good["rpg-owner"]["owner"] == "Clara" and len(good["rpg-owner"]["phrases"]) == 3
+    assert good["qs"]["count"] == 4 and good["qs"]["map_encoder"] == "oracle-captions-minilm"
+    assert all(r["failure_code"] == "no_map" and "s9" in r["failure_reason"] for r in by["nomap"].values())
+    assert {r["failure_code"] for r in by["badmethod"].values()} == {"method_not_configured"}
+    assert by["nobody"]["rpg-owner"]["failure_code"] == "unknown_person" and by["nobody"]["qs"]["ok"]
+    wait_for(lambda: markers, 10)
+    spheres = [m for m in markers[0].markers if m.type == m.SPHERE]
+    assert spheres and all(m.header.frame_id == "map" for m in spheres)
+    assert {m.ns for m in spheres} >= {"qs", "rpg", "rpg-owner"}
