@@ -1,0 +1,270 @@
+"""Mirror a household's appliances to an MQTT broker with Home Assistant's MQTT discovery
+conventions, so a real Home Assistant (or real devices) can take part.
+
+Per appliance ``obj`` of household ``hid`` (``base`` = ``personal/home`` by default):
+
+- discovery configs, retained, under ``<discovery_prefix>/<component>/<hid>/<obj>_<what>/config``:
+  a ``sensor`` with the full state as JSON attributes for every appliance; a ``switch`` for
+  appliances with a power feature; a ``lock`` for door locks; a ``cover`` for garage doors;
+  a ``climate`` entity for thermostats. All share one ``device`` per appliance.
+- state: ``<base>/<hid>/<obj>/state`` (retained JSON of the appliance state, location, type).
+- commands: ``<base>/<hid>/<obj>/power/set`` (ON/OFF), ``.../lock/set`` (LOCK/UNLOCK),
+  ``.../cover/set`` (OPEN/CLOSE), ``.../target_temperature/set`` (number, F),
+  ``.../mode/set`` (heat/cool/auto/off) and the generic ``.../feature/set`` taking
+  ``{"feature": <method>, "args": {...}, "request_id": "..."}``; every command's outcome is
+  published on ``.../feature/result``.
+- availability: ``<base>/<hid>/availability`` (online/offline, retained, with a last will).
+
+Every command is turned into a ``run_appliance_feature`` call through the same
+``ToolExecutor`` the agents use, so it gets the same validation and typed errors; a bad
+payload is answered on the result topic and logged, never raised.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import uuid
+from typing import Any, Callable
+
+import paho.mqtt.client as mqtt
+
+from personal.smarthome.tools import ToolExecutor, ToolResult
+
+log = logging.getLogger(__name__)
+
+
+class MqttError(RuntimeError):
+    pass
+
+
+def connect_client(host: str, port: int, username: str | None = None, password: str | None = None,
+                   client_id: str | None = None, timeout: float = 5.0, will: tuple[str, str] | None = None) -> mqtt.Client:
+    """A connected paho client with its network loop running; raises MqttError (with the broker's reason) otherwise."""
+    client = mqtt.Client(callback_api_version=mqtt.CallbackAPIVersion.VERSION2,
+                         client_id=client_id or f"personal-{uuid.uuid4().hex[:8]}")
+    if username is not None:
+        client.username_pw_set(username, password)
+    if will:
+        client.will_set(will[0], will[1], qos=1, retain=True)
+    done = threading.Event()
+    outcome: dict[str, Any] = {}
+
+    def on_connect(c, userdata, flags, reason_code, properties):
+        outcome["rc"] = reason_code
+        done.set()
+
+    client.on_connect = on_connect
+    try:
+        client.connect(host, port, keepalive=30)
+    except OSError as exc:
+        raise MqttError(f"cannot reach MQTT broker {host}:{port}: {exc}") from None
+    client.loop_start()
+    if not done.wait(timeout):
+        client.loop_stop()
+        raise MqttError(f"no CONNACK from {host}:{port} within {timeout} s")
+    rc = outcome["rc"]
+    if rc.is_failure:
+        client.loop_stop()
+        client.disconnect()
+        raise MqttError(f"broker {host}:{port} refused the connection: {rc}")
+    client.on_connect = None
+    return client
+
+
+def _obj(name: str) -> str:
+    return "".join(ch if ch.isalnum() else "_" for ch in name.lower())
+
+
+class HomeAssistantBridge:
+    def __init__(self, executor: ToolExecutor, host: str, port: int, username: str | None = None,
+                 password: str | None = None, discovery_prefix: str = "homeassistant", base_topic: str = "personal/home",
+                 on_event: Callable[[str], None] | None = None) -> None:
+        self.executor = executor
+        self.tools = executor.tools
+        self.h = executor.tools.household
+        self.hid = _obj(self.h.household_id)
+        self.discovery_prefix = discovery_prefix.rstrip("/")
+        self.base = f"{base_topic.rstrip('/')}/{self.hid}"
+        self.conn = (host, port, username, password)
+        self.on_event = on_event or (lambda msg: log.info(msg))
+        self.client: mqtt.Client | None = None
+        self._published: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self.tools.discovered.update(self.h.appliance_names())  # MQTT commands address appliances by name directly
+        self.commands_handled = 0
+
+    # -- topics --------------------------------------------------------------------------
+    def state_topic(self, name: str) -> str:
+        return f"{self.base}/{_obj(name)}/state"
+
+    def command_topic(self, name: str, what: str) -> str:
+        return f"{self.base}/{_obj(name)}/{what}/set"
+
+    def result_topic(self, name: str) -> str:
+        return f"{self.base}/{_obj(name)}/feature/result"
+
+    @property
+    def availability_topic(self) -> str:
+        return f"{self.base}/availability"
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start(self) -> "HomeAssistantBridge":
+        host, port, user, pw = self.conn
+        self.client = connect_client(host, port, user, pw, client_id=f"personal-home-{self.hid}-{uuid.uuid4().hex[:4]}",
+                                     will=(self.availability_topic, "offline"))
+        self.client.on_message = self._on_message
+        self.client.subscribe(f"{self.base}/+/+/set", qos=1)
+        self.client.on_connect = lambda c, u, f, rc, p: c.subscribe(f"{self.base}/+/+/set", qos=1)  # resubscribe on reconnect
+        for topic, payload in self.discovery_messages():
+            self.client.publish(topic, json.dumps(payload), qos=1, retain=True)
+        self.client.publish(self.availability_topic, "online", qos=1, retain=True)
+        self.publish_states(force=True)
+        return self
+
+    def stop(self) -> None:
+        if self.client is not None:
+            self.client.publish(self.availability_topic, "offline", qos=1, retain=True).wait_for_publish(2)
+            self.client.disconnect()
+            self.client.loop_stop()
+            self.client = None
+
+    # -- discovery ---------------------------------------------------------------------------
+    def discovery_messages(self) -> list[tuple[str, dict[str, Any]]]:
+        out = []
+        for placed in self.h.appliances:
+            a, obj = placed.appliance, _obj(placed.appliance.name)
+            device = {"identifiers": [f"personal_{self.hid}_{obj}"], "name": f"{a.name} ({self.h.household_id})",
+                      "manufacturer": "personal", "model": a.type, "suggested_area": placed.location}
+            common = {"device": device, "availability_topic": self.availability_topic, "state_topic": self.state_topic(a.name)}
+
+            def cfg(component: str, what: str, **fields) -> None:
+                out.append((f"{self.discovery_prefix}/{component}/{self.hid}/{obj}_{what}/config",
+                            {**common, "unique_id": f"personal_{self.hid}_{obj}_{what}", "object_id": f"{obj}_{what}", **fields}))
+
+            cfg("sensor", "state", name="State", value_template="{{ value_json.summary }}", json_attributes_topic=self.state_topic(a.name))
+            features = self._features(a.type)
+            if "set_power" in features:
+                cfg("switch", "power", name="Power", command_topic=self.command_topic(a.name, "power"), payload_on="ON",
+                    payload_off="OFF", state_on="on", state_off="off", value_template="{{ value_json.state.power }}")
+            if a.type == "door_lock":
+                cfg("lock", "lock", name="Lock", command_topic=self.command_topic(a.name, "lock"), payload_lock="LOCK",
+                    payload_unlock="UNLOCK", state_locked="LOCKED", state_unlocked="UNLOCKED",
+                    value_template="{{ 'LOCKED' if value_json.state.locked else 'UNLOCKED' }}")
+            if a.type == "garage_door_opener":
+                cfg("cover", "door", name="Door", device_class="garage", command_topic=self.command_topic(a.name, "cover"),
+                    payload_open="OPEN", payload_close="CLOSE", payload_stop=None, state_open="open", state_closed="closed",
+                    value_template="{{ value_json.state.door }}")
+            if a.type == "thermostat":
+                st = self.state_topic(a.name)
+                cfg("climate", "climate", name="Thermostat", temperature_unit="F", min_temp=50, max_temp=90, precision=1.0,
+                    modes=["heat", "cool", "auto", "off"], mode_command_topic=self.command_topic(a.name, "mode"),
+                    mode_state_topic=st, mode_state_template="{{ value_json.state.mode }}",
+                    temperature_command_topic=self.command_topic(a.name, "target_temperature"), temperature_state_topic=st,
+                    temperature_state_template="{{ value_json.state.target_temperature_f }}", current_temperature_topic=st,
+                    current_temperature_template="{{ value_json.state.current_temperature_f }}")
+        return out
+
+    @staticmethod
+    def _features(type_: str) -> set[str]:
+        from personal.smarthome.appliances import CATALOGUE
+
+        return set(CATALOGUE[type_].features)
+
+    # -- state -----------------------------------------------------------------------------------
+    def publish_states(self, force: bool = False) -> int:
+        """Publish (retained) every appliance whose state changed since the last publish."""
+        if self.client is None:
+            return 0
+        n = 0
+        with self._lock:
+            for placed in self.h.appliances:
+                a = placed.appliance
+                summary = a.state.get("power") or a.state.get("status") or a.state.get("door") or "ok"
+                if "locked" in a.state:
+                    summary = "locked" if a.state["locked"] else "unlocked"
+                payload = json.dumps({"name": a.name, "type": a.type, "location": placed.location, "summary": summary,
+                                      "state": a.state}, sort_keys=True, default=str)
+                topic = self.state_topic(a.name)
+                if force or self._published.get(topic) != payload:
+                    self.client.publish(topic, payload, qos=1, retain=True)
+                    self._published[topic] = payload
+                    n += 1
+        return n
+
+    # -- commands --------------------------------------------------------------------------------
+    def _appliance_for(self, obj: str):
+        for placed in self.h.appliances:
+            if _obj(placed.appliance.name) == obj:
+                return placed
+        return None
+
+    def _on_message(self, client, userdata, msg) -> None:
+        try:
+            self.handle_command(msg.topic, msg.payload.decode("utf-8", errors="replace"))
+        except Exception as exc:  # a callback must never kill the network loop
+            log.exception("MQTT command on %s failed: %s", msg.topic, exc)
+
+    def handle_command(self, topic: str, payload: str) -> ToolResult | None:
+        parts = topic[len(self.base) + 1:].split("/")
+        if len(parts) != 3 or parts[2] != "set":
+            return None
+        obj, what = parts[0], parts[1]
+        placed = self._appliance_for(obj)
+        if placed is None:
+            self.on_event(f"MQTT command for unknown appliance {obj!r} on {topic}")
+            return None
+        name = placed.appliance.name
+        request_id, call = self._to_feature_call(placed.appliance.type, what, payload)
+        if isinstance(call, str):  # a payload we cannot map: answer with a typed error
+            result = ToolResult("run_appliance_feature", {"topic": topic, "payload": payload}, False, None,
+                                "UPSTREAM_FORMAT_ERROR", call)
+        else:
+            result = self.executor.call("run_appliance_feature", {"appliance_name": name, "feature_method": call[0],
+                                                                  "feature_kwargs": call[1]})
+        self.commands_handled += 1
+        if self.client is not None:
+            out = {"request_id": request_id, "topic": topic, "ok": result.ok, "output": result.output,
+                   "error_type": result.error_type, "message": result.message}
+            self.client.publish(self.result_topic(name), json.dumps(out, default=str), qos=1)
+        if not result.ok:
+            self.on_event(f"MQTT command {topic} {payload!r} rejected: {result.error_type}: {result.message}")
+        self.publish_states()
+        return result
+
+    @staticmethod
+    def _to_feature_call(type_: str, what: str, payload: str) -> tuple[str | None, tuple[str, dict] | str]:
+        p = payload.strip()
+        if what == "feature":
+            try:
+                body = json.loads(p)
+            except json.JSONDecodeError as exc:
+                return None, f"feature command payload is not JSON: {exc.msg}"
+            if not isinstance(body, dict) or not isinstance(body.get("feature"), str):
+                return None, 'feature command must be {"feature": <method>, "args": {...}, "request_id": "..."}'
+            args = body.get("args", {})
+            if not isinstance(args, dict):
+                return body.get("request_id"), "feature command args must be an object"
+            return body.get("request_id"), (body["feature"], args)
+        if what == "power":
+            if p.upper() not in ("ON", "OFF"):
+                return None, f"power payload must be ON or OFF, got {p!r}"
+            return None, ("set_power", {"state": p.lower()})
+        if what == "lock" and type_ == "door_lock":
+            if p.upper() == "LOCK":
+                return None, ("lock", {})
+            if p.upper() == "UNLOCK":
+                return None, ("unlock", {"user": "home_assistant"})
+            return None, f"lock payload must be LOCK or UNLOCK, got {p!r}"
+        if what == "cover" and type_ == "garage_door_opener":
+            if p.upper() in ("OPEN", "CLOSE"):
+                return None, ("operate_door", {"action": p.lower()})
+            return None, f"cover payload must be OPEN or CLOSE, got {p!r}"
+        if what == "target_temperature" and type_ == "thermostat":
+            try:
+                return None, ("set_target_temperature", {"temperature_f": int(round(float(p)))})
+            except ValueError:
+                return None, f"target_temperature payload must be a number, got {p!r}"
+        if what == "mode" and type_ == "thermostat":
+            return None, ("set_mode", {"mode": p.lower()})
+        return None, f"no {what!r} command for a {type_}"
