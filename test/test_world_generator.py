@@ -190,3 +190,12 @@ def test_start_pose_helper(scenes):
     r = s.rooms[0]
     assert not is_navigable(s, 0, r.bounds[0] + 0.01, r.bounds[1] + 0.01)  # a corner touches walls
     assert not is_navigable(s, 0, -5.0, -5.0)  # outside the house
+
+
+def test_every_part_shows_outside_its_object(scenes):
+    """Parts carry fine-grained attributes; a part buried inside its object could never be seen."""
+    for s in scenes:
+        for o in s.objects:
+            for p in o.parts:
+                out = max(max(o.box.min[k] - p.box.min[k], p.box.max[k] - o.box.max[k]) for k in range(3))
+                assert out >= 0.001, f"{o.object_id}: part {p.name!r} is hidden inside the object"

@@ -29,6 +29,7 @@ FLOOR_SPACING = 3.0  # second floor stacked at z = 3.0
 MIN_ROOM_SIDE = 2.6
 GRID_RES = 0.05
 MIN_OBJECTS_PER_FLOOR = 44
+PART_PAD = 0.004
 MAX_SAME_SMALL_PER_ROOM = 2  # a pair allows "one of" queries without cluttering
 WALL_RGB = (225, 220, 210)
 
@@ -144,7 +145,8 @@ def _make_parts(rng, c: cat.Category, full: Box, k: int) -> list[ObjectPart]:
     parts = []
     for spec in c.parts:
         dx, dy = _rot_offset(spec.offset[0] * c.size[0], spec.offset[1] * c.size[1], k)
-        size = _rotated(tuple(s * f for s, f in zip(c.size, spec.scale)), k)
+        # +4 mm so part faces never coincide with the object's faces (no z-fighting; the part shows)
+        size = _rotated(tuple(round(s * f + PART_PAD, 4) for s, f in zip(c.size, spec.scale)), k)
         colour = rng.choice(spec.colors)
         centre = (full.center[0] + dx, full.center[1] + dy, full.center[2] + spec.offset[2] * c.size[2])
         parts.append(ObjectPart(spec.name, colour, cat.COLORS[colour], Box(centre, size)))
