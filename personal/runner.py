@@ -188,15 +188,43 @@ class GraphRunner:
             time.sleep(poll)
 
     def run(self) -> int:
-        self.start()
+        previous = _raise_on_termination()
         try:
+            self.start()
             code = self.supervise()
         except KeyboardInterrupt:
             self.log("interrupted: stopping the graph")
             code = 130
+        except _Terminated as exc:
+            self.log(f"{exc}: stopping the graph")
+            code = 128 + exc.signum
         finally:
             self.stop()
+            _restore_handlers(previous)
         return code
+
+
+class _Terminated(Exception):
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"received {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+def _raise_on_termination() -> dict:
+    """SIGTERM / SIGHUP stop the graph like Ctrl-C (children live in their own process
+    groups, so without this they would outlive a terminated runner)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+
+    def handler(signum, frame):
+        raise _Terminated(signum)
+
+    return {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGHUP)}
+
+
+def _restore_handlers(previous: dict) -> None:
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
 
 
 def run_graph(graph: Graph, overrides: Mapping[str, str] | None = None, **kwargs: Any) -> int:

@@ -167,8 +167,8 @@ class SimBridgeNode(Node):
             self.backend.load_scene(scene)
             obs = self.backend.reset(ep)
             text = self.codec.encode("EpisodeDescriptor", descriptor)
-        except (ValueError, KeyError, RuntimeError, CodecError) as exc:
-            msg = f"episode {ep.episode_id!r} (scene {ep.scene_id!r}) failed to load: {exc}"
+        except Exception as exc:  # any backend failure: report it and stay up for the next request
+            msg = f"episode {ep.episode_id!r} (scene {ep.scene_id!r}) failed to load: {type(exc).__name__}: {exc}"
             self.get_logger().error(msg)
             return False, msg
         self.index, self.step_count, self.stopped = index, 0, False
@@ -219,8 +219,8 @@ class SimBridgeNode(Node):
             return
         try:
             obs = self.backend.step(action)
-        except (ValueError, RuntimeError) as exc:
-            self.get_logger().error(f"action {action.name} failed: {exc}")
+        except Exception as exc:  # the backend failed on this step; the node stays up
+            self.get_logger().error(f"action {action.name} failed: {type(exc).__name__}: {exc}")
             return
         self.step_count += 1
         self.stopped = action == Action.STOP

@@ -158,3 +158,41 @@ def test_runner_rejects_unknown_argument():
     graph = Graph("g", "", [NodeSpec("a", "x", "dummy_node")], arguments={"k": (1, "")})
     with pytest.raises(GraphError, match="has no argument 'z'"):
         GraphRunner(graph, {"z": "1"})
+
+
+def test_sigterm_to_runner_stops_children(dummy_pkg, tmp_path):
+    """A terminated runner (e.g. a CI timeout) must not leave its node processes behind."""
+    script = tmp_path / "run_graph.py"
+    script.write_text(textwrap.dedent(
+        """
+        import sys
+        from personal.graphs import Graph, NodeSpec
+        from personal.runner import run_graph
+        sys.exit(run_graph(Graph("t", "", [NodeSpec("n1", "x", "dummy_node")]), colour=False))
+        """
+    ))
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, env=os.environ, start_new_session=True)
+    lines = []
+    while not any("args --ros-args" in line for line in lines):
+        line = proc.stdout.readline()
+        assert line, "".join(lines)
+        lines.append(line)
+    proc.terminate()
+    rest, _ = proc.communicate(timeout=20)
+    text = "".join(lines) + rest
+    assert proc.returncode == 128 + signal.SIGTERM, text
+    assert "received SIGTERM: stopping the graph" in text and "[n1] got SIGINT" in text
+
+
+def test_cli_launch_and_graphs():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-m", "personal", "graphs", "-v"], capture_output=True, text=True, cwd=root)
+    assert out.returncode == 0, out.stderr
+    assert "sim " in out.stdout and "node sim_bridge <- sim_bridge.bridge_node (required)" in out.stdout
+    bad = subprocess.run([sys.executable, "-m", "personal", "launch", "sim", "nope:=1"], capture_output=True,
+                         text=True, cwd=root)
+    assert bad.returncode == 2 and "graph 'sim' has no argument 'nope'" in bad.stderr
+    unknown = subprocess.run([sys.executable, "-m", "personal", "launch", "no_such_graph"], capture_output=True,
+                             text=True, cwd=root)
+    assert unknown.returncode == 2 and "unknown graph 'no_such_graph'" in unknown.stderr

@@ -24,7 +24,7 @@ import yaml
 
 @dataclass(frozen=True)
 class Arg:
-    """Reference to a graph argument inside a node parameter (or namespace)."""
+    """Reference to a graph argument, used as a node parameter value."""
 
     name: str
 
