@@ -66,7 +66,8 @@ class VerificationAgent:
         """Fold in one step (``view`` is None when the move failed and no new view came)."""
         verdict: ViewVerdict | None = None
         if view is not None and obs.new_view:
-            verdict = self.verifier.verify(view, self.tracker.unresolved() or self.attributes, self.category)
+            verdict = self.verifier.verify(view, self.tracker.unresolved() or self.attributes, self.category,
+                                           context=self.attributes)
             self.tracker.update(verdict.judgements, verdict.confidence)
             self.visited.append(obs.azimuth_deg)
         else:

@@ -132,7 +132,10 @@ class BuiltinImageVerifier:
         """Attributes this verifier can decide (Yes or No): colours with a known colour name."""
         return a.type == "color" and bool(color_names_in(a.expected))
 
-    def verify(self, view: ViewInput, attributes: list[Attribute], category: str) -> ViewVerdict:
+    def verify(self, view: ViewInput, attributes: list[Attribute], category: str,
+               context: list[Attribute] | None = None) -> ViewVerdict:
+        """Judge ``attributes``; ``context`` (default: the same list) is every described attribute,
+        whose colours count as explained when looking for a differently coloured part."""
         mask = view.mask
         if mask is None and view.bbox_xyxy is not None:
             mask = self._box_core(view.rgb.shape[:2], view.bbox_xyxy)
@@ -151,7 +154,8 @@ class BuiltinImageVerifier:
             return ViewVerdict([Judgement(a.name, "No", gate, "other category") for a in attributes], confidence, visible, notes)
         pixels = crop[_erode(cmask)] if cmask is not None else crop.reshape(-1, 3)
         stats = _ColorStats(pixels)
-        described = sorted({n for a in attributes if a.type in ("color", "pattern") for n in color_names_in(a.expected)})
+        described = sorted({n for a in (context or attributes) if a.type in ("color", "pattern")
+                            for n in color_names_in(a.expected)})
         out = []
         for a in attributes:
             out.append(self._judge(a, stats, described))
@@ -228,6 +232,7 @@ class _ColorStats:
 
     MATCH_MARGIN = 6.0  # ΔE slack over the best name for a pixel to count as that colour too
     MAX_DE = 22.0
+    EXPLAIN_DE = 16.0  # a pixel this close to a described colour is never evidence of another part colour
 
     def __init__(self, pixels: np.ndarray):
         px = np.ascontiguousarray(pixels.reshape(-1, 3))
@@ -262,9 +267,11 @@ class _ColorStats:
         """Largest colour among pixels consistent with none of the described colours."""
         if not self.total:
             return "", 0.0
+        # Looser than _consistent: a shade of a described colour (dark green leaves of a
+        # "green" plant) is explained even when another name fits it slightly better.
         explained = np.zeros(len(self.counts), dtype=bool)
         for name in described:
-            explained |= self._consistent(name)
+            explained |= self._consistent(name) | (self.dist[:, self.names.index(name)] <= self.EXPLAIN_DE)
         rest = ~explained
         if not rest.any():
             return "", 0.0
@@ -296,7 +303,8 @@ class VLMVerifier:
         self.client = client
         self.descriptions = descriptions or []
 
-    def verify(self, view: ViewInput, attributes: list[Attribute], category: str) -> ViewVerdict:
+    def verify(self, view: ViewInput, attributes: list[Attribute], category: str,
+               context: list[Attribute] | None = None) -> ViewVerdict:
         visible = int(view.mask.sum()) if view.mask is not None else 0
         crop, _ = crop_for_verification(view.rgb, view.mask, view.bbox_xyxy)
         confidence = view.detection_confidence
