@@ -144,7 +144,9 @@ def _view_type_of(vp: dict, where: str) -> str:
         if vp["view_type"] not in VIEW_TYPES:
             raise DatasetError(f"{where}: view_type {vp['view_type']!r} not in {VIEW_TYPES}")
         return vp["view_type"]
-    m = _RGB_NAME.search(vp.get("rgb") or "")
+    m = _RGB_NAME.search(vp.get("rgb") or "") or re.search(r"s(\d+)_(near|far)$", vp.get("tag") or "")
+    if not m and not vp.get("navigable"):
+        return "unknown"  # an unreachable attempt need not say which ring it tried
     if not m:
         raise DatasetError(f"{where}: no view_type and rgb name {vp.get('rgb')!r} does not say near/far")
     return m.group(2)

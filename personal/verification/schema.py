@@ -76,7 +76,7 @@ class Viewpoint:
 
     tag: str
     sector_index: int
-    view_type: str
+    view_type: str  # near | far ("unknown" only for non-navigable attempts)
     navigable: bool
     mask_meets_threshold: bool
     rgb: str  # path relative to the episode folder, "rgb/rgb_s2_near.png"

@@ -1,0 +1,114 @@
+"""Reader for the public PInVerify layout, on a hand-made folder built in the test."""
+import json
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from personal.verification.reader import DatasetError, load_descriptions, load_index, load_meta
+
+TEXTS = ["a red mug with a black handle", "a ceramic mug", "the mug is mostly red"]
+NEG = ["a blue mug", "a blue ceramic mug", "the mug is mostly blue"]
+
+
+def write_png(path, value=128, mask=False):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    arr = np.zeros((36, 64), np.uint8) if mask else np.full((36, 64, 3), value, np.uint8)
+    if mask:
+        arr[10:20, 20:40] = 255
+    Image.fromarray(arr).save(path)
+
+
+def build(root, *, extra_line_field=None, drop_line_field=None, drop_image=None, meta_extra=None, bad_line=False):
+    ep = root / "pin_capture" / "val" / "sceneA" / "ep1"
+    vps = []
+    for k, nav, vis in [(0, True, True), (2, True, False), (4, False, False)]:
+        for vt in ("near", "far"):
+            vp = {"sector_index": k, "navigable": nav, "mask_meets_threshold": vis,
+                  "rgb": f"rgb/rgb_s{k}_{vt}.png" if nav else None, "mask_bbox_xyxy": [20, 10, 40, 20] if nav else None}
+            if nav:
+                vp["mask"] = f"mask/mask_s{k}_{vt}.png"
+                if drop_image != f"rgb_s{k}_{vt}.png":
+                    write_png(ep / vp["rgb"])
+                write_png(ep / vp["mask"], mask=True)
+            vps.append(vp)
+    meta = {"scene_key": "sceneA", "episode_id": "ep1", "object_id": "mug_1", "object_category": "mug",
+            "goal_position_nominal": [1.0, 2.0, 0.8], "viewpoints": vps, **(meta_extra or {})}
+    ep.mkdir(parents=True, exist_ok=True)
+    (ep / "meta.json").write_text(json.dumps(meta))
+    line = {
+        "scene_key": "sceneA", "episode_id": "ep1", "object_id": "mug_1", "object_category": "mug",
+        "episode_path": "pin_capture/val/sceneA/ep1",
+        "captures_meta": [{"tag": "s0_near", "sector_index": 0, "view_type": "near", "rgb_filename": "rgb/rgb_s0_near.png"}],
+        "query_object_id": "mug_1", "text_pos": TEXTS, "text_neg": NEG, "neg_object_id": None,
+        "pair_type": "positive", "label": 1, "valid_start_sectors": [0], "navigable_sectors": [0, 2],
+    }
+    neg = dict(line, query_object_id="mug_2", neg_object_id="mug_2", pair_type="neg_same", label=0)
+    if extra_line_field:
+        neg[extra_line_field] = 1
+    if drop_line_field:
+        del neg[drop_line_field]
+    (root / "val").mkdir(parents=True, exist_ok=True)
+    index = root / "val" / "pv_index_all.jsonl"
+    body = json.dumps(line) + "\n" + ("{not json\n" if bad_line else json.dumps(neg) + "\n")
+    index.write_text(body)
+    (root / "object_descriptions.json").write_text(json.dumps({"mug_1": TEXTS, "mug_2": {"descriptions": NEG}}))
+    return index
+
+
+def test_reads_public_layout(tmp_path):
+    pairs = load_index(build(tmp_path))
+    assert [p.pair_type for p in pairs] == ["positive", "neg_same"]
+    pos, neg = pairs
+    assert pos.query_texts == TEXTS and neg.query_texts == NEG  # negatives are queried with the distractor's text
+    assert pos.capture is neg.capture  # one meta.json read per episode
+    cap = pos.capture
+    assert cap.navigable_sectors() == [0, 2] and cap.visible_sectors() == [0] and cap.trap_sectors() == [2]
+    assert {v.tag for v in cap.viewpoints} == {"s0_near", "s0_far", "s2_near", "s2_far", "s4_unknown"}
+    s0 = [v for v in cap.viewpoints if v.tag == "s0_near"][0]
+    assert s0.view_type == "near" and s0.mask == "mask/mask_s0_near.png" and s0.mask_bbox_xyxy == [20, 10, 40, 20]
+    assert load_descriptions(tmp_path) == {"mug_1": TEXTS, "mug_2": NEG}
+
+
+def test_unknown_field_names_file_and_line(tmp_path):
+    index = build(tmp_path, extra_line_field="surprise")
+    with pytest.raises(DatasetError, match=r"pv_index_all.jsonl:2: unknown field\(s\) \['surprise'\]"):
+        load_index(index)
+    assert len(load_index(index, strict=False)) == 2  # lenient mode for releases with extra fields
+
+
+def test_missing_field_names_file_and_line(tmp_path):
+    with pytest.raises(DatasetError, match=r"pv_index_all.jsonl:2: missing field\(s\) \['text_neg'\]"):
+        load_index(build(tmp_path, drop_line_field="text_neg"))
+
+
+def test_malformed_line(tmp_path):
+    with pytest.raises(DatasetError, match=r"pv_index_all.jsonl:2: malformed JSON line"):
+        load_index(build(tmp_path, bad_line=True))
+
+
+def test_missing_image_names_the_file(tmp_path):
+    with pytest.raises(DatasetError, match=r"meta.json: viewpoints\[3\]: missing image .*rgb_s2_far.png"):
+        load_index(build(tmp_path, drop_image="rgb_s2_far.png"))
+
+
+def test_unknown_meta_field_and_bad_values(tmp_path):
+    build(tmp_path, meta_extra={"weird": 1})
+    with pytest.raises(DatasetError, match=r"meta.json: unknown field\(s\) \['weird'\]"):
+        load_meta(tmp_path / "pin_capture/val/sceneA/ep1/meta.json")
+    index = build(tmp_path / "b")
+    lines = index.read_text().splitlines()
+    bad = json.loads(lines[1])
+    bad["label"] = 1  # contradicts neg_same
+    index.write_text(lines[0] + "\n" + json.dumps(bad) + "\n")
+    with pytest.raises(DatasetError, match=r":2: label 1 contradicts pair_type 'neg_same'"):
+        load_index(index)
+
+
+def test_missing_index_and_meta(tmp_path):
+    with pytest.raises(DatasetError, match="index file not found"):
+        load_index(tmp_path / "nope.jsonl")
+    index = build(tmp_path)
+    (tmp_path / "pin_capture/val/sceneA/ep1/meta.json").unlink()
+    with pytest.raises(DatasetError, match=r"pv_index_all.jsonl:1: episode_path .*meta.json not found"):
+        load_index(index)
