@@ -27,6 +27,7 @@ PREFERENCES = ["keeps the house at {t}F", "likes quiet mornings", "prefers dim w
                "wants coffee ready at {h}:30", "likes background music while cooking", "prefers the blinds open in the morning"]
 PET_NAMES = ["Bella", "Denali", "Milo", "Luna", "Pepper", "Biscuit", "Kiwi", "Shadow", "Nemo", "Sheldon"]
 ANIMALS = ["cat", "dog", "hamster", "lizard", "guinea pig", "rabbit", "bird", "fish", "turtle"]
+OCCUPANCIES = ("single", "family", "roommate")
 LAYOUTS = ["1-bedroom apartment", "2-bedroom apartment", "3-bedroom house", "2-storey townhouse", "4-bedroom house"]
 LOCATION = {
     "refrigerator": "Kitchen", "freezer": "Garage", "wine_cooler": "Kitchen", "oven": "Kitchen", "microwave": "Kitchen",
@@ -219,6 +220,8 @@ def generate_household(seed: int, occupancy: str | None = None, with_video: bool
     rng = random.Random(seed)
     hid = f"hh{seed:04d}"
     occupancy = occupancy or rng.choice(["single", "family", "family", "roommate"])
+    if occupancy not in OCCUPANCIES:
+        raise ValueError(f"occupancy {occupancy!r}: expected one of {OCCUPANCIES}")
     members = _members(rng, hid, occupancy)
     pets = [{"name": n, "animal": rng.choice(ANIMALS), "age": rng.randint(1, 12)}
             for n in rng.sample(PET_NAMES, rng.choice([0, 0, 1, 2]) if occupancy != "family" else rng.choice([0, 1, 2]))]
