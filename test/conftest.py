@@ -1,8 +1,8 @@
 """Session-wide ROS test setup and fixtures.
 
 The environment is set at import time, before any test module imports rclpy:
-- a ROS_DOMAIN_ID unique to this pytest session (from the pid, 1..101) so concurrent
-  sessions on one machine do not see each other;
+- a ROS_DOMAIN_ID unique to this pytest session (1..101, claimed with a lock file, starting
+  from the pid) so concurrent sessions on one machine do not see each other;
 - ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST and the shipped Fast DDS shared-memory
   profile (personal.ros_env).
 
@@ -31,8 +31,31 @@ from personal.ros_env import ros_environment
 
 ROOT = Path(__file__).resolve().parents[1]
 
-if "PERSONAL_TEST_DOMAIN_ID" not in os.environ:
-    os.environ["PERSONAL_TEST_DOMAIN_ID"] = str(1 + os.getpid() % 101)
+
+
+def _claim_domain_id() -> int:
+    """A domain id in 1..101 that no other pytest session on this host holds: start from the
+    pid and take the first id whose lock file we can flock (held until this process exits)."""
+    import fcntl
+
+    lock_dir = Path(tempfile.gettempdir()) / "personal_ros_domains"
+    lock_dir.mkdir(exist_ok=True)
+    for k in range(101):
+        candidate = 1 + (os.getpid() + k) % 101
+        handle = open(lock_dir / f"{candidate}.lock", "w")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            continue
+        _DOMAIN_LOCK.append(handle)  # keep it open (and locked) for the whole session
+        return candidate
+    return 1 + os.getpid() % 101
+
+
+_DOMAIN_LOCK: list = []
+if "PERSONAL_TEST_DOMAIN_ID" not in os.environ:  # child processes inherit the parent's id
+    os.environ["PERSONAL_TEST_DOMAIN_ID"] = str(_claim_domain_id())
 os.environ["ROS_DOMAIN_ID"] = os.environ["PERSONAL_TEST_DOMAIN_ID"]
 os.environ.update(ros_environment({**os.environ, "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}))
 ROS_DOMAIN_ID = int(os.environ["ROS_DOMAIN_ID"])

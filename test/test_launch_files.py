@@ -133,3 +133,14 @@ def test_graph_validation():
         Graph("g", "", [NodeSpec("a", "a", "m", parameters={"p": Arg("x")})])
     with pytest.raises(GraphError, match="duplicate node names"):
         Graph("g", "", [NodeSpec("a", "a", "m"), NodeSpec("a", "b", "m")])
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_launch_file_with_real_launch_ros(name):
+    """Where launch_ros is installed (a full ROS), the launch file must build with the real classes."""
+    pytest.importorskip("launch_ros")
+    path = ROOT / "launch" / f"{name}.launch.py"
+    spec = importlib.util.spec_from_file_location(f"real_launch_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.generate_launch_description().entities

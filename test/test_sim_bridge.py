@@ -174,7 +174,9 @@ def test_bad_episode_folder_is_logged_and_survived(tmp_path, run_node, ros_conte
     content = folder / "easy" / "content" / "toy_two_rooms.json.gz"
     with gzip.open(content, "wt") as f:
         f.write('{"goals_by_category": {}, "episodes": [{"episode_id": 1}]}')
-    proc = run_node("sim_bridge.bridge_node", "broken_bridge", {"episodes_dir": str(folder), "publish_clock": True})
+    # own namespace: the module's healthy bridge may still be serving episode/next
+    proc = run_node("sim_bridge.bridge_node", "broken_bridge", {"episodes_dir": str(folder), "publish_clock": True},
+                    namespace="broken")
     log = proc.wait_for_log("cannot load episodes", timeout=60)
     assert f"{content}: episodes[0]: missing field" in log
     node = ros_context.make_node("probe")
@@ -182,7 +184,7 @@ def test_bad_episode_folder_is_logged_and_survived(tmp_path, run_node, ros_conte
 
     clocks = []
     node.create_subscription(Clock, "/clock", clocks.append, 10)
-    reply = call(node, "episode/next")
+    reply = call(node, "/broken/episode/next")
     assert not reply.success and "no episodes loaded" in reply.message
     wait_for(lambda: len(clocks) >= 2)
     assert clocks[-1].clock.sec * 10**9 + clocks[-1].clock.nanosec > 0
