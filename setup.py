@@ -17,6 +17,8 @@ NODES = {
     "perm_evaluator": "nodes.perm_evaluator_node:main",
     "grounding_node": "nodes.grounding_node:main",
     "pog_evaluator": "nodes.pog_evaluator_node:main",
+    "mapping_node": "nodes.mapping_node:main",
+    "explore_node": "nodes.explore_node:main",
 }
 
 setup(

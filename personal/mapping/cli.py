@@ -41,6 +41,7 @@ def render_map_png(map_dir: Path, out: Path, query: str = "", model_path: str = 
     shade = np.where(st == -1, 0.55, np.where(st == 0, 1.0, 0.0))
     fig, ax = plt.subplots(figsize=(8, 8 * st.shape[0] / max(st.shape[1], 1) + 0.5))
     x0, y0, x1, y1 = occ.geometry.bounds
+    ax.set_facecolor((0.55, 0.55, 0.55))  # outside the occupancy grid reads as unknown, like its grey cells
     ax.imshow(shade, origin="lower", cmap="gray", vmin=0, vmax=1, extent=(x0, x1, y0, y1), interpolation="nearest")
     summary: dict = {"occupancy_shape": list(st.shape)}
     title = map_dir.name
@@ -96,7 +97,7 @@ def explore(
     max_steps: int = typer.Option(2500, "--max-steps"),
 ) -> None:
     """Pre-explore a synthetic scene without ROS (frontier policy, ORACLE caption features) and save its maps."""
-    import math
+    import json
 
     from personal.mapping.exploration import ExplorerConfig, FrontierExplorer
     from personal.mapping.pipeline import MapBuilder, MapConfig
@@ -126,7 +127,6 @@ def explore(
     result = run(backend, obs, builder, FrontierExplorer(ExplorerConfig(max_steps=max_steps)))
     builder.save(out, extra={"scene_id": scene.scene_id, "steps": result.steps, "stop_reason": result.reason,
                              "perception": "ORACLE instance ids + ground-truth captions"})
-    (out / "scene.json").write_text(__import__("json").dumps(scene.to_dict()))
+    (out / "scene.json").write_text(json.dumps(scene.to_dict()))
     typer.echo(f"{scene.scene_id}: {result.steps} steps ({result.reason}), {result.collisions} collisions, "
                f"{result.seconds:.1f} s; maps in {out}  [encoder {enc.name} — ORACLE]")
-    _ = math

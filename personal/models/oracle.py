@@ -53,6 +53,31 @@ def captions_from_json(path: str | Path) -> dict[int, str]:
     raise ValueError(f"{p}: expected a scene JSON with 'objects' or an {{instance_id: caption}} object")
 
 
+def captions_for_scene_id(scene_id: str, episodes_dir: str = "", scene_json: str = "") -> dict[int, str]:
+    """The caption lookup of a synthetic scene, from (in order): an explicit scene JSON, an
+    episode folder's ``scenes/<scene_id>.scene.json``, or — for ``synth_NNNNN`` ids, which the
+    sim bridge generates in memory from seed NNNNN — the generator itself."""
+    import re
+
+    if scene_json:
+        return captions_from_json(scene_json)
+    if episodes_dir:
+        p = Path(episodes_dir) / "scenes" / f"{scene_id}.scene.json"
+        if not p.exists():
+            raise FileNotFoundError(f"no scene file for {scene_id!r}: {p}")
+        return captions_from_json(p)
+    m = re.fullmatch(r"synth_(\d+)", scene_id or "")
+    if m:
+        from personal.world.generator import generate_scene
+
+        return captions_from_scene(generate_scene(int(m.group(1)), scene_id=scene_id))
+    if scene_id == "toy_two_rooms":
+        from sim_bridge.toy_scene import two_room_scene
+
+        return captions_from_scene(two_room_scene())
+    raise ValueError(f"cannot find the captions of scene {scene_id!r}: set scene_json or episodes_dir")
+
+
 class OracleCaptionEncoder(ImageTextEncoder):
     """ORACLE: instance ids -> ground-truth caption embeddings (cached per caption string)."""
 

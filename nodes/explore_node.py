@@ -1,0 +1,195 @@
+"""Exploration node: the frontier policy (``personal.mapping.exploration``) driving the sim
+bridge with discrete actions until no reachable frontier is left (PersONAL pre-exploration,
+at most ``max_steps`` = 2,500 actions), then asks the mapping node to save its maps.
+
+Loop: send ``action`` (std_msgs/String JSON DiscreteAction, request id ``explore-<n>``) ->
+wait for ``agent_state`` echoing that id (pose, collision) -> wait until the mapping node
+reports (``map/status``) a frame integrated at that pose and the ``map`` (OccupancyGrid)
+stamped with it, or ``map_timeout`` (a blocked move re-publishes an identical frame that the
+mapping node skips) -> decide the next action on that grid.
+
+On finish: STOP is sent, ``map/save`` (std_srvs/Trigger) is called when ``save_on_finish``,
+and the node exits when ``exit_on_finish`` (as the required node of the ``explore`` graph).
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+
+import numpy as np
+import rclpy
+from nav_msgs.msg import OccupancyGrid as OccupancyGridMsg
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
+from std_srvs.srv import Trigger
+
+from personal.interfaces.codec import CodecError, decode, encode
+from personal.mapping.exploration import Act, ExplorerConfig, FrontierExplorer
+from personal.mapping.grid import GridGeometry
+
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+
+PARAMETERS = {
+    "max_steps": (2500, "action budget (PersONAL pre-exploration: 2,500)"),
+    "agent_radius": (0.18, "m, clearance for planning"),
+    "map_timeout": (1.0, "s to wait for the map of the newest pose before deciding on the latest map"),
+    "start_timeout": (60.0, "s to wait for the first agent state and map before giving up"),
+    "save_on_finish": (True, "call map/save when exploration ends"),
+    "exit_on_finish": (True, "exit the process when exploration ends (ends the explore graph)"),
+}
+
+
+class ExploreNode(Node):
+    def __init__(self, **kwargs) -> None:
+        super().__init__("explore", **kwargs)
+        from rcl_interfaces.msg import ParameterDescriptor
+
+        self.p = {n: self.declare_parameter(n, d, ParameterDescriptor(description=t)).value for n, (d, t) in PARAMETERS.items()}
+        self.explorer = FrontierExplorer(ExplorerConfig(max_steps=int(self.p["max_steps"]), agent_radius=float(self.p["agent_radius"])))
+        self.grid: OccupancyGridMsg | None = None
+        self.state: dict | None = None
+        self.status: dict | None = None
+        self.sent = 0
+        self.phase = "start"  # start -> wait_state -> wait_map -> (decide) ... -> saving -> finished
+        self.phase_since = time.monotonic()
+        self.want_grid_ns: int | None = None
+        self.finished = False
+        self.t0 = time.monotonic()
+        self.pub_action = self.create_publisher(String, "action", RELIABLE)
+        self.create_subscription(OccupancyGridMsg, "map", self._on_grid, LATCHED)
+        self.create_subscription(String, "map/status", self._on_status, RELIABLE)
+        self.create_subscription(String, "agent_state", self._on_state, STATE_QOS)
+        self.save_client = self.create_client(Trigger, "map/save")
+        self.create_timer(0.02, self._tick)
+        self.get_logger().info(f"explore ready: frontier policy, budget {self.p['max_steps']} steps")
+
+    # -- input ---------------------------------------------------------------------
+    def _on_grid(self, msg: OccupancyGridMsg) -> None:
+        self.grid = msg
+
+    def _on_status(self, msg: String) -> None:
+        try:
+            self.status = json.loads(msg.data)
+        except ValueError as exc:
+            self.get_logger().error(f"topic 'map/status': not JSON: {exc}")
+
+    def _on_state(self, msg: String) -> None:
+        try:
+            _, st = decode(msg.data, expected_type="AgentState")
+        except CodecError as exc:
+            self.get_logger().error(f"topic 'agent_state': {exc}")
+            return
+        self.state = st
+
+    # -- loop ----------------------------------------------------------------------
+    def _set(self, phase: str) -> None:
+        self.phase, self.phase_since = phase, time.monotonic()
+
+    def _pose(self) -> tuple[float, float, float]:
+        s = self.state
+        return float(s["position"]["x"]), float(s["position"]["y"]), float(s["yaw"])
+
+    def _map_matches_state(self) -> bool:
+        if self.status is None or self.state is None:
+            return False
+        x, y, yaw = self._pose()
+        st = self.status
+        dyaw = abs((st["yaw"] - yaw + math.pi) % (2 * math.pi) - math.pi)
+        if math.hypot(st["x"] - x, st["y"] - y) > 0.02 or dyaw > math.radians(2.0):
+            return False
+        if self.grid is None:
+            return False
+        g = self.grid.header.stamp
+        return g.sec * 1_000_000_000 + g.nanosec >= int(st["stamp_ns"])
+
+    def _tick(self) -> None:
+        if self.finished or self.phase == "saving":
+            return
+        waited = time.monotonic() - self.phase_since
+        if self.phase == "start":
+            if self.state is not None and self.grid is not None and self._map_matches_state():
+                self._decide()
+            elif waited > float(self.p["start_timeout"]):
+                self.get_logger().error("no agent_state / map received: is the sim bridge and mapping node running?")
+                self._finish("no input", save=False)
+        elif self.phase == "wait_state":
+            if self.state is not None and self.state.get("request_id") == f"explore-{self.sent}":
+                self._set("wait_map")
+            elif waited > 10.0:
+                self.get_logger().warning(f"no agent_state for action {self.sent} after 10 s; deciding again")
+                self._decide()
+        elif self.phase == "wait_map":
+            if self._map_matches_state() or waited > float(self.p["map_timeout"]):
+                self._decide()
+
+    def _decide(self) -> None:
+        if self.grid is None or self.state is None:
+            self._set("start")
+            return
+        info = self.grid.info
+        try:
+            state = np.asarray(self.grid.data, dtype=np.int8).reshape(info.height, info.width)
+        except ValueError as exc:
+            self.get_logger().error(f"topic 'map': {len(self.grid.data)} cells for {info.width}x{info.height}: {exc}")
+            self._set("wait_map")
+            return
+        geo = GridGeometry(float(info.resolution), (info.origin.position.x, info.origin.position.y), (int(info.height), int(info.width)))
+        action = self.explorer.act(state, geo, self._pose(), bool(self.state.get("collided", False)))
+        if action == Act.STOP:
+            st = self.explorer.status
+            self._send(Act.STOP)
+            self._finish(st.reason, save=bool(self.p["save_on_finish"]))
+            return
+        self._send(action)
+        self._set("wait_state")
+
+    def _send(self, action: int) -> None:
+        self.sent += 1
+        self.pub_action.publish(String(data=encode("DiscreteAction", {"action": int(action), "request_id": f"explore-{self.sent}"})))
+
+    def _finish(self, reason: str, save: bool) -> None:
+        st = self.explorer.status
+        self.get_logger().info(f"exploration finished: {reason}; {st.steps} steps, {st.collisions} collisions, "
+                               f"{time.monotonic() - self.t0:.1f} s")
+        if not save:
+            self.finished = True
+            return
+        if not self.save_client.wait_for_service(timeout_sec=5.0):
+            self.get_logger().error("service 'map/save' not available: maps not saved")
+            self.finished = True
+            return
+        self._set("saving")
+        self.save_client.call_async(Trigger.Request()).add_done_callback(self._saved)
+
+    def _saved(self, future) -> None:
+        try:
+            res = future.result()
+            log = self.get_logger().info if res.success else self.get_logger().error
+            log(f"map/save: {res.message}")
+        except Exception as exc:
+            self.get_logger().error(f"map/save failed: {exc}")
+        self.finished = True
+
+
+def main(args=None) -> None:
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = ExploreNode()
+        while rclpy.ok() and not (node.finished and node.p["exit_on_finish"]):
+            rclpy.spin_once(node, timeout_sec=0.1)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,381 @@
+"""Mapping node: depth + pose (+ colour / instance ids) -> point cloud, occupancy grid,
+frontiers and the semantic feature map (library: ``personal.mapping``).
+
+Subscribes (sensor-data QoS, relative names):
+- ``camera/aligned_depth_to_color/image_raw`` (16UC1 mm or 32FC1 m), ``camera/color/camera_info``
+- ``camera/pose`` (geometry_msgs/PoseStamped, optical frame in ``map``; ``pose_source:=camera_pose``)
+  or ``odom`` (nav_msgs/Odometry of base_link, with a static camera mount from parameters;
+  ``pose_source:=odom``)
+- ``camera/color/image_raw`` (rgb8/bgr8) for image encoders, ``camera/semantic/image_raw`` for
+  the ORACLE caption encoder (``encoder:=oracle``)
+- ``episode`` (std_msgs/String JSON EpisodeDescriptor, latched): scene id -> map name, ORACLE captions;
+  a new scene resets the maps.
+Depth, pose and (when used) colour / ids are matched by timestamp (``sync_slop``); frames
+whose pose never arrives within ``max_wait`` are skipped with a warning (stale pose).
+
+Publishes: ``map`` (nav_msgs/OccupancyGrid, reliable + transient local), ``map/cloud``
+(sensor_msgs/PointCloud2, voxel-downsampled accumulated cloud), ``map/frontiers``
+(visualization_msgs/MarkerArray), ``feature_map`` (std_msgs/Float32MultiArray [rows, cols,
+dim+1] = embedding + confidence) and ``feature_map/descriptor`` (std_msgs/String JSON: origin,
+resolution, shape, encoder, scene_id), both transient local; ``map/status`` (String JSON after
+every integrated frame: stamp, agent x/y/yaw, frames).
+Services (std_srvs/Trigger): ``map/save`` (writes ``<maps_dir>/<map name>/``), ``map/reset``.
+
+Malformed input (wrong encoding, image size unlike camera_info, bad pose, missing camera
+info) is logged and the frame skipped; the node keeps running.
+"""
+from __future__ import annotations
+
+import array
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import rclpy
+from geometry_msgs.msg import PoseStamped
+from nav_msgs.msg import OccupancyGrid as OccupancyGridMsg
+from nav_msgs.msg import Odometry
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from sensor_msgs.msg import CameraInfo, Image, PointCloud2, PointField
+from std_msgs.msg import Float32MultiArray, MultiArrayDimension, String
+from std_srvs.srv import Trigger
+from visualization_msgs.msg import Marker, MarkerArray
+
+from personal.interfaces.codec import CodecError, decode
+from personal.mapping.frontier import detect_frontiers
+from personal.mapping.pipeline import MapBuilder, MapConfig
+from personal.mapping.projection import voxel_downsample
+from personal.mapping.ros_io import (
+    ApproxTimeSync, FrameError, base_pose_from_camera, camera_from_base, depth_from_msg, feature_map_to_wire,
+    ids_from_msg, intrinsics_from_info, pose_to_matrix, rgb_from_msg, stamp_ns,
+)
+
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+
+PARAMETERS = {
+    "encoder": ("oracle", "feature encoder: oracle (ORACLE captions from instance ids) | none | clip | siglip | blip2"),
+    "model_path": ("", "local model directory for clip / siglip / blip2"),
+    "scene_json": ("", "scene JSON for the ORACLE captions (else from the episode's scene id)"),
+    "episodes_dir": ("", "episode folder whose scenes/ hold the ORACLE captions"),
+    "feature_resolution": (1.0, "feature-map cell size, m (0.05 .. )"),
+    "occupancy_resolution": (0.05, "occupancy cell size, m"),
+    "stride": (2, "pixel stride for back-projection"),
+    "min_depth": (0.5, "m; nearer depth is invalid"),
+    "max_depth": (5.0, "m; farther depth is invalid"),
+    "floor_z": (0.0, "floor height, m"),
+    "agent_radius": (0.18, "m, for navigable space"),
+    "pose_source": ("camera_pose", "camera_pose (PoseStamped of the optical frame) | odom (base_link + static mount)"),
+    "camera_height": (0.88, "pose_source:=odom: camera height above base_link, m"),
+    "camera_pitch": (0.0, "pose_source:=odom: camera pitch, rad (positive up)"),
+    "sync_slop": (0.02, "s; depth / pose / images match when their stamps differ by at most this"),
+    "max_wait": (0.5, "s; an unmatched frame is dropped (and logged) after this"),
+    "skip_static_frames": (True, "skip frames whose camera pose equals the last integrated one (re-published frames)"),
+    "publish_period": (0.5, "s between map / frontier / cloud / feature-map publications"),
+    "cloud_voxel": (0.1, "m; voxel of the published cloud"),
+    "maps_dir": ("maps", "saved maps go to <maps_dir>/<map name>/"),
+    "map_name": ("", "folder name for map/save (default: the scene id, else 'map')"),
+    "map_frame": ("map", "frame of all published maps"),
+}
+
+
+class MappingNode(Node):
+    def __init__(self, **kwargs) -> None:
+        super().__init__("mapping", **kwargs)
+        from rcl_interfaces.msg import ParameterDescriptor
+
+        self.p = {n: self.declare_parameter(n, d, ParameterDescriptor(description=t)).value for n, (d, t) in PARAMETERS.items()}
+        p = self.p
+        self.scene_id = ""
+        self.encoder = self._make_encoder()
+        self.builder = self._make_builder()
+        self.info: CameraInfo | None = None
+        self.frames = 0
+        self.skipped: dict[str, int] = {}
+        self._last_pose: np.ndarray | None = None
+        self._dirty = False
+        self._last_skip_log = 0.0
+
+        use_rgb = self.encoder is not None and self.encoder.name != "oracle-captions-minilm"
+        use_ids = self.encoder is not None and not use_rgb
+        keys = ("depth", "pose") + (("rgb",) if use_rgb else ()) + (("ids",) if use_ids else ())
+        self.sync = ApproxTimeSync(keys, slop_ns=int(p["sync_slop"] * 1e9), max_wait_ns=int(p["max_wait"] * 1e9))
+
+        sd = qos_profile_sensor_data
+        self.create_subscription(Image, "camera/aligned_depth_to_color/image_raw", lambda m: self._on("depth", m), sd)
+        self.create_subscription(CameraInfo, "camera/color/camera_info", self._on_info, sd)
+        if p["pose_source"] == "odom":
+            self.create_subscription(Odometry, "odom", lambda m: self._on("pose", m), sd)
+        else:
+            if p["pose_source"] != "camera_pose":
+                self.get_logger().error(f"parameter 'pose_source': {p['pose_source']!r} unknown; using camera_pose")
+            self.create_subscription(PoseStamped, "camera/pose", lambda m: self._on("pose", m), sd)
+        if use_rgb:
+            self.create_subscription(Image, "camera/color/image_raw", lambda m: self._on("rgb", m), sd)
+        if use_ids:
+            self.create_subscription(Image, "camera/semantic/image_raw", lambda m: self._on("ids", m), sd)
+        self.create_subscription(String, "episode", self._on_episode, LATCHED)
+
+        self.pub_grid = self.create_publisher(OccupancyGridMsg, "map", LATCHED)
+        self.pub_cloud = self.create_publisher(PointCloud2, "map/cloud", 1)
+        self.pub_frontiers = self.create_publisher(MarkerArray, "map/frontiers", 1)
+        self.pub_features = self.create_publisher(Float32MultiArray, "feature_map", LATCHED)
+        self.pub_descriptor = self.create_publisher(String, "feature_map/descriptor", LATCHED)
+        self.pub_status = self.create_publisher(String, "map/status", RELIABLE)
+        self.create_service(Trigger, "map/save", self._on_save)
+        self.create_service(Trigger, "map/reset", self._on_reset)
+        self.create_timer(max(float(p["publish_period"]), 0.05), self._publish_maps)
+        self.create_timer(0.2, self._expire)
+        enc = self.encoder.name if self.encoder else "none (geometry only)"
+        self.get_logger().info(f"mapping ready: encoder {enc}, sync {keys}, pose from {p['pose_source']}")
+
+    # -- setup ---------------------------------------------------------------------
+    def _make_encoder(self):
+        name = self.p["encoder"]
+        if name in ("", "none"):
+            return None
+        try:
+            from personal.models.base import make_encoder
+
+            if name in ("oracle", "oracle-captions-minilm"):
+                enc = make_encoder("oracle-captions-minilm")
+                if self.p["scene_json"]:
+                    from personal.models.oracle import captions_from_json
+
+                    enc.set_captions(captions_from_json(self.p["scene_json"]))
+                return enc
+            return make_encoder(name, model_path=self.p["model_path"])
+        except Exception as exc:  # missing weights, unknown name: keep mapping geometry
+            self.get_logger().error(f"parameter 'encoder' = {name!r}: {exc}; mapping geometry only")
+            return None
+
+    def _make_builder(self) -> MapBuilder:
+        p = self.p
+        cfg = MapConfig(occupancy_resolution=float(p["occupancy_resolution"]), feature_resolution=float(p["feature_resolution"]),
+                        stride=max(1, int(p["stride"])), min_depth=float(p["min_depth"]), max_depth=float(p["max_depth"]),
+                        floor_z=float(p["floor_z"]), agent_radius=float(p["agent_radius"]))
+        enc = self.encoder
+        return MapBuilder(cfg, feature_dim=enc.dim if enc else None, encoder_name=enc.name if enc else "",
+                          features=enc.frame_features if enc else None)
+
+    # -- input ---------------------------------------------------------------------
+    def _on_info(self, msg: CameraInfo) -> None:
+        self.info = msg
+
+    def _on_episode(self, msg: String) -> None:
+        try:
+            _, data = decode(msg.data, expected_type="EpisodeDescriptor")
+            scene_id = str(data["scene_id"])
+        except (CodecError, KeyError) as exc:
+            self.get_logger().error(f"topic 'episode': cannot read scene_id: {exc}")
+            return
+        if scene_id == self.scene_id:
+            return
+        if self.scene_id:
+            self.get_logger().info(f"new scene {scene_id!r} (was {self.scene_id!r}): maps reset")
+            self._reset()
+        self.scene_id = scene_id
+        if self.encoder is not None and self.encoder.name == "oracle-captions-minilm" and not self.p["scene_json"]:
+            try:
+                from personal.models.oracle import captions_for_scene_id
+
+                self.encoder.set_captions(captions_for_scene_id(scene_id, self.p["episodes_dir"]))
+                self.get_logger().info(f"ORACLE captions for {scene_id}: {len(self.encoder.captions)} objects")
+            except Exception as exc:
+                self.get_logger().error(f"ORACLE captions for scene {scene_id!r}: {exc}")
+
+    def _on(self, key: str, msg) -> None:
+        try:
+            groups = self.sync.add(key, stamp_ns(msg.header), msg)
+        except Exception as exc:  # a message without a usable header
+            self._skip(f"{key}: {exc}")
+            return
+        for g in groups:
+            self._integrate(g)
+
+    def _expire(self) -> None:
+        newest = max((q[-1][0] for q in self.sync.queues.values() if q), default=None)
+        if newest is None:
+            return
+        for stamp, missing in self.sync.expire(newest):
+            what = " and ".join("pose (stale or missing)" if k == "pose" else k for k in missing) or "a matching message"
+            self._skip(f"frame at {stamp / 1e9:.3f} s: no {what} within {self.p['sync_slop'] * 1000:.0f} ms")
+
+    def _skip(self, reason: str) -> None:
+        self.skipped[reason.split(":")[0]] = self.skipped.get(reason.split(":")[0], 0) + 1
+        now = time.monotonic()
+        if now - self._last_skip_log > 2.0:
+            self._last_skip_log = now
+            self.get_logger().warning(f"skipped input: {reason} (skipped so far: {sum(self.skipped.values())})")
+
+    def _frame(self, g: dict):
+        if self.info is None:
+            raise FrameError("camera/color/camera_info not received yet")
+        K, (h, w) = intrinsics_from_info(self.info)
+        depth = depth_from_msg(g["depth"], "camera/aligned_depth_to_color/image_raw")
+        if depth.shape != (h, w):
+            raise FrameError(f"depth {depth.shape[1]}x{depth.shape[0]} does not match camera_info {w}x{h}")
+        if self.p["pose_source"] == "odom":
+            T = camera_from_base(pose_to_matrix(g["pose"].pose.pose), float(self.p["camera_height"]), float(self.p["camera_pitch"]))
+        else:
+            T = pose_to_matrix(g["pose"].pose)
+        rgb = ids = None
+        if "rgb" in g:
+            rgb = rgb_from_msg(g["rgb"], "camera/color/image_raw")
+            if rgb.shape[:2] != depth.shape:
+                raise FrameError(f"colour {rgb.shape[1]}x{rgb.shape[0]} does not match depth {w}x{h}")
+        if "ids" in g:
+            ids = ids_from_msg(g["ids"], "camera/semantic/image_raw")
+            if ids.shape != depth.shape:
+                raise FrameError(f"semantic {ids.shape[1]}x{ids.shape[0]} does not match depth {w}x{h}")
+        return depth, K, T, rgb, ids
+
+    def _integrate(self, g: dict) -> None:
+        try:
+            depth, K, T, rgb, ids = self._frame(g)
+        except (FrameError, ValueError) as exc:
+            self._skip(str(exc))
+            return
+        if self.p["skip_static_frames"] and self._last_pose is not None and np.allclose(T, self._last_pose, atol=1e-4):
+            return
+        x, y, yaw = base_pose_from_camera(T)
+        try:
+            self.builder.integrate(depth, K, T, rgb=rgb, instance_ids=ids, agent_xy=(x, y))
+        except Exception as exc:  # never die on one bad frame
+            self._skip(f"integration failed: {exc}")
+            return
+        self._last_pose = T
+        self.frames += 1
+        self._dirty = True
+        self._publish_grid(g["_stamp"])
+        self.pub_status.publish(String(data=json.dumps(
+            {"stamp_ns": int(g["_stamp"]), "x": x, "y": y, "yaw": yaw, "frames": self.frames, "scene_id": self.scene_id})))
+
+    # -- output --------------------------------------------------------------------
+    def _header(self, msg, stamp_ns_: int | None = None):
+        msg.header.frame_id = self.p["map_frame"]
+        if stamp_ns_ is None:
+            msg.header.stamp = self.get_clock().now().to_msg()
+        else:
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(int(stamp_ns_), 1_000_000_000)
+        return msg
+
+    def _publish_grid(self, stamp: int | None = None) -> None:
+        f = self.builder.occupancy.to_occupancy_grid_msg_fields()
+        msg = self._header(OccupancyGridMsg(), stamp)
+        msg.info.resolution = f["resolution"]
+        msg.info.width, msg.info.height = f["width"], f["height"]
+        msg.info.origin.position.x, msg.info.origin.position.y, msg.info.origin.position.z = f["origin"]["position"]
+        msg.info.origin.orientation.w = 1.0
+        msg.info.map_load_time = msg.header.stamp
+        msg.data = _typed_array("b", f["data"])  # array.array: assigning a list/ndarray is much slower
+        self.pub_grid.publish(msg)
+
+    def _publish_maps(self) -> None:
+        if not self._dirty:
+            return
+        self._dirty = False
+        try:
+            self._publish_frontiers()
+            self._publish_cloud()
+            self._publish_features()
+        except Exception as exc:
+            self.get_logger().error(f"publishing maps failed: {exc}")
+
+    def _publish_frontiers(self) -> None:
+        occ = self.builder.occupancy
+        frontiers, _ = detect_frontiers(occ.state(), occ.geometry)
+        arr = MarkerArray()
+        clear = Marker()
+        clear.action = Marker.DELETEALL
+        arr.markers.append(clear)
+        for i, fr in enumerate(frontiers):
+            m = self._header(Marker())
+            m.ns, m.id, m.type, m.action = "frontiers", i, Marker.SPHERE, Marker.ADD
+            m.pose.position.x, m.pose.position.y, m.pose.position.z = fr.centroid[0], fr.centroid[1], 0.1
+            m.pose.orientation.w = 1.0
+            s = float(min(1.0, 0.1 + 0.01 * fr.size))
+            m.scale.x = m.scale.y = m.scale.z = s
+            m.color.r, m.color.g, m.color.b, m.color.a = 1.0, 0.5, 0.0, 0.8
+            arr.markers.append(m)
+        self.pub_frontiers.publish(arr)
+
+    def _publish_cloud(self) -> None:
+        pts = self.builder.cloud()
+        pts = pts[voxel_downsample(pts, float(self.p["cloud_voxel"]))].astype(np.float32)
+        msg = self._header(PointCloud2())
+        msg.height, msg.width = 1, len(pts)
+        msg.fields = [PointField(name=n, offset=4 * i, datatype=PointField.FLOAT32, count=1) for i, n in enumerate("xyz")]
+        msg.is_bigendian, msg.point_step, msg.row_step, msg.is_dense = False, 12, 12 * len(pts), True
+        msg.data = np.ascontiguousarray(pts).tobytes()
+        self.pub_cloud.publish(msg)
+
+    def _publish_features(self) -> None:
+        fm = self.builder.feature_map
+        if fm is None or fm.geometry.shape[0] == 0:
+            return
+        flat, layout, desc = feature_map_to_wire(fm, self.scene_id)
+        msg = Float32MultiArray()
+        msg.layout.dim = [MultiArrayDimension(label=lab, size=int(size), stride=int(stride)) for lab, size, stride in layout]
+        msg.data = _typed_array("f", flat)
+        self.pub_features.publish(msg)
+        self.pub_descriptor.publish(String(data=json.dumps(desc)))
+
+    # -- services ------------------------------------------------------------------
+    def _map_name(self) -> str:
+        return self.p["map_name"] or self.scene_id or "map"
+
+    def _on_save(self, request, response):
+        out = Path(self.p["maps_dir"]) / self._map_name()
+        try:
+            self.builder.save(out, extra={"scene_id": self.scene_id, "frames": self.frames,
+                                          "encoder_is_oracle": bool(self.encoder and "oracle" in self.encoder.name)})
+        except OSError as exc:
+            response.success, response.message = False, f"cannot save maps to {out}: {exc}"
+            self.get_logger().error(response.message)
+            return response
+        self._dirty = True
+        self._publish_maps()
+        response.success, response.message = True, str(out)
+        self.get_logger().info(f"maps saved to {out} ({self.frames} frames)")
+        return response
+
+    def _reset(self) -> None:
+        self.builder.reset()
+        self.sync.clear()
+        self._last_pose = None
+        self.frames = 0
+        self._dirty = True
+
+    def _on_reset(self, request, response):
+        self._reset()
+        self._publish_grid()
+        response.success, response.message = True, "maps cleared"
+        return response
+
+
+def _typed_array(typecode: str, values: np.ndarray) -> array.array:
+    out = array.array(typecode)
+    out.frombytes(np.ascontiguousarray(values).tobytes())
+    return out
+
+
+def main(args=None) -> None:
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = MappingNode()
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""Graph ``explore``: PersONAL pre-exploration of a synthetic scene — sim bridge + mapping
+node + frontier-exploration node; the maps are saved under ``<maps_dir>/<scene_id>/`` when
+no reachable frontier is left (or the 2,500-step budget is spent), then the graph stops.
+
+With ``encoder:=oracle`` (default) the feature map holds ORACLE features (ground-truth
+instance ids + captions embedded with MiniLM); ``encoder:=none`` maps geometry only."""
+from personal.graphs import Arg, Graph, NodeSpec
+
+GRAPH = Graph(
+    name="explore",
+    description="Pre-explore a synthetic scene (sim bridge + mapping + frontier exploration) and save its maps.",
+    arguments={
+        "seed": (0, "generator seed (scene synth_<seed>)"),
+        "episodes_dir": ("", "PersONAL-format episode folder; empty = generate one scene"),
+        "backend": ("synthetic", "simulator backend (synthetic|habitat|auto)"),
+        "encoder": ("oracle", "feature encoder: oracle (ORACLE) | none | clip | siglip | blip2"),
+        "model_path": ("", "local model directory for clip / siglip / blip2"),
+        "feature_resolution": (1.0, "feature-map cell size, m"),
+        "maps_dir": ("maps", "maps are saved to <maps_dir>/<scene_id>/"),
+        "max_steps": (2500, "exploration budget (PersONAL: 2,500)"),
+        "rate": (10.0, "sensor re-publish rate of the bridge, Hz"),
+    },
+    nodes=[
+        NodeSpec(
+            name="sim_bridge",
+            executable="sim_bridge",
+            module="sim_bridge.bridge_node",
+            parameters={
+                "episodes_dir": Arg("episodes_dir"),
+                "seed": Arg("seed"),
+                "scenes": 1,
+                "episodes_per_scene": 1,
+                "split": "easy",
+                "backend": Arg("backend"),
+                "rate": Arg("rate"),
+            },
+        ),
+        NodeSpec(
+            name="mapping",
+            executable="mapping_node",
+            module="nodes.mapping_node",
+            parameters={
+                "encoder": Arg("encoder"),
+                "model_path": Arg("model_path"),
+                "episodes_dir": Arg("episodes_dir"),
+                "feature_resolution": Arg("feature_resolution"),
+                "maps_dir": Arg("maps_dir"),
+            },
+        ),
+        NodeSpec(
+            name="explore",
+            executable="explore_node",
+            module="nodes.explore_node",
+            parameters={"max_steps": Arg("max_steps")},
+            required=True,
+        ),
+    ],
+)
