@@ -189,3 +189,24 @@ def test_bad_episode_folder_is_logged_and_survived(tmp_path, run_node, ros_conte
     wait_for(lambda: len(clocks) >= 2)
     assert clocks[-1].clock.sec * 10**9 + clocks[-1].clock.nanosec > 0
     assert proc.proc.poll() is None
+
+
+def test_cmd_vel_becomes_discrete_turns(bridge, ros_context):
+    from geometry_msgs.msg import Twist
+
+    listener = Listener(ros_context, {"agent_state": SENSORS["agent_state"]})
+    assert call(listener.node, "episode/reset").success
+    start = wait_for(lambda: next((s for s in reversed(states(listener)) if s["step"] == 0), None))
+    pub = listener.node.create_publisher(Twist, "cmd_vel", 10)
+    wait_for(lambda: pub.get_subscription_count() > 0)
+    twist = Twist()
+    twist.angular.z = 2.0  # rad/s: a 30 degree step accumulates in about 0.26 s
+
+    def turned():
+        pub.publish(twist)
+        return next((s for s in states(listener) if s["request_id"] == "cmd_vel"), None)
+
+    s = wait_for(turned, timeout=10.0, period=0.05)
+    assert s["yaw"] == pytest.approx(start["yaw"] + math.radians(30))
+    assert (s["position"]["x"], s["position"]["y"]) == pytest.approx(START[:2])
+    pub.publish(Twist())  # stop
