@@ -56,14 +56,15 @@ class PermEvaluatorNode(Node):
         self.k = -1
         self.results, self.frames = [], {}
         self.t0 = time.monotonic()
-        self.finished = False
+        self.stopped = False  # no more episodes
+        self.finished = False  # results written
         self.create_timer(0.05, self._tick)
         self.get_logger().info(f"{len(self.tasks)} tasks in {len(self.keys)} rollouts -> {self.out}")
 
     # -- episode loop ------------------------------------------------------------------------
 
     def _tick(self) -> None:
-        if self.finished:
+        if self.stopped:
             return
         if self.k < 0:
             # start once the simulator and the policy node are both discovered
@@ -98,7 +99,7 @@ class PermEvaluatorNode(Node):
         self.pub_episode.publish(String(data=json.dumps({"task_id": self.task_id, "mission": mission, "seed": seed})))
 
     def _on_state(self, msg: String) -> None:
-        if self.finished or self.k < 0:
+        if self.stopped or self.k < 0:
             return
         try:
             s = json.loads(msg.data)
@@ -113,7 +114,7 @@ class PermEvaluatorNode(Node):
             self._finish_rollout()
 
     def _on_image(self, msg: Image) -> None:
-        if self.k < 0 or self.finished or self.keys[self.k] not in self.sample or not self.records:
+        if self.k < 0 or self.stopped or self.keys[self.k] not in self.sample or not self.records:
             return
         step = self.records[-1]["step"]
         last = self.strip[-1][0] if self.strip else -1
@@ -143,12 +144,13 @@ class PermEvaluatorNode(Node):
         self._next()
 
     def _write(self) -> None:
-        self.finished = True
+        self.stopped = True
         write_results(self.results, self.out)
         report = write_report(self.results, self.out, self.frames, meta={
             "graph": "perm_eval", "episodes scored": len(self.results), "wall time": f"{time.monotonic() - self.t0:.0f} s"})
         sr = np.mean([r.success for r in self.results]) if self.results else float("nan")
         self.get_logger().info(f"perm_eval finished: {len(self.results)} results, SR {sr:.2f}; report {report}")
+        self.finished = True
 
 
 def main(args=None) -> None:

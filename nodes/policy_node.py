@@ -58,6 +58,7 @@ class PolicyNode(Node):
         self.queue: list[np.ndarray] = []
         self.latencies: list[float] = []
         self.errors = 0
+        self.pending = False  # a state is waiting for its action (lockstep)
         self.pub_action = self.create_publisher(Float32MultiArray, "perm/action", 10)
         self.pub_latency = self.create_publisher(Float32, "perm/policy/latency_ms", 10)
         self.create_subscription(Image, "perm/agentview_image", lambda m: self._on_image("observation/image", m), 10)
@@ -87,11 +88,19 @@ class PolicyNode(Node):
     def _on_prompt(self, msg: String) -> None:
         if msg.data != self.prompt:
             self.prompt, self.queue = msg.data, []
+            self._retry()
 
     def _on_layout(self, msg: String) -> None:
         if msg.data != self.layout:
             self.layout, self.queue = msg.data, []
             self.policy.reset()
+            self._retry()
+
+    def _retry(self) -> None:
+        """Lockstep: the simulator waits for an answer to its last state; if that inference failed
+        (e.g. the layout had not arrived yet), answer now that the context changed."""
+        if self.mode == "lockstep" and self.pending:
+            self._act()
 
     def _on_state(self, msg: Float32MultiArray) -> None:
         state = np.asarray(msg.data, dtype=np.float32)
@@ -112,6 +121,7 @@ class PolicyNode(Node):
     def _act(self) -> None:
         if self.state is None:
             return
+        self.pending = True
         if not self.queue:
             obs = self._observation()
             try:
@@ -128,6 +138,7 @@ class PolicyNode(Node):
             self.queue = list(chunk[: self.replan])
             if self.publish_chunk:
                 self._publish(chunk)
+        self.pending = False
         action = self.queue.pop(0)
         if not self.publish_chunk:
             self._publish(action[None])

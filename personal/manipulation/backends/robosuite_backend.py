@@ -158,9 +158,14 @@ class RobosuiteTabletop(TabletopBackend):
         return obs
 
     def _held(self) -> str:
+        """Both finger pads touch the object AND it sits between the fingers (closed fingers pushing a
+        block from behind touch it with both pads too, but that is not a grasp)."""
         gripper = self.env.robots[0].gripper["right"]
+        eef, _ = self._eef()
         for s in self.layout.candidates:
-            if self.env._check_grasp(gripper=gripper, object_geoms=self.env.objs[s.name]):
+            centre = np.array(self.env.sim.data.body_xpos[self.env.body_ids[s.name]])
+            between = np.linalg.norm(centre - eef) < 0.6 * max(s.half_size) + 0.01
+            if between and self.env._check_grasp(gripper=gripper, object_geoms=self.env.objs[s.name]):
                 return s.name
         return ""
 

@@ -1,0 +1,79 @@
+"""Policy serving and simulator throughput (prints figures; no assertions).
+
+1. openpi-protocol round trip on loopback: the real ``openpi_client.WebsocketClientPolicy`` against our
+   ``PolicyServer`` serving the oracle scripted policy, with LIBERO-sized observations (two 128x128 images).
+2. Simulator steps per second: the robosuite Panda tabletop without rendering, with the two 128x128
+   cameras rendered every step (EGL on the CPU), and the kinematic stand-in.
+
+Usage: python bench/bench_policy.py [--requests 300] [--steps 100] [--no-robosuite]
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+
+def bench_round_trip(n: int) -> None:
+    from openpi_client.websocket_client_policy import WebsocketClientPolicy
+
+    from personal.manipulation.backends import make_backend
+    from personal.manipulation.policies import make_policy
+    from personal.manipulation.policies.base import make_observation
+    from personal.manipulation.policies.server import PolicyServer
+    from personal.manipulation.suite import make_layout
+
+    layout = make_layout("bin", 0)
+    obs = make_observation(make_backend("kinematic").reset(layout), "Task: put a block in the bin.", layout)
+    with PolicyServer(make_policy("scripted", chunk=5), port=0) as srv:
+        client = WebsocketClientPolicy(host="127.0.0.1", port=srv.port)
+        for _ in range(10):
+            client.infer(obs)
+        rtt, infer = [], []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            out = client.infer(obs)
+            rtt.append((time.perf_counter() - t0) * 1e3)
+            infer.append(out["server_timing"]["infer_ms"])
+    rtt, infer = np.array(rtt), np.array(infer)
+    print(f"openpi round trip (loopback, 2x128x128 images + state, chunk 5x7), {n} requests:")
+    print(f"  round trip  mean {rtt.mean():.2f} ms  p50 {np.median(rtt):.2f}  p95 {np.percentile(rtt, 95):.2f}  "
+          f"-> {1e3 / rtt.mean():.0f} req/s")
+    print(f"  server infer mean {infer.mean():.3f} ms (oracle scripted policy)")
+
+
+def bench_sim(name: str, steps: int, render: bool) -> None:
+    from personal.manipulation.backends import make_backend
+    from personal.manipulation.suite import make_layout
+
+    backend = make_backend(name)
+    t0 = time.perf_counter()
+    backend.reset(make_layout("bin", 0), render=render)
+    first = time.perf_counter() - t0
+    action = np.array([0.1, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0])
+    t0 = time.perf_counter()
+    for i in range(steps):
+        backend.step(action * (1 if (i // 20) % 2 == 0 else -1), render=render)
+    dt = time.perf_counter() - t0
+    print(f"  {name:10s} cameras={'2x128x128' if render else 'off':9s} first reset {first:5.2f} s   "
+          f"{steps / dt:7.1f} steps/s ({dt / steps * 1e3:.1f} ms/step)")
+    backend.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--requests", type=int, default=300)
+    ap.add_argument("--steps", type=int, default=100)
+    ap.add_argument("--no-robosuite", action="store_true")
+    args = ap.parse_args()
+    bench_round_trip(args.requests)
+    print("simulator steps per second (20 Hz control steps):")
+    bench_sim("kinematic", args.steps, render=True)
+    if not args.no_robosuite:
+        bench_sim("robosuite", args.steps, render=False)
+        bench_sim("robosuite", max(20, args.steps // 4), render=True)
+
+
+if __name__ == "__main__":
+    main()
