@@ -210,3 +210,32 @@ def test_cmd_vel_becomes_discrete_turns(bridge, ros_context):
     assert s["yaw"] == pytest.approx(start["yaw"] + math.radians(30))
     assert (s["position"]["x"], s["position"]["y"]) == pytest.approx(START[:2])
     pub.publish(Twist())  # stop
+
+
+def test_personal_launch_sim_graph_end_to_end(tmp_path):
+    """`personal launch sim` passes every graph argument through --ros-args to a real bridge."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "eps"
+    write_episode_set(out, [two_room_scene()], [toy_episode()])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "personal", "launch", "sim", f"episodes_dir:={out}", "split:=easy", "rate:=5",
+         "backend:=synthetic"],
+        cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    lines = []
+    try:
+        while not any("episode 1/1: toy_0" in line for line in lines):
+            line = proc.stdout.readline()
+            assert line, "".join(lines)
+            lines.append(line)
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        rest, _ = proc.communicate(timeout=30)
+    text = "".join(lines) + rest
+    assert "[sim_bridge] " in text and f"1 episodes in 1 scenes from {out}" in text
+    assert proc.returncode == 130 and "sim_bridge stopped (exit code 0)" in text, text
