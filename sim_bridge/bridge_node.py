@@ -166,6 +166,9 @@ class SimBridgeNode(Node):
             descriptor = episode_descriptor(ep, scene, index, len(self.episodes))
             self.backend.load_scene(scene)
             obs = self.backend.reset(ep)
+            if math.isnan(descriptor["geodesic_distance"]) and hasattr(self.backend, "episode_goal_distance"):
+                # generated episodes leave it to the simulator (start -> success region of the targets)
+                descriptor["geodesic_distance"] = float(self.backend.episode_goal_distance(ep))
             text = self.codec.encode("EpisodeDescriptor", descriptor)
         except Exception as exc:  # any backend failure: report it and stay up for the next request
             msg = f"episode {ep.episode_id!r} (scene {ep.scene_id!r}) failed to load: {type(exc).__name__}: {exc}"

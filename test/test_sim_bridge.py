@@ -4,6 +4,7 @@ The bridge replays a one-episode folder in the toy two-room scene, starting at
 (2, 1) facing +x: the wall x = 4 (0.1 m thick) is 1.95 m ahead, the camera 0.88 m high,
 so the published depth can be checked against that geometry analytically.
 """
+import dataclasses
 import gzip
 import json
 import math
@@ -38,7 +39,8 @@ def bridge(tmp_path_factory):
     from conftest import NodeProcess
 
     out = tmp_path_factory.mktemp("episodes")
-    write_episode_set(out, [two_room_scene()], [toy_episode()])
+    # geodesic distance left unknown: the bridge must compute it with the simulator
+    write_episode_set(out, [two_room_scene()], [dataclasses.replace(toy_episode(), geodesic_distance=math.nan)])
     proc = NodeProcess("sim_bridge.bridge_node", "sim_bridge", {"episodes_dir": str(out), "rate": 15.0}, [])
     proc.wait_for_log("episode 1/1", timeout=60)
     yield proc
@@ -132,6 +134,9 @@ def test_images_encodings_intrinsics_and_depth_geometry(bridge, ros_context):
     _, desc = decode(listener.wait("episode")[0].data, "EpisodeDescriptor")
     assert desc["target_object_ids"] == ["box_2"] and desc["target_positions"][0] == {"x": 6.0, "y": 1.0, "z": 0.2}
     assert desc["query"] == "Find Ana's box." and desc["count"] == 1
+    # the wall x = 4 blocks the straight 3 m to the box's 1 m success region: the path goes
+    # through the door at y 2.8-3.8, about 4.5-5 m
+    assert 4.0 < desc["geodesic_distance"] < 6.0
 
 
 def test_action_moves_agent_and_bad_actions_are_survived(bridge, ros_context):
