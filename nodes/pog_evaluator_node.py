@@ -161,8 +161,13 @@ class PogEvaluatorNode(Node):
 
             first = next(e for e in self.episodes if e.scene_id == sid)
             self.get_logger().info(f"pre-exploring scene {sid} ({self.scene_idx + 1}/{len(self.scene_order)}) from {first.episode_id}'s start pose")
+            def progress(steps: int) -> None:
+                if steps and steps % 250 == 0:
+                    self.get_logger().info(f"  {sid}: {steps} exploration steps")
+
             view, info = explore_scene_map(self.scenes[sid], self.encoder_name, self.resolution, start_episode=first,
-                                           max_steps=self.explore_steps, save_dir=self.run_dir / "maps_built" / sid)
+                                           max_steps=self.explore_steps, save_dir=self.run_dir / "maps_built" / sid,
+                                           progress=progress)
             self.explore_info[sid] = info
             self.get_logger().info(f"scene {sid} mapped: {info['steps']} steps ({info['stop_reason']}), {info['seconds']} s, "
                                    f"{int(view.valid.sum())} observed cells")

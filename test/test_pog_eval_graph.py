@@ -1,0 +1,55 @@
+"""The `pog_eval` graph end to end through the runner (ORACLE top-down maps to keep it short):
+progress, report location, exit code 0, and a broken episode recorded as a failure."""
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.timeout(300)
+
+
+def episode_folder(tmp_path: Path) -> Path:
+    from personal.eval.pog_run import generate_episode_set
+    from personal.world.habitat_format import write_episode_set
+
+    scenes, eps = generate_episode_set(1, ("easy", "medium", "hard"), 1, seed=4)
+    out = tmp_path / "episodes"
+    write_episode_set(out, list(scenes.values()), eps)
+    # break the hard episode: its target does not exist in the scene
+    path = next((out / "hard" / "content").glob("*.json.gz"))
+    doc = json.loads(gzip.open(path, "rt").read())
+    doc["episodes"][0]["object_id"] = "unicorn_999"
+    doc["episodes"][0].setdefault("personal", {})["target_object_ids"] = ["unicorn_999"]
+    with gzip.open(path, "wt") as f:
+        json.dump(doc, f)
+    return out
+
+
+def test_pog_eval_graph_runs_to_a_report(tmp_path):
+    eps = episode_folder(tmp_path)
+    out = tmp_path / "runs"
+    cmd = [sys.executable, "-m", "personal", "launch", "pog_eval", f"episodes_dir:={eps}", "map_source:=oracle",
+           f"out_dir:={out}", "resolution:=0.5"]
+    proc = subprocess.run(cmd, cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, timeout=280)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0, log[-4000:]
+    assert "episodes done 3/3" in log and "report: " in log
+    run = next(out.iterdir())
+    assert f"report: {run.resolve() / 'report.md'}" in log
+    for name in ("results.json", "summary.json", "report.md", "sr_by_split.png"):
+        assert (run / name).exists(), name
+    results = json.loads((run / "results.json").read_text())
+    assert len(results) == 3 * 5  # every episode x every method, nothing skipped
+    broken = [r for r in results if r["split"] == "hard"]
+    assert len(broken) == 5 and all(r["failure"]["code"] == "target_missing" for r in broken)
+    assert "unicorn_999" in broken[0]["failure"]["reason"]
+    good = [r for r in results if r["split"] != "hard" and r["method"] in ("qs", "rpg", "rpg-owner")]
+    assert all(r["failure"] is None and len(r["predictions"]) >= 1 for r in good)
+    report = (run / "report.md").read_text()
+    assert "ORACLE" in report.splitlines()[0] and "success radius 1.0 m" in report
+    assert list((run / "maps").glob("*.png"))
