@@ -231,7 +231,9 @@ class PlanExecutor:
         self.household = household
         self.safety = safety or SafetyPolicy()
 
-    def execute(self, plan: Any) -> PlanReport:
+    def execute(self, plan: Any, in_place: bool = False) -> PlanReport:
+        """Validate and run ``plan``; with ``in_place`` the programs run one after another on the
+        household itself (controlling the home) instead of on per-program copies (evaluation)."""
         report = PlanReport()
         try:
             programs = parse_plan(plan)
@@ -239,7 +241,7 @@ class PlanExecutor:
             report.format_error = str(exc)
             return report
         for prog in programs:
-            world = copy.deepcopy(self.household)  # environment reset per program
+            world = self.household if in_place else copy.deepcopy(self.household)  # environment reset per program
             for j, step in enumerate(prog["steps"]):
                 report.steps.append(self._step(world, prog["program_id"], j, step))
         return report

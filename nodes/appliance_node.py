@@ -1,0 +1,158 @@
+"""Appliance-control node: one household's appliances behind PersonalHomeTools.
+
+Topics (std_msgs/String carrying the project's JSON codec, ``personal.interfaces.codec``):
+- ``home/tool_call`` (personal/ToolCall) -> ``home/tool_result`` (personal/ToolResult), matched by request_id.
+- ``home/plan`` (personal/HomePlan) -> ``home/plan_result`` (personal/PlanResult): validity, refusals,
+  per-step report; ``apply: true`` runs the plan on the live household (safety layer included).
+- ``home/appliance_states`` (plain JSON, transient local): every appliance's state, republished on change.
+
+With ``mqtt_host`` set (or ``mqtt_local_broker: true``, which starts a password-protected
+Mosquitto on loopback), every appliance is mirrored to MQTT with Home Assistant discovery;
+MQTT commands go through the same ToolExecutor validation. Malformed messages are logged and
+answered with an UPSTREAM_FORMAT_ERROR result, never raised.
+"""
+from __future__ import annotations
+
+import json
+import threading
+
+import rclpy
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
+
+from personal.interfaces.codec import CodecError, decode, encode
+from personal.smarthome.generator import generate_household
+from personal.smarthome.household import load_household
+from personal.smarthome.plans import PlanExecutor
+from personal.smarthome.tools import PersonalHomeTools, ToolExecutor
+
+LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
+RELIABLE = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
+
+
+class ApplianceNode(Node):
+    def __init__(self, **kwargs) -> None:
+        super().__init__("appliance_node", **kwargs)
+        d = self.declare_parameter
+        path = d("household_file", "").value
+        self.household = load_household(path) if path else generate_household(int(d("seed", 0).value))
+        tools = PersonalHomeTools(self.household, require_discovery=bool(d("require_discovery", False).value))
+        if not tools.require_discovery:
+            tools.discovered.update(self.household.appliance_names())
+        self.tool_executor = ToolExecutor(tools)
+        self.lock = threading.Lock()
+        self.pub_result = self.create_publisher(String, "home/tool_result", RELIABLE)
+        self.pub_plan = self.create_publisher(String, "home/plan_result", RELIABLE)
+        self.pub_states = self.create_publisher(String, "home/appliance_states", LATCHED)
+        self.create_subscription(String, "home/tool_call", self._on_tool_call, RELIABLE)
+        self.create_subscription(String, "home/plan", self._on_plan, RELIABLE)
+        self._last_states = ""
+        self.bridge = None
+        self.broker = None
+        self._start_mqtt(d)
+        self.create_timer(float(d("state_period", 0.5).value), self._publish_states)
+        self._publish_states()
+        self.get_logger().info(f"household {self.household.household_id}: {len(self.household.appliances)} appliances "
+                               f"({', '.join(self.household.appliance_names())})")
+
+    def _start_mqtt(self, d) -> None:
+        host = d("mqtt_host", "").value
+        port = int(d("mqtt_port", 1883).value)
+        user, password = d("mqtt_username", "").value or None, d("mqtt_password", "").value or None
+        if bool(d("mqtt_local_broker", False).value):
+            from personal.smarthome.broker import LocalBroker
+
+            self.broker = LocalBroker().start()
+            host, port, user, password = self.broker.host, self.broker.port, self.broker.username, self.broker.password
+            self.get_logger().info(f"started local Mosquitto on {host}:{port} (user {user!r}, anonymous refused)")
+        if not host:
+            return
+        from personal.smarthome.mqtt import HomeAssistantBridge
+
+        self.bridge = HomeAssistantBridge(self.tool_executor, host, port, user, password,
+                                          discovery_prefix=d("discovery_prefix", "homeassistant").value,
+                                          base_topic=d("base_topic", "personal/home").value,
+                                          on_event=lambda m: self.get_logger().warning(m)).start()
+        self.get_logger().info(f"mirroring to MQTT {host}:{port} under {self.bridge.base} (HA discovery prefix "
+                               f"{self.bridge.discovery_prefix})")
+
+    # -- states -----------------------------------------------------------------------------
+    def _publish_states(self) -> None:
+        with self.lock:
+            states = {p.appliance.name: {"type": p.appliance.type, "location": p.location, "state": p.appliance.state}
+                      for p in self.household.appliances}
+            text = json.dumps({"household_id": self.household.household_id, "appliances": states}, sort_keys=True, default=str)
+        if text != self._last_states:
+            self.pub_states.publish(String(data=text))
+            self._last_states = text
+        if self.bridge is not None:
+            self.bridge.publish_states()
+
+    # -- requests ----------------------------------------------------------------------------
+    def _on_tool_call(self, msg: String) -> None:
+        try:
+            _, call = decode(msg.data, "ToolCall")
+            args = json.loads(call["arguments_json"] or "{}")
+        except (CodecError, ValueError) as exc:
+            self.get_logger().error(f"home/tool_call: malformed message ({exc}); answered with UPSTREAM_FORMAT_ERROR")
+            rid = _request_id(msg.data)
+            self.pub_result.publish(String(data=encode("ToolResult", {
+                "request_id": rid, "tool": "", "ok": False, "output_json": "null",
+                "error_type": "UPSTREAM_FORMAT_ERROR", "message": str(exc)})))
+            return
+        with self.lock:
+            result = self.tool_executor.call(call["tool"], args)
+        self.pub_result.publish(String(data=encode("ToolResult", {
+            "request_id": call["request_id"], "tool": call["tool"], "ok": result.ok,
+            "output_json": json.dumps(result.output, default=str), "error_type": result.error_type or "",
+            "message": result.message})))
+        if not result.ok:
+            self.get_logger().info(f"tool call {call['request_id']} {call['tool']}: {result.error_type}: {result.message}")
+        self._publish_states()
+
+    def _on_plan(self, msg: String) -> None:
+        try:
+            _, req = decode(msg.data, "HomePlan")
+        except CodecError as exc:
+            self.get_logger().error(f"home/plan: malformed message ({exc}); ignored")
+            req = {"request_id": _request_id(msg.data), "plan_json": "", "apply": False}
+        with self.lock:
+            report = PlanExecutor(self.household).execute(req["plan_json"], in_place=req["apply"])
+        self.pub_plan.publish(String(data=encode("PlanResult", {
+            "request_id": req["request_id"], "validity": report.validity, "total_steps": report.total,
+            "refused_steps": len(report.refusals), "report_json": json.dumps(report.to_dict(), default=str)})))
+        self.get_logger().info(f"plan {req['request_id']}: validity {report.validity:.2f}, {len(report.refusals)} refused"
+                               + (f", format error: {report.format_error}" if report.format_error else ""))
+        self._publish_states()
+
+    def destroy_node(self) -> None:
+        if self.bridge is not None:
+            self.bridge.stop()
+        if self.broker is not None:
+            self.broker.stop()
+        super().destroy_node()
+
+
+def _request_id(text: str) -> str:
+    try:
+        data = json.loads(text)
+        return str(data.get("data", {}).get("request_id", "")) if isinstance(data, dict) else ""
+    except ValueError:
+        return ""
+
+
+def main(args=None) -> None:
+    rclpy.init(args=args)
+    node = ApplianceNode()
+    try:
+        rclpy.spin(node)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+
+
+if __name__ == "__main__":
+    main()
