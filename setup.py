@@ -19,6 +19,8 @@ NODES = {
     "pog_evaluator": "nodes.pog_evaluator_node:main",
     "mapping_node": "nodes.mapping_node:main",
     "explore_node": "nodes.explore_node:main",
+    "appliance_node": "nodes.appliance_node:main",
+    "home_eval": "nodes.home_eval_node:main",
 }
 
 setup(
