@@ -17,6 +17,9 @@ def _register() -> None:
     from personal.mapping.cli import app as map_app
 
     app.add_typer(map_app, name="map", help="Occupancy + semantic feature maps (build, show).")
+    from personal.navigation.cli import app as pan_app
+
+    app.add_typer(pan_app, name="pan", help="Personalized Active Navigation (PAN): offline eval and reports.")
     from personal.bags.cli import app as bag_app
 
     app.add_typer(bag_app, name="bag", help="Record, play and inspect rosbag2 (MCAP) bags.")
@@ -26,6 +29,9 @@ def _register() -> None:
     from personal.verification.cli import app as verify_app
 
     app.add_typer(verify_app, name="verify", help="Active instance verification (PInVerify): datasets, offline eval.")
+    from personal.smarthome.cli import app as home_app
+
+    app.add_typer(home_app, name="home", help="PersonalHomeBench: households, tools, plans, MQTT mirror, home_eval.")
 
 
 def main() -> None:
