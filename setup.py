@@ -19,6 +19,9 @@ NODES = {
     "pog_evaluator": "nodes.pog_evaluator_node:main",
     "mapping_node": "nodes.mapping_node:main",
     "explore_node": "nodes.explore_node:main",
+    "aiv_replayer": "nodes.aiv_replayer_node:main",
+    "aiv_verifier": "nodes.verifier_node:main",
+    "aiv_view_planner": "nodes.view_planner_node:main",
     "appliance_node": "nodes.appliance_node:main",
     "home_eval": "nodes.home_eval_node:main",
 }

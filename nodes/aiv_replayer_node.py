@@ -1,0 +1,123 @@
+"""PInVerify capture server (dataset replayer) for the ``aiv_eval`` graph.
+
+Serves a PInVerify-format folder (``index``) or, when ``index`` is empty, one it
+generates from the synthetic simulator into ``data_dir`` (``targets`` × 3 pairs).
+Environment semantics (relative directions, ±30° resolution, unreachable / trap
+steps, start sector, horizon) are ``personal.verification.env``'s.
+
+Subscribes ``aiv/command`` (std_msgs/String, JSON ``personal/msg/AivCommand``)
+Publishes  ``aiv/observation`` (JSON ``AivObservation``), ``aiv/capture/rgb`` (rgb8) and
+           ``aiv/capture/mask`` (mono8, 255 = target) with header.frame_id = request id,
+           ``aiv/dataset`` (JSON ``AivDataset``, transient local) once the data is ready.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import rclpy
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import Image
+from std_msgs.msg import String
+
+from personal.interfaces.codec import CodecError, decode, encode
+from personal.verification.reader import DatasetError, load_index
+from personal.verification.session import CaptureServer
+
+RELIABLE = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def image_msg(array: np.ndarray, encoding: str, frame_id: str, stamp) -> Image:
+    msg = Image()
+    msg.header.frame_id, msg.header.stamp = frame_id, stamp
+    msg.height, msg.width = int(array.shape[0]), int(array.shape[1])
+    msg.encoding = encoding
+    channels = 3 if encoding == "rgb8" else 1
+    msg.step = msg.width * channels
+    msg.data = np.ascontiguousarray(array, dtype=np.uint8).tobytes()
+    return msg
+
+
+class AivReplayerNode(Node):
+    def __init__(self, **kwargs) -> None:
+        super().__init__("aiv_replayer", **kwargs)
+        p = self._declare
+        index = p("index", "", "PInVerify index .jsonl; empty = generate a dataset into data_dir")
+        data_dir = p("data_dir", "runs/aiv_data", "where a generated dataset is written (reused if present)")
+        targets = p("targets", 30, "generated target objects (3 pairs each)")
+        data_seed = p("data_seed", 0, "generator base seed")
+        seed = p("seed", 0, "start-sector seed")
+        horizon = p("horizon", 6, "steps per episode")
+        lenient = p("lenient", False, "accept unknown index/meta fields")
+        self.obs_pub = self.create_publisher(String, "aiv/observation", RELIABLE)
+        self.rgb_pub = self.create_publisher(Image, "aiv/capture/rgb", RELIABLE)
+        self.mask_pub = self.create_publisher(Image, "aiv/capture/mask", RELIABLE)
+        self.dataset_pub = self.create_publisher(String, "aiv/dataset", LATCHED)
+        self.server: CaptureServer | None = None
+        try:
+            if not index:
+                index = self._generate(Path(data_dir), targets, data_seed)
+            pairs = load_index(index, strict=not lenient)
+        except (DatasetError, OSError, ValueError) as exc:
+            self.get_logger().error(f"dataset unusable: {exc}")
+            self.dataset_pub.publish(String(data=encode("AivDataset", {"index": str(index), "episodes": 0, "error": str(exc)})))
+            return
+        self.server = CaptureServer(pairs, seed=seed, horizon=horizon)
+        self.create_subscription(String, "aiv/command", self._on_command, RELIABLE)
+        self.dataset_pub.publish(String(data=encode("AivDataset", {"index": str(index), "episodes": len(pairs)})))
+        self.get_logger().info(f"serving {len(pairs)} PInVerify episodes from {index}")
+
+    def _declare(self, name, default, description):
+        from rcl_interfaces.msg import ParameterDescriptor
+
+        return self.declare_parameter(name, default, ParameterDescriptor(description=description)).value
+
+    def _generate(self, data_dir: Path, targets: int, seed: int) -> str:
+        index = data_dir / "val" / "pv_index_all.jsonl"
+        if index.exists():
+            self.get_logger().info(f"reusing generated dataset {index}")
+            return str(index)
+        from personal.verification.writer import write_dataset
+
+        self.get_logger().info(f"generating {targets} targets ({3 * targets} episodes) into {data_dir} ...")
+        return write_dataset(data_dir, targets, seed)["index"]
+
+    def _on_command(self, msg: String) -> None:
+        try:
+            _, cmd = decode(msg.data, "AivCommand")
+        except CodecError as exc:
+            self.get_logger().error(f"aiv/command: malformed message dropped: {exc}")
+            return
+        try:
+            obs, rgb, mask = self.server.handle(cmd)
+        except Exception as exc:  # a broken capture must cost one step, not the node
+            obs = {"request_id": cmd["request_id"], "episode_index": cmd["episode_index"], "episode_key": "",
+                   "step": 0, "status": "error", "sector_index": -1, "azimuth_deg": 0.0, "new_view": False,
+                   "bbox_xyxy": [], "descriptions": [], "error": f"{type(exc).__name__}: {exc}"}
+            rgb = mask = None
+        if obs.get("error"):
+            self.get_logger().warn(f"command {cmd['command']} episode {cmd['episode_index']}: {obs['error']}")
+        stamp = self.get_clock().now().to_msg()
+        if rgb is not None:
+            self.rgb_pub.publish(image_msg(rgb, "rgb8", cmd["request_id"], stamp))
+            if mask is not None:
+                self.mask_pub.publish(image_msg(mask.astype(np.uint8) * 255, "mono8", cmd["request_id"], stamp))
+        self.obs_pub.publish(String(data=encode("AivObservation", obs)))
+
+
+def main(args=None) -> None:
+    rclpy.init(args=args)
+    node = AivReplayerNode()
+    try:
+        rclpy.spin(node)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+
+
+if __name__ == "__main__":
+    main()

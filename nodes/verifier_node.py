@@ -1,0 +1,111 @@
+"""PInVerify verifier node: per-view attribute evidence, multi-view tracker, decision.
+
+Subscribes ``aiv/observation`` (JSON ``personal/msg/AivObservation``) and the capture
+images ``aiv/capture/rgb`` / ``aiv/capture/mask`` (matched by header.frame_id = request id).
+Publishes ``aiv/verdict`` (JSON ``AivVerdict``) once per observation.
+Backends: decomposer builtin | llm, verifier builtin | vlm (OpenAI-compatible endpoints
+from PERSONAL_LLM_* / PERSONAL_VLM_* environment variables).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import rclpy
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import Image
+from std_msgs.msg import String
+
+from personal.interfaces.codec import CodecError, decode, encode
+from personal.verification.agent import AgentConfig
+from personal.verification.session import VerifierSession, error_verdict
+
+RELIABLE = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
+STALE_S = 30.0
+
+
+def image_array(msg: Image) -> np.ndarray:
+    channels = {"rgb8": 3, "mono8": 1}.get(msg.encoding)
+    if channels is None:
+        raise ValueError(f"unsupported image encoding {msg.encoding!r} (rgb8 | mono8)")
+    arr = np.frombuffer(bytes(msg.data), dtype=np.uint8)
+    if arr.size != msg.height * msg.step:
+        raise ValueError(f"image data has {arr.size} bytes, expected {msg.height}x{msg.step}")
+    arr = arr.reshape(msg.height, msg.step)[:, : msg.width * channels]
+    return arr.reshape(msg.height, msg.width, 3) if channels == 3 else arr.reshape(msg.height, msg.width)
+
+
+class VerifierNode(Node):
+    def __init__(self, **kwargs) -> None:
+        super().__init__("aiv_verifier", **kwargs)
+        p = self._declare
+        config = AgentConfig(mode=p("mode", "multi", "single | multi"), horizon=p("horizon", 6, "steps per episode"),
+                             min_coverage=p("min_coverage", 0.0, "judgeable attribute weight seen before a unanimity stop"))
+        self.session = VerifierSession(config, p("decomposer", "builtin", "builtin | llm"), p("verifier", "builtin", "builtin | vlm"))
+        self.pending: dict[str, dict] = {}  # request id -> {"obs", "rgb", "mask", "t"}
+        self.pub = self.create_publisher(String, "aiv/verdict", RELIABLE)
+        self.create_subscription(String, "aiv/observation", self._on_obs, RELIABLE)
+        self.create_subscription(Image, "aiv/capture/rgb", lambda m: self._on_image(m, "rgb"), RELIABLE)
+        self.create_subscription(Image, "aiv/capture/mask", lambda m: self._on_image(m, "mask"), RELIABLE)
+        self.get_logger().info(f"verifier ready ({config.mode}-view, verifier {self.session.agent.verifier.name})")
+
+    def _declare(self, name, default, description):
+        from rcl_interfaces.msg import ParameterDescriptor
+
+        return self.declare_parameter(name, default, ParameterDescriptor(description=description)).value
+
+    def _slot(self, request_id: str) -> dict:
+        now = time.monotonic()
+        for k in [k for k, v in self.pending.items() if now - v["t"] > STALE_S]:
+            del self.pending[k]  # parts of a step that never completed
+        return self.pending.setdefault(request_id, {"obs": None, "rgb": None, "mask": None, "t": now})
+
+    def _on_image(self, msg: Image, kind: str) -> None:
+        try:
+            arr = image_array(msg)
+        except ValueError as exc:
+            self.get_logger().error(f"aiv/capture/{kind}: {exc}")
+            return
+        self._slot(msg.header.frame_id)[kind] = arr if kind == "rgb" else arr > 0
+        self._try(msg.header.frame_id)
+
+    def _on_obs(self, msg: String) -> None:
+        try:
+            _, obs = decode(msg.data, "AivObservation")
+        except CodecError as exc:
+            self.get_logger().error(f"aiv/observation: malformed message dropped: {exc}")
+            return
+        self._slot(obs["request_id"])["obs"] = obs
+        self._try(obs["request_id"])
+
+    def _try(self, request_id: str) -> None:
+        slot = self.pending.get(request_id)
+        if slot is None or slot["obs"] is None:
+            return
+        obs = slot["obs"]
+        if obs["new_view"] and not obs.get("error") and (slot["rgb"] is None or (obs.get("has_mask") and slot["mask"] is None)):
+            return  # images still on their way
+        del self.pending[request_id]
+        try:
+            verdict = self.session.handle(obs, slot["rgb"], slot["mask"])
+        except Exception as exc:  # a bug costs one episode, not the node
+            self.get_logger().error(f"episode {obs['episode_index']} step {obs['step']}: {type(exc).__name__}: {exc}")
+            verdict = error_verdict(request_id, obs["episode_index"], obs["step"], f"{type(exc).__name__}: {exc}")
+        self.pub.publish(String(data=encode("AivVerdict", verdict)))
+
+
+def main(args=None) -> None:
+    rclpy.init(args=args)
+    node = VerifierNode()
+    try:
+        rclpy.spin(node)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+"""PInVerify view planner node: drives the episodes, chooses the next view, writes the report.
+
+Waits for ``aiv/dataset`` (JSON ``AivDataset``) and loads the same index for labels;
+for each episode publishes ``aiv/command`` reset, then after every ``aiv/verdict``
+that does not stop, an NBV move (``nbv``: random | fps | llm); it follows
+``aiv/observation`` for its own pose history. At the end it writes
+``<out_dir>/results_<run_name>.jsonl``, ``metrics.json``, ``report.md`` and plots,
+then exits 0 (the graph's required node).
+"""
+from __future__ import annotations
+
+import time
+
+import rclpy
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
+
+from personal.interfaces.codec import CodecError, decode, encode
+from personal.verification.agent import AgentConfig
+from personal.verification.reader import DatasetError, load_index
+from personal.verification.session import PlannerSession
+
+RELIABLE = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+class ViewPlannerNode(Node):
+    def __init__(self, **kwargs) -> None:
+        super().__init__("aiv_view_planner", **kwargs)
+        p = self._declare
+        mode = p("mode", "multi", "single | multi")
+        self.config = AgentConfig(mode=mode, nbv=p("nbv", "fps", "random | fps | llm") if mode == "multi" else "none",
+                                  horizon=p("horizon", 6, "steps per episode"), seed=p("seed", 0, "random-NBV seed"),
+                                  min_coverage=p("min_coverage", 0.0, "(for the report) verifier coverage setting"))
+        self.limit = p("limit", 0, "evaluate only the first N episodes (0 = all)")
+        self.out_dir = p("out_dir", "runs/aiv_eval", "report folder")
+        self.run_name = p("run_name", "", "run name in the report (default SV / MV-<nbv>)") or (
+            "SV" if mode == "single" else f"MV-{self.config.nbv}")
+        self.step_timeout = p("step_timeout_s", 30.0, "seconds to wait for a verdict before giving up")
+        self.lenient = p("lenient", False, "accept unknown index/meta fields")
+        self.exit_code: int | None = None
+        self.session: PlannerSession | None = None
+        self.last_sent = 0.0
+        self.cmd_pub = self.create_publisher(String, "aiv/command", RELIABLE)
+        self.create_subscription(String, "aiv/dataset", self._on_dataset, LATCHED)
+        self.create_subscription(String, "aiv/observation", self._on_obs, RELIABLE)
+        self.create_subscription(String, "aiv/verdict", self._on_verdict, RELIABLE)
+        self.create_timer(0.5, self._tick)
+        self.t0 = time.monotonic()
+
+    def _declare(self, name, default, description):
+        from rcl_interfaces.msg import ParameterDescriptor
+
+        return self.declare_parameter(name, default, ParameterDescriptor(description=description)).value
+
+    def _on_dataset(self, msg: String) -> None:
+        if self.session is not None:
+            return
+        try:
+            _, ds = decode(msg.data, "AivDataset")
+            if ds["error"]:
+                raise DatasetError(ds["error"])
+            pairs = load_index(ds["index"], strict=not self.lenient)
+        except (CodecError, DatasetError) as exc:
+            self.get_logger().error(f"aiv/dataset: {exc}")
+            self.exit_code = 1
+            return
+        self.session = PlannerSession(pairs, self.config, limit=self.limit or None)
+        self.index = ds["index"]
+        self.get_logger().info(f"{len(self.session.pairs)} episodes from {ds['index']}; run {self.run_name}")
+
+    def _ready(self) -> bool:
+        # the capture server and the verifier must both be listening before the first command
+        return self.cmd_pub.get_subscription_count() > 0 and self.count_subscribers("aiv/observation") >= 2
+
+    def _tick(self) -> None:
+        s = self.session
+        if s is None or self.exit_code is not None:
+            return
+        if s.pending is None and not s.finished:
+            if self._ready():
+                self._send(s.start_next())
+            return
+        if s.pending is not None and time.monotonic() - self.last_sent > self.step_timeout:
+            self.get_logger().error(f"no verdict for {s.pending} within {self.step_timeout} s; recording the episode as failed")
+            self._send(s.on_verdict({"request_id": s.pending, "episode_index": s.current.index, "step": 0,
+                                     "decision": "No", "stop": True, "error": "timeout"}))
+
+    def _send(self, cmd: dict | None) -> None:
+        s = self.session
+        if cmd is None:
+            return self._finish()
+        done = len(s.records)
+        if cmd["command"] == "reset" and done and done % max(1, len(s.pairs) // 10) == 0:
+            self.get_logger().info(f"episodes done {done}/{len(s.pairs)} ({time.monotonic() - self.t0:.0f} s)")
+        self.last_sent = time.monotonic()
+        self.cmd_pub.publish(String(data=encode("AivCommand", cmd)))
+
+    def _on_obs(self, msg: String) -> None:
+        if self.session is None:
+            return
+        try:
+            _, obs = decode(msg.data, "AivObservation")
+        except CodecError as exc:
+            self.get_logger().error(f"aiv/observation: malformed message dropped: {exc}")
+            return
+        self.session.on_observation(obs)
+
+    def _on_verdict(self, msg: String) -> None:
+        if self.session is None:
+            return
+        try:
+            _, verdict = decode(msg.data, "AivVerdict")
+        except CodecError as exc:
+            self.get_logger().error(f"aiv/verdict: malformed message dropped: {exc}")
+            return
+        if verdict["request_id"] != self.session.pending:
+            return
+        self._send(self.session.on_verdict(verdict))
+
+    def _finish(self) -> None:
+        m = self.session.write(self.out_dir, self.run_name, notes=[
+            f"index: {self.index} ({len(self.session.pairs)} episodes)", "run through the aiv_eval graph (ROS topics)"])
+        self.get_logger().info(
+            f"aiv_eval done: accuracy {m['accuracy']}, per pair type "
+            f"{ {k: v['accuracy'] for k, v in m['per_pair_type'].items()} }, ASD {m['asd']}; report: {self.out_dir}/report.md")
+        self.exit_code = 0
+
+
+def main(args=None) -> None:
+    rclpy.init(args=args)
+    node = ViewPlannerNode()
+    code = 1
+    try:
+        while rclpy.ok() and node.exit_code is None:
+            rclpy.spin_once(node, timeout_sec=0.1)
+        code = node.exit_code if node.exit_code is not None else 1
+    except KeyboardInterrupt:
+        code = 130
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    raise SystemExit(code)
+
+
+if __name__ == "__main__":
+    main()
