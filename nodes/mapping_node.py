@@ -29,6 +29,7 @@ from __future__ import annotations
 import array
 import json
 import time
+from collections import deque
 from pathlib import Path
 
 import numpy as np
@@ -94,7 +95,8 @@ class MappingNode(Node):
         self.builder = self._make_builder()
         self.info: CameraInfo | None = None
         self.frames = 0
-        self.skipped: dict[str, int] = {}
+        self.skipped_total = 0
+        self.recent_skips: deque[str] = deque(maxlen=50)  # reasons, newest last
         self._last_pose: np.ndarray | None = None
         self._dirty = False
         self._last_skip_log = 0.0
@@ -197,19 +199,19 @@ class MappingNode(Node):
             self._integrate(g)
 
     def _expire(self) -> None:
-        newest = max((q[-1][0] for q in self.sync.queues.values() if q), default=None)
-        if newest is None:
-            return
+        # message time, not wall time: works with bags and /clock alike
+        newest = max((q[-1][0] for q in self.sync.queues.values() if q), default=0)
         for stamp, missing in self.sync.expire(newest):
             what = " and ".join("pose (stale or missing)" if k == "pose" else k for k in missing) or "a matching message"
             self._skip(f"frame at {stamp / 1e9:.3f} s: no {what} within {self.p['sync_slop'] * 1000:.0f} ms")
 
     def _skip(self, reason: str) -> None:
-        self.skipped[reason.split(":")[0]] = self.skipped.get(reason.split(":")[0], 0) + 1
+        self.skipped_total += 1
+        self.recent_skips.append(reason)
         now = time.monotonic()
-        if now - self._last_skip_log > 2.0:
+        if now - self._last_skip_log > 2.0:  # throttled: a broken stream would flood the log
             self._last_skip_log = now
-            self.get_logger().warning(f"skipped input: {reason} (skipped so far: {sum(self.skipped.values())})")
+            self.get_logger().warning(f"skipped input: {reason} (skipped so far: {self.skipped_total})")
 
     def _frame(self, g: dict):
         if self.info is None:

@@ -135,6 +135,7 @@ class ApproxTimeSync:
     max_wait_ns: int = 500_000_000
     queue_size: int = 10
     queues: dict[str, list[tuple[int, Any]]] = field(default_factory=dict)
+    dropped: list[tuple[int, list[str]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.queues = {k: [] for k in self.keys}
@@ -166,6 +167,9 @@ class ApproxTimeSync:
                     break
                 picked[k] = best
             else:
+                for s_old, _ in self.queues[first]:  # older frames of the first stream never matched
+                    if s_old < stamp:
+                        self.dropped.append((s_old, self._missing(s_old)))
                 for k, (s, _) in picked.items():  # consume the group and everything older
                     self.queues[k] = [e for e in self.queues[k] if e[0] > s]
                 group = {k: m for k, (_, m) in picked.items()}
@@ -173,25 +177,29 @@ class ApproxTimeSync:
                 return group
         return None
 
+    def _missing(self, stamp: int) -> list[str]:
+        return [k for k in self.keys[1:] if not any(abs(s - stamp) <= self.slop_ns for s, _ in self.queues[k])]
+
     def expire(self, now_ns: int) -> list[tuple[int, list[str]]]:
-        """Drop incomplete groups older than max_wait; returns (stamp, missing keys) per drop."""
-        dropped = []
+        """Drop incomplete groups older than max_wait. Returns (stamp, missing keys) for every
+        frame of the first stream dropped since the last call (here, or skipped by a newer match)."""
         first = self.keys[0]
         keep = []
         for stamp, msg in self.queues[first]:
             if now_ns - stamp > self.max_wait_ns:
-                missing = [k for k in self.keys[1:] if not any(abs(s - stamp) <= self.slop_ns for s, _ in self.queues[k])]
-                dropped.append((stamp, missing))
+                self.dropped.append((stamp, self._missing(stamp)))
             else:
                 keep.append((stamp, msg))
         self.queues[first] = keep
         for k in self.keys[1:]:
             self.queues[k] = [e for e in self.queues[k] if now_ns - e[0] <= 2 * self.max_wait_ns]
+        dropped, self.dropped = self.dropped, []
         return dropped
 
     def clear(self) -> None:
         for k in self.keys:
             self.queues[k] = []
+        self.dropped = []
 
 
 def feature_map_to_wire(fm, scene_id: str = "") -> tuple[np.ndarray, list[tuple[str, int, int]], dict]:
