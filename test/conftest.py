@@ -79,12 +79,12 @@ class RosTestContext:
     def __init__(self) -> None:
         import rclpy
         from rclpy.context import Context
-        from rclpy.executors import MultiThreadedExecutor
+        from rclpy.executors import SingleThreadedExecutor
 
         self.rclpy = rclpy
         self.context = Context()
         rclpy.init(context=self.context, domain_id=ROS_DOMAIN_ID)
-        self.executor = MultiThreadedExecutor(num_threads=2, context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
         self.nodes: list = []
         self._thread = threading.Thread(target=self._spin, name="ros_context_spin", daemon=True)
         self._thread.start()
