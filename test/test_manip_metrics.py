@@ -7,7 +7,7 @@ import pytest
 from personal.manipulation import preferences as P
 from personal.manipulation.layout import TABLE_Z
 from personal.manipulation.scoring import EpisodeResult, aggregate, combine, score_episode, summarize
-from personal.manipulation.suite import build_suite, make_layout
+from personal.manipulation.suite import MISSIONS, build_suite, make_layout
 from personal.manipulation.trajectory import DT, Trajectory
 
 LAYOUT = make_layout("mat", 0)
@@ -43,8 +43,8 @@ def test_binning_levels_and_direction():
 def test_registry_has_three_tiers_and_twelve_exercised_instances():
     tiers = {p.tier for p in P.PREFERENCES.values()}
     assert tiers == set(P.Tier)
-    exercised = {p.id for p in P.PREFERENCES.values() if set(p.missions) & {"bin", "mat"}}
-    assert len(exercised) >= 12
+    exercised = {p.id for p in P.PREFERENCES.values() if set(p.missions) & set(MISSIONS)}
+    assert len(exercised) >= 12 and exercised == set(P.PREFERENCES)
     for p in P.PREFERENCES.values():
         assert p.text(LAYOUT) and p.context_text(LAYOUT) and p.unit
 
@@ -85,10 +85,14 @@ def test_speed_and_acceleration_known_answers():
 
 
 def test_steps_ratio_counts_steps_to_success():
-    fast, slow = straight_carry(n=21), straight_carry(n=81)
+    fast, slow = straight_carry(n=21), straight_carry(n=161)
     r_fast, r_slow = P.steps_ratio(fast, LAYOUT), P.steps_ratio(slow, LAYOUT)
-    assert r_slow == pytest.approx(r_fast * 81 / 21)
-    assert P.get("speed_up").satisfaction(fast, LAYOUT) > P.get("speed_up").satisfaction(slow, LAYOUT)
+    assert r_slow == pytest.approx(r_fast * 161 / 21)
+    # reference: (|start - block| + |block - mat|_xy + 0.2 m) at 0.2 m/s + 1.6 s of gripper time
+    red, mat = np.array(LAYOUT.get("red_block").pos), np.array(LAYOUT.get("mat").pos)
+    ref = (np.linalg.norm(np.array(LAYOUT.eef_start) - red) + np.linalg.norm((mat - red)[:2]) + 0.2) / 0.2 + 1.6
+    assert r_fast == pytest.approx(21 / (ref / DT))
+    assert P.get("speed_up").satisfaction(fast, LAYOUT) == 1.0 and P.get("speed_up").satisfaction(slow, LAYOUT) == 0.0
 
 
 def test_keep_away_clearance_known_answer():
@@ -99,6 +103,20 @@ def test_keep_away_clearance_known_answer():
     tr = Trajectory(eef, np.zeros(n), np.zeros(n), [""] * n, {}, success=True, success_step=n - 1)
     assert P.min_clearance(tr, LAYOUT) == pytest.approx(0.07)
     assert P.get("keep_away").satisfaction(tr, LAYOUT) == 0.25
+
+
+def test_grasp_by_handle_distance_known_answer():
+    layout = make_layout("handle", 0)
+    hammer = layout.get("hammer")
+    n = 12
+    pos = np.tile(hammer.pos, (n, 1)).astype(float)
+    objects = {o.name: np.tile(o.pos, (n, 1)).astype(float) for o in layout.objects}
+    for offset, expected_d in ((hammer.handle_offset, 1.0), (hammer.grasp_offset, 0.0)):
+        eef = pos + np.array(offset) + [0, 0, 0.004]
+        tr = Trajectory(eef, np.zeros(n), np.ones(n), [""] * 4 + ["hammer"] * 8, objects, success=True, success_step=n - 1)
+        dist = np.linalg.norm(np.array(offset) - np.array(hammer.handle_offset) + [0, 0, 0.004])
+        assert P.grasp_handle_distance(tr, layout) == pytest.approx(dist)
+        assert P.get("grasp_by_handle").satisfaction(tr, layout) == expected_d
 
 
 def test_push_lift_and_user_profile_from_executed_subgoals():

@@ -15,7 +15,7 @@ TABLE_HALF = (0.4, 0.4)
 @dataclass(frozen=True)
 class ObjectSpec:
     name: str
-    shape: str  # box | cylinder | bin | mat | hammer
+    shape: str  # box | cylinder | bin | mat | hammer (lying on its side, handle along +y, head at -y)
     half_size: tuple[float, float, float]  # box half extents; cylinder (r, r, half height); bin/mat footprint
     rgba: tuple[float, float, float, float]
     colour: str
@@ -23,7 +23,8 @@ class ObjectSpec:
     pos: tuple[float, float, float]  # centre, world frame
     yaw: float = 0.0
     category: str = ""
-    handle_offset: tuple[float, float, float] | None = None  # handle centre relative to pos (world axes)
+    handle_offset: tuple[float, float, float] | None = None  # handle grip point relative to pos (world axes)
+    grasp_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)  # plain skill's grasp point (near the mass centre)
 
     @property
     def volume(self) -> float:
@@ -88,7 +89,8 @@ class Layout:
             "eef_start": list(self.eef_start),
             "objects": [
                 {**o.__dict__, "half_size": list(o.half_size), "rgba": list(o.rgba), "pos": list(o.pos),
-                 "handle_offset": list(o.handle_offset) if o.handle_offset else None}
+                 "handle_offset": list(o.handle_offset) if o.handle_offset else None,
+                 "grasp_offset": list(o.grasp_offset)}
                 for o in self.objects
             ],
         }
@@ -98,7 +100,8 @@ class Layout:
         try:
             objs = [
                 ObjectSpec(**{**o, "half_size": tuple(o["half_size"]), "rgba": tuple(o["rgba"]), "pos": tuple(o["pos"]),
-                              "handle_offset": tuple(o["handle_offset"]) if o.get("handle_offset") else None})
+                              "handle_offset": tuple(o["handle_offset"]) if o.get("handle_offset") else None,
+                              "grasp_offset": tuple(o.get("grasp_offset", (0.0, 0.0, 0.0)))})
                 for o in d["objects"]
             ]
             return cls(mission=d["mission"], seed=int(d["seed"]), objects=objs, target=d["target"],

@@ -28,7 +28,12 @@ class Mission:
 MISSIONS = {
     "bin": Mission("bin", "put a block in the bin", "bin"),
     "mat": Mission("mat", "put a block on the mat", "mat"),
+    "handle": Mission("handle", "put the hammer in the bin", "bin"),
 }
+
+HAMMER_HALF = (0.1, 0.035, 0.0175)  # robosuite HammerObject on its side, handle along x (see robosuite_backend)
+HAMMER_HANDLE = (-0.05, 0.0, 0.0)  # grip end of the handle, from the body origin (the handle centre)
+HAMMER_MASS_CENTRE = (0.036, 0.0, 0.0)  # towards the head
 
 
 def make_layout(mission: str, seed: int) -> Layout:
@@ -46,6 +51,8 @@ def make_layout(mission: str, seed: int) -> Layout:
     offset = rng.uniform(0.07, 0.09) if MISSIONS[mission].receptacle == "bin" else rng.uniform(0.115, 0.13)
     vx = 0.5 * (np.mean(xs) + rx) + rng.choice([-1, 1]) * offset
     vy = rng.uniform(-0.01, 0.02)
+    if mission == "handle":
+        return _handle_layout(seed, rng, rx, ry)
     objects = [
         ObjectSpec("red_block", "box", (small,) * 3, RED, "red", "candidate", (xs[0], ys[0], TABLE_Z + small),
                    category="block"),
@@ -63,6 +70,21 @@ def make_layout(mission: str, seed: int) -> Layout:
                                   (rx, ry, TABLE_Z + 0.001), category="mat"))
         target = "mat"
     return Layout(mission=mission, seed=seed, objects=objects, target=target)
+
+
+def _handle_layout(seed: int, rng, rx: float, ry: float) -> Layout:
+    hx, hy = rng.uniform(-0.04, 0.04), rng.uniform(-0.16, -0.12)
+    vx = 0.5 * (hx + rx) + rng.choice([-1, 1]) * rng.uniform(0.08, 0.1)
+    objects = [
+        ObjectSpec("hammer", "hammer", HAMMER_HALF, (0.6, 0.4, 0.2, 1.0), "brown", "candidate",
+                   (hx, hy, TABLE_Z + HAMMER_HALF[2]), category="hammer", handle_offset=HAMMER_HANDLE,
+                   grasp_offset=HAMMER_MASS_CENTRE),
+        ObjectSpec("vase", "cylinder", (0.03, 0.03, 0.05), GREEN, "green", "obstacle",
+                   (vx, rng.uniform(0.0, 0.03), TABLE_Z + 0.05), category="vase"),
+        ObjectSpec("bin", "bin", (0.12, 0.13, 0.03), (0.45, 0.3, 0.15, 1.0), "brown", "receptacle",
+                   (rx, ry + 0.04, TABLE_Z + 0.03), category="bin"),
+    ]
+    return Layout(mission="handle", seed=seed, objects=objects, target="bin")
 
 
 @dataclass(frozen=True)

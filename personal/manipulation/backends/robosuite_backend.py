@@ -34,7 +34,7 @@ def _env_class():
     """Defined lazily: importing robosuite takes ~1 s and needs EGL."""
     from robosuite.environments.manipulation.manipulation_env import ManipulationEnv
     from robosuite.models.arenas import TableArena
-    from robosuite.models.objects import Bin, BoxObject, CylinderObject
+    from robosuite.models.objects import Bin, BoxObject, CylinderObject, HammerObject
     from robosuite.models.tasks import ManipulationTask
     from robosuite.utils.mjcf_utils import array_to_string
 
@@ -53,7 +53,7 @@ def _env_class():
             arena.set_origin([0, 0, 0])
             self.objs = {}
             for s in self.specs:
-                self.objs[s.name] = _make_object(s, BoxObject, CylinderObject, Bin)
+                self.objs[s.name] = _make_object(s, BoxObject, CylinderObject, Bin, HammerObject)
             self.model = ManipulationTask(mujoco_arena=arena, mujoco_robots=[robot.robot_model],
                                           mujoco_objects=list(self.objs.values()))
             for s in self.specs:  # fixed bodies: initial pose in the xml, moved per episode at reset
@@ -74,6 +74,9 @@ def _env_class():
             for s in specs:
                 obj = self.objs[s.name]
                 quat_wxyz = np.array([np.cos(s.yaw / 2), 0, 0, np.sin(s.yaw / 2)])
+                if s.shape == "hammer":  # on its side, handle (local z) along world -x, head at +x
+                    yaw = np.array([np.cos((s.yaw - np.pi / 2) / 2), 0, 0, np.sin((s.yaw - np.pi / 2) / 2)])
+                    quat_wxyz = _quat_mul(yaw, np.array([np.cos(-np.pi / 4), np.sin(-np.pi / 4), 0, 0]))
                 if obj.joints:
                     self.sim.data.set_joint_qpos(obj.joints[0], np.concatenate([np.array(s.pos), quat_wxyz]))
                 else:
@@ -90,7 +93,7 @@ def _env_class():
     return PrefTabletopEnv
 
 
-def _make_object(s: ObjectSpec, BoxObject, CylinderObject, Bin):
+def _make_object(s: ObjectSpec, BoxObject, CylinderObject, Bin, HammerObject):
     if s.shape == "box":
         return BoxObject(name=s.name, size=list(s.half_size), rgba=list(s.rgba), density=300, friction=[1.5, 0.005, 0.0001])
     if s.shape == "cylinder":
@@ -100,7 +103,19 @@ def _make_object(s: ObjectSpec, BoxObject, CylinderObject, Bin):
                    transparent_walls=False, use_texture=False, rgba=s.rgba)
     if s.shape == "mat":
         return BoxObject(name=s.name, size=list(s.half_size), rgba=list(s.rgba), joints=None, friction=[1.0, 0.005, 0.0001])
+    if s.shape == "hammer":  # fixed dimensions: 16 cm box handle (3 cm thick), 7 cm head
+        return HammerObject(name=s.name, handle_shape="box", handle_radius=(0.015, 0.015), handle_length=(0.16, 0.16),
+                            handle_density=(150, 150), handle_friction=(4.0, 4.0), head_density_ratio=1.0,
+                            use_texture=False, rgba_handle=s.rgba, rng=np.random.default_rng(0))
     raise ValueError(f"robosuite backend cannot build shape {s.shape!r} ({s.name})")
+
+
+def _quat_mul(a, b):
+    """Hamilton product of wxyz quaternions."""
+    w1, x1, y1, z1 = a
+    w2, x2, y2, z2 = b
+    return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
 
 
 class RobosuiteTabletop(TabletopBackend):

@@ -38,6 +38,7 @@ LEXICON: dict[str, list[str]] = {
     "move_higher": [r"\bhigher\b", r"\bhigh\b", r"swipe", r"lift it well"],
     "close_to_ground": [r"close to the (table|ground)", r"\blow\b", r"fall far", r"stay low"],
     "rotate_when_placing": [r"rotate", r"quarter turn", r"face the other way", r"turn it"],
+    "grasp_by_handle": [r"handle", r"too hot to touch"],
     "push": [r"\bpush", r"slide", r"don't lift", r"instead of lifting", r"pads are worn"],
     "prefer_red": [r"\bred\b"],
     "prefer_blue": [r"\bblue\b"],
@@ -78,6 +79,7 @@ class Style:
     open_steps: int = 8
     rotate: float = 0.0  # yaw change while carrying (rad)
     push: bool = False
+    by_handle: bool = False
 
 
 def style_for(prefs: list[str]) -> Style:
@@ -98,6 +100,8 @@ def style_for(prefs: list[str]) -> Style:
         s.rotate = np.pi / 2
     if "push" in prefs:
         s.push = True
+    if "grasp_by_handle" in prefs:
+        s.by_handle = True
     return s
 
 
@@ -180,11 +184,14 @@ def plan(layout: Layout, prefs: list[str], eef: np.ndarray, yaw0: float) -> tupl
         go([*finish, tz + 0.12], 1.0)
         return wps, style, obj.name
 
-    grasp_z = o[2] + 0.005
-    go([o[0], o[1], high], -1.0)
-    go([o[0], o[1], grasp_z], -1.0, tol=0.006)
-    go([o[0], o[1], grasp_z], 1.0, hold=style.close_steps)
-    go([o[0], o[1], high], 1.0)
+    # the plain skill grasps near the mass centre; grasp_by_handle takes the handle's grip point
+    g = o + np.array(obj.handle_offset if (style.by_handle and obj.handle_offset) else obj.grasp_offset)
+    goal[:2] += g[:2] - o[:2]  # keep the object centred over the receptacle
+    grasp_z = g[2] + 0.005
+    go([g[0], g[1], high], -1.0)
+    go([g[0], g[1], grasp_z], -1.0, tol=0.006)
+    go([g[0], g[1], grasp_z], 1.0, hold=style.close_steps)
+    go([g[0], g[1], high], 1.0)
     go([goal[0], goal[1], high], 1.0, yaw=yaw0 + style.rotate, tol=0.015)
     go(goal, 1.0, yaw=yaw0 + style.rotate, tol=0.008)
     go(goal, -1.0, yaw=yaw0 + style.rotate, hold=style.open_steps)
