@@ -10,6 +10,7 @@ def launch(
     graph: str = typer.Argument(..., help="Graph name (see `personal graphs`)."),
     assignments: Optional[List[str]] = typer.Argument(None, help="Graph arguments as name:=value."),
     sigint_timeout: float = typer.Option(5.0, help="Seconds to wait after SIGINT before SIGTERM."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print each node's command line and exit."),
 ) -> None:
     """Start a graph as supervised processes; Ctrl-C stops every node."""
     from personal.graphs import GraphError, get_graph, parse_assignments
@@ -22,6 +23,16 @@ def launch(
     except GraphError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
+    if dry_run:
+        import shlex
+
+        from personal.runner import node_command
+
+        for node in g.resolve(overrides):
+            spec = node.spec
+            cmd = node_command(spec.module, spec.name, spec.namespace, node.parameters, spec.remappings)
+            typer.echo(shlex.join(cmd))
+        raise typer.Exit(0)
     raise typer.Exit(run_graph(g, overrides, sigint_timeout=sigint_timeout))
 
 

@@ -196,3 +196,8 @@ def test_cli_launch_and_graphs():
     unknown = subprocess.run([sys.executable, "-m", "personal", "launch", "no_such_graph"], capture_output=True,
                              text=True, cwd=root)
     assert unknown.returncode == 2 and "unknown graph 'no_such_graph'" in unknown.stderr
+    dry = subprocess.run([sys.executable, "-m", "personal", "launch", "sim", "split:=hard", "--dry-run"],
+                         capture_output=True, text=True, cwd=root)
+    assert dry.returncode == 0, dry.stderr
+    assert "-m sim_bridge.bridge_node --ros-args -r __node:=sim_bridge -p " in dry.stdout
+    assert " -p split:=hard -p scenes:=1 " in dry.stdout
