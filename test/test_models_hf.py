@@ -37,6 +37,19 @@ def _save_tiny(kind: str, path):
                          vision_config=common_vision, projection_dim=32)
         model = CLIPModel(cfg)
         proc = CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
+    elif kind == "blip2":
+        from transformers import Blip2Config, Blip2ForImageTextRetrieval, BlipImageProcessor
+
+        cfg = Blip2Config(
+            vision_config=common_vision,
+            qformer_config=dict(vocab_size=vocab, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                num_attention_heads=4, encoder_hidden_size=64, max_position_embeddings=16,
+                                use_qformer_text_input=True, pad_token_id=0),
+            text_config=dict(model_type="opt", vocab_size=vocab, hidden_size=64, ffn_dim=128, num_hidden_layers=1,
+                             num_attention_heads=4, word_embed_proj_dim=64, max_position_embeddings=16),
+            num_query_tokens=4, image_text_hidden_size=32)
+        model = Blip2ForImageTextRetrieval(cfg)
+        proc = BlipImageProcessor(size={"height": 32, "width": 32})
     else:
         from transformers import SiglipConfig, SiglipImageProcessor, SiglipModel
 
@@ -50,7 +63,7 @@ def _save_tiny(kind: str, path):
     return path
 
 
-@pytest.fixture(scope="module", params=["clip", "siglip"])
+@pytest.fixture(scope="module", params=["clip", "siglip", "blip2"])
 def tiny(request, tmp_path_factory):
     kind = request.param
     return kind, _save_tiny(kind, tmp_path_factory.mktemp(f"tiny_{kind}"))
@@ -84,6 +97,29 @@ def test_dense_features_give_one_region_per_crop(tiny):
     # region 0 is the red crop, the others are identical black crops
     np.testing.assert_allclose(emb[1], emb[3], rtol=1e-4, atol=1e-5)
     assert not np.allclose(emb[0], emb[1], atol=1e-4)
+
+
+def test_dense_features_feed_the_map_builder(tiny):
+    from personal.mapping.pipeline import MapBuilder, MapConfig
+
+    kind, path = tiny
+    enc = make_encoder(kind, model_path=str(path), crop_grid=(1, 2))
+    mb = MapBuilder(MapConfig(feature_resolution=0.5, stride=4), feature_dim=enc.dim, encoder_name=enc.name,
+                    features=enc.frame_features)
+    depth = np.full((48, 64), 2.0, np.float32)  # a wall 2 m ahead of a camera looking along +x
+    T = np.eye(4)
+    T[:3, :3] = [[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]]
+    T[2, 3] = 0.88
+    K = np.array([[40.0, 0, 31.5], [0, 40.0, 23.5], [0, 0, 1]])
+    rgb = np.random.default_rng(0).integers(0, 255, (48, 64, 3), dtype=np.uint8)
+    mb.integrate(depth, K, T, rgb=rgb)
+    fm = mb.feature_map
+    seen = fm.confidence > 0
+    assert fm.encoder == enc.name and seen.sum() >= 2
+    # left half of the image (crop 0) lands at y > 0, the right half (crop 1) at y < 0
+    _, emb = enc.dense_features(rgb)
+    left = fm.embeddings[fm.geometry.cell(2.1, 0.5)]
+    np.testing.assert_allclose(left / np.linalg.norm(left), emb[0], atol=1e-5)
 
 
 def test_missing_path_is_a_clear_error(tmp_path):
