@@ -1,0 +1,55 @@
+"""`personal pan ...`: PersONAL Personalized Active Navigation evaluation (no ROS)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+app = typer.Typer(help="Personalized Active Navigation (PAN): offline evaluation and reports.", no_args_is_help=True)
+
+
+@app.command("eval")
+def eval_cmd(
+    out: Path = typer.Option(Path("runs/pan"), "--out", help="Run folder (report.md, summary.json, results.json, trajectories/)."),
+    scenes: int = typer.Option(3, "--scenes", min=1, help="Generated households (seeds --seed ...)."),
+    per_split: int = typer.Option(2, "--per-split", min=1, help="Episodes per scene and split."),
+    seed: int = typer.Option(100, "--seed", help="First scene seed (0-99 were used to tune thresholds)."),
+    episodes_dir: str = typer.Option("", "--episodes-dir", help="PersONAL-format episode folder instead of generating."),
+    split: str = typer.Option("all", "--split", help="easy | medium | hard | all"),
+    methods: str = typer.Option("random-frontier,value-map-qs,value-map-rpg,value-map-rpg-owner,oracle", "--methods"),
+    max_steps: int = typer.Option(500, "--max-steps", min=1, help="Step budget (PersONAL: 500)."),
+    sample_plots: int = typer.Option(6, "--plots", min=0, help="Trajectory plots for this many sampled episodes."),
+    encoder: str = typer.Option("oracle", "--encoder", help="Feature encoder (oracle = ground-truth captions, an ORACLE)."),
+    extractor: str = typer.Option("builtin", "--extractor", help="Ownership-phrase extractor: builtin | llm."),
+) -> None:
+    """Run every policy on every episode and write the Table IV-style report."""
+    from personal.eval.pan_run import generate_pan_set, make_components, run_pan_offline
+    from personal.navigation.policies import parse_policy_list
+    from personal.world.model import SPLITS
+
+    splits = SPLITS if split == "all" else (split,)
+    if any(s not in SPLITS for s in splits):
+        raise typer.BadParameter(f"--split must be one of {', '.join(SPLITS)} or all, got {split!r}")
+    try:
+        names = parse_policy_list(methods)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    if episodes_dir:
+        from sim_bridge.bridge_logic import load_episodes
+
+        scene_map, eps = load_episodes(episodes_dir, split)
+    else:
+        scene_map, eps = generate_pan_set(scenes, splits, per_split, seed)
+    summary = run_pan_offline(scene_map, eps, names, out, make_components(encoder, extractor), max_steps=max_steps,
+                              sample_plots=sample_plots, progress=typer.echo)
+    typer.echo((out / "report.md").read_text())
+    typer.echo(f"ordering holds: {summary['ordering_holds']}")
+
+
+@app.command()
+def show(run: Path = typer.Argument(..., help="A run folder written by `personal pan eval` or the pan_eval graph.")) -> None:
+    """Print a run's report."""
+    p = run / "report.md"
+    if not p.exists():
+        raise typer.BadParameter(f"{p} not found")
+    typer.echo(p.read_text())

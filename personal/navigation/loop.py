@@ -1,0 +1,150 @@
+"""The navigation loop (ROS-free): observation → maps → policy → collision guard → action.
+
+The navigation node and the offline evaluator both drive a :class:`NavigationLoop`, so the
+agent behaves the same over topics and in-process. :func:`run_episode` runs one episode on
+a simulator backend directly (no ROS) and returns its :class:`Trajectory`.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from personal.mapping.exploration import Act
+from personal.navigation.follower import CollisionGuard
+from personal.navigation.mapper import OnlineMapper
+from personal.navigation.policies import EpisodeSpec, NavPolicy, StepInput
+
+MAX_STEPS = 500  # PersONAL PAN budget
+
+
+@dataclass
+class Frame:
+    """One observation as the loop needs it (from a backend Observation or ROS topics)."""
+
+    pose: tuple[float, float, float]  # x, y, yaw (map frame)
+    depth: np.ndarray | None = None  # HxW metres (or uint16 mm)
+    K: np.ndarray | None = None
+    T_map_camera: np.ndarray | None = None
+    instance_ids: np.ndarray | None = None
+    rgb: np.ndarray | None = None
+    collided: bool = False
+
+
+@dataclass
+class Trajectory:
+    episode_id: str
+    policy: str
+    poses: list[tuple[float, float, float]] = field(default_factory=list)  # pose before each action, then the final one
+    actions: list[int] = field(default_factory=list)
+    collisions: list[bool] = field(default_factory=list)  # outcome of each action
+    stopped: bool = False
+    guard_overrides: int = 0
+    info: dict = field(default_factory=dict)
+    timing_ms: dict = field(default_factory=dict)
+
+    @property
+    def steps(self) -> int:
+        return len(self.actions)
+
+    @property
+    def final_xy(self) -> tuple[float, float]:
+        return self.poses[-1][0], self.poses[-1][1]
+
+    def path_xy(self) -> list[tuple[float, float]]:
+        return [(p[0], p[1]) for p in self.poses]
+
+
+class NavigationLoop:
+    def __init__(self, policy: NavPolicy, mapper: OnlineMapper | None = None, max_steps: int = MAX_STEPS) -> None:
+        if policy.needs_map and mapper is None:
+            raise ValueError(f"policy {policy.name!r} builds maps online: give the loop an OnlineMapper")
+        if policy.needs_features and (mapper is None or mapper.feature_map is None):
+            raise ValueError(f"policy {policy.name!r} needs a feature map: give the mapper an encoder (features=...)")
+        self.policy = policy
+        self.mapper = mapper
+        self.max_steps = max_steps
+        self.guard = CollisionGuard()
+        self.step_count = 0
+        self._last_action: int | None = None
+        self._last_pose: tuple[float, float, float] | None = None
+        self.done = False
+        self.timing = {"map": 0.0, "policy": 0.0}
+
+    def reset(self, spec: EpisodeSpec) -> None:
+        if self.mapper is not None:
+            self.mapper.reset(spec.floor_z)
+        self.policy.reset(spec)
+        self.guard.reset()
+        self.step_count = 0
+        self._last_action = None
+        self._last_pose = None
+        self.done = False
+        self.timing = {"map": 0.0, "policy": 0.0}
+
+    def step(self, frame: Frame) -> int:
+        """The next action for ``frame`` (the observation after the previous action)."""
+        if self.done:
+            return int(Act.STOP)
+        x, y, yaw = frame.pose
+        t0 = time.perf_counter()
+        if self.mapper is not None:
+            if frame.collided and self._last_action == Act.MOVE_FORWARD and self._last_pose is not None:
+                self.mapper.mark_collision(*self._last_pose)
+            if frame.depth is not None:
+                self.mapper.integrate(frame.depth, frame.K, frame.T_map_camera, (x, y), frame.rgb, frame.instance_ids)
+        t1 = time.perf_counter()
+        self.guard.observe(self._last_action, frame.collided, yaw)
+        action = self.policy.act(StepInput(frame.pose, self.step_count, self.max_steps, self.mapper))
+        action = self.guard.check(action, yaw, prefer_left=getattr(self.policy, "turn_left_hint", True))
+        self.timing["map"] += t1 - t0
+        self.timing["policy"] += time.perf_counter() - t1
+        self.step_count += 1
+        self._last_action, self._last_pose = int(action), (x, y, yaw)
+        if action == Act.STOP or self.step_count >= self.max_steps:
+            self.done = True
+        return int(action)
+
+
+def frame_from_observation(obs, with_features: bool = True) -> Frame:
+    """A :class:`Frame` from a ``sim_bridge.backends.base.Observation``."""
+    s = obs.state
+    return Frame((s.x, s.y, s.yaw), obs.depth, obs.K, obs.T_map_camera,
+                 obs.instance_ids if with_features else None, None, bool(obs.collided))
+
+
+def run_episode(backend, episode, loop: NavigationLoop) -> Trajectory:
+    """Drive ``loop`` on ``backend`` (scene already loaded) for one ``Episode``; no ROS."""
+    from sim_bridge.backends.base import Action
+
+    obs = backend.reset(episode)
+    floor_z = obs.state.z
+    spec = EpisodeSpec(episode.episode_id, episode.query, episode.summary, episode.owner, floor_z, episode.floor_id)
+    loop.reset(spec)
+    traj = Trajectory(episode.episode_id, loop.policy.name)
+    t_sim = 0.0
+    t_start = time.perf_counter()
+    while True:
+        s = obs.state
+        traj.poses.append((s.x, s.y, s.yaw))
+        if loop.done:
+            break
+        action = loop.step(frame_from_observation(obs, loop.policy.needs_features))
+        traj.actions.append(action)
+        if action == Action.STOP:
+            traj.stopped = True
+            traj.collisions.append(False)
+            loop.done = True
+            continue
+        t = time.perf_counter()
+        obs = backend.step(Action(action))
+        t_sim += time.perf_counter() - t
+        traj.collisions.append(bool(obs.collided))
+    wall = time.perf_counter() - t_start
+    n = max(traj.steps, 1)
+    traj.guard_overrides = loop.guard.overrides
+    traj.info = dict(getattr(loop.policy, "info", {}) or {})
+    traj.timing_ms = {"sim_per_step": 1e3 * t_sim / n, "map_per_step": 1e3 * loop.timing["map"] / n,
+                      "policy_per_step": 1e3 * loop.timing["policy"] / n, "wall_s": wall}
+    return traj
