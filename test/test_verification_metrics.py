@@ -66,3 +66,19 @@ def test_report_files(tmp_path):
     text = paths["report"].read_text()
     assert "| SV | 6 | 0.667 | 0.500 | 0.500 | 1.000 | 2.000 |" in text and "ASD" in text and "test run" in text
     assert paths["plot_pair_type"].stat().st_size > 1000 and paths["plot_tradeoff"].stat().st_size > 1000
+
+
+def test_failure_causes_from_final_tracker_state():
+    def final(*statuses):
+        return [{"attributes": [{"name": f"a{i}", "type": t, "accumulated_status": s} for i, (t, s) in enumerate(statuses)]}]
+
+    recs = [
+        dict(rec("positive", "No", 2), transcript=final(("color", "Matched"), ("color", "Contradictory"))),
+        dict(rec("positive", "No", 6), transcript=final(("color", "Missing"), ("material", "Missing"))),
+        dict(rec("neg_same", "Yes", 1), transcript=final(("color", "Matched"), ("color", "Missing"))),
+        dict(rec("neg_same", "Yes", 1), transcript=final(("color", "Matched"), ("material", "Missing"))),
+        dict(rec("neg_diff", "No", 1), transcript=final(("color", "Contradictory"))),  # correct: not counted
+    ]
+    fc = compute_metrics(recs)["failure_causes"]
+    assert fc == {"positive": {"contradiction": 1, "observation_gap": 1},
+                  "neg_same": {"false_confirmation": 1, "missing_evidence": 1}, "neg_diff": {}}

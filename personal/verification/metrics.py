@@ -48,6 +48,21 @@ def _acc(rs: list[dict]) -> float | None:
     return round(sum(bool(r["is_correct"]) for r in rs) / len(rs), 4) if rs else None
 
 
+def failure_cause(r: dict) -> str:
+    """Root cause of a wrong episode from its final tracker state (paper App. L.2 style).
+
+    Wrong No: ``contradiction`` (an attribute judged Contradictory) or ``observation_gap``
+    (nothing contradicted, too little matched). Wrong Yes: ``missing_evidence`` (a colour
+    attribute never decided) or ``false_confirmation`` (every colour attribute Matched).
+    """
+    final = (r.get("transcript") or [{}])[-1].get("attributes", [])
+    statuses = [a.get("accumulated_status") for a in final]
+    if r["label"] == 1:
+        return "contradiction" if "Contradictory" in statuses else "observation_gap"
+    colour = [a.get("accumulated_status") for a in final if a.get("type") == "color"]
+    return "missing_evidence" if "Missing" in colour else "false_confirmation"
+
+
 def compute_metrics(records: list[dict]) -> dict:
     check_records(records)
     n = len(records)
@@ -83,9 +98,18 @@ def compute_metrics(records: list[dict]) -> dict:
             "failure_rate_per_step": round((unreach + trap) / steps, 4) if steps else 0.0,
         },
         "first_view_accuracy": round(sum(first_ok) / len(first_ok), 4) if first_ok else None,
+        "failure_causes": {pt: _count(failure_cause(r) for r in records if r["pair_type"] == pt and not r["is_correct"])
+                           for pt in PAIR_TYPES},
         "flips": {"total": sum(flips), "mean_per_episode": round(sum(flips) / n, 4) if n else 0.0,
                   "episodes_with_flip": round(sum(f > 0 for f in flips) / n, 4) if n else 0.0},
     }
+
+
+def _count(items) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for i in items:
+        out[i] = out.get(i, 0) + 1
+    return dict(sorted(out.items()))
 
 
 def _fmt(v) -> str:
@@ -115,6 +139,12 @@ def write_report(runs: dict[str, dict], out_dir: str | Path, title: str = "PInVe
             f"| {name} | {m['n']} | {_fmt(m['accuracy'])} | {_fmt(pt.get('positive'))} | {_fmt(pt.get('neg_same'))} | "
             f"{_fmt(pt.get('neg_diff'))} | {_fmt(m['asd'])} | {nav['failures']}/{nav['moves']} = {_fmt(nav['failure_rate'])} "
             f"({nav['unreachable']} / {nav['trap']}) | {_fmt(m['first_view_accuracy'])} | {_fmt(m['flips']['mean_per_episode'])} |")
+    lines += ["", "### Failure causes (final tracker state of wrong episodes)", "",
+              "| run | positive | neg_same | neg_diff |", "|---|---|---|---|"]
+    for name, run in runs.items():
+        fc = run["metrics"].get("failure_causes", {})
+        cell = lambda pt: ", ".join(f"{k} {v}" for k, v in fc.get(pt, {}).items()) or "–"  # noqa: E731
+        lines.append(f"| {name} | {cell('positive')} | {cell('neg_same')} | {cell('neg_diff')} |")
     for name, run in runs.items():
         m = run["metrics"]
         lines += ["", f"### Per category — {name}", "", "| category | n | overall | positive | neg_same | neg_diff |", "|---|---|---|---|---|---|"]

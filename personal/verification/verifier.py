@@ -144,7 +144,9 @@ class BuiltinImageVerifier:
         if mask is None or visible < tau:
             reason = f"visible area {visible} px is below the {tau} px threshold for {category}"
             return ViewVerdict([Judgement(a.name, "Unsure", reason) for a in attributes], TRAP_CONFIDENCE, visible, [reason])
-        crop, cmask = crop_for_verification(view.rgb, mask, view.bbox_xyxy)
+        # Nearest-neighbour upscaling repeats every pixel k*k times, so the colour proportions
+        # measured here are those of the paper's upscaled crop; skip the copy.
+        crop, cmask = crop_for_verification(view.rgb, mask, view.bbox_xyxy, min_short=0)
         # visibility-aware weight: 0.6 at the threshold, 1.0 from three times the threshold
         confidence = view.detection_confidence * min(1.0, 0.4 + 0.2 * visible / tau)
         notes = []
@@ -235,13 +237,11 @@ class _ColorStats:
     EXPLAIN_DE = 16.0  # a pixel this close to a described colour is never evidence of another part colour
 
     def __init__(self, pixels: np.ndarray):
-        px = np.ascontiguousarray(pixels.reshape(-1, 3))
-        if len(px) > 20000:  # the upscaled crop repeats pixels; a regular subsample keeps proportions
-            px = px[np.linspace(0, len(px) - 1, 20000).astype(int)]
-        colors, counts = np.unique(px, axis=0, return_counts=True)
+        px = np.ascontiguousarray(pixels.reshape(-1, 3)).astype(np.int32)
+        keys, counts = np.unique((px[:, 0] << 16) | (px[:, 1] << 8) | px[:, 2], return_counts=True)
+        colors = np.stack([keys >> 16, (keys >> 8) & 255, keys & 255], axis=1)
         self.total = int(counts.sum())
         self.counts = counts.astype(np.float64)
-        self._scale = len(pixels.reshape(-1, 3)) / max(len(px), 1)
         self.lab = srgb_to_lab(colors)
         self.names = list(COLOR_NAMES)
         self.dist = shading_invariant_distance(self.lab, self.names)  # (U, K)
@@ -255,7 +255,7 @@ class _ColorStats:
         return float(self.counts[self._consistent(name)].sum() / self.total) if self.total else 0.0
 
     def count(self, name: str) -> int:
-        return int(self.counts[self._consistent(name)].sum() * self._scale)
+        return int(self.counts[self._consistent(name)].sum())
 
     def dominant(self) -> str:
         if not self.total:
