@@ -2,8 +2,8 @@
 the openpi websocket protocol for its backend.
 
 Topics: sub ``perm/agentview_image``, ``perm/eye_in_hand_image`` (sensor_msgs/Image rgb8),
-``perm/robot_state`` (Float32MultiArray, 8), ``perm/prompt`` (String), ``perm/oracle/layout`` (String
-JSON; only oracle policies use it); pub ``perm/action`` (Float32MultiArray, 7 values; with
+``perm/robot_state`` (Float32MultiArray, 8), ``perm/prompt`` (String), ``perm/oracle/layout`` and
+``perm/oracle/state`` (String JSON; only oracle policies use them); pub ``perm/action`` (Float32MultiArray, 7 values; with
 ``publish_chunk`` the whole Hx7 chunk) and ``perm/policy/latency_ms`` (Float32, per inference).
 
 ``mode``: ``lockstep`` answers each robot_state with one action (the simulator waits for it);
@@ -66,6 +66,8 @@ class PolicyNode(Node):
         self.create_subscription(Float32MultiArray, "perm/robot_state", self._on_state, 10)
         self.create_subscription(String, "perm/prompt", self._on_prompt, LATCHED)
         self.create_subscription(String, "perm/oracle/layout", self._on_layout, LATCHED)
+        self.create_subscription(String, "perm/oracle/state", self._on_oracle_state, 10)
+        self.objects: str | None = None
         if self.mode == "timer":
             self.create_timer(1.0 / float(d("rate", 20.0).value), self._act)
         self.create_timer(5.0, self._report)
@@ -96,6 +98,14 @@ class PolicyNode(Node):
             self.policy.reset()
             self._retry()
 
+    def _on_oracle_state(self, msg: String) -> None:
+        """Live object positions for oracle policies (closed-loop pushing)."""
+        try:
+            self.objects = json.dumps(json.loads(msg.data)["objects"])
+        except (ValueError, KeyError, TypeError) as exc:
+            self.errors += 1
+            self.get_logger().error(f"perm/oracle/state: bad message ({exc}); ignored")
+
     def _retry(self) -> None:
         """Lockstep: the simulator waits for an answer to its last state; if that inference failed
         (e.g. the layout had not arrived yet), answer now that the context changed."""
@@ -116,6 +126,8 @@ class PolicyNode(Node):
         obs = {**self.images, "observation/state": self.state, "prompt": self.prompt}
         if self.layout is not None:
             obs["oracle/layout"] = json.dumps({k: v for k, v in json.loads(self.layout).items() if k != "task_id"})
+        if self.objects is not None:
+            obs["oracle/objects"] = self.objects
         return obs
 
     def _act(self) -> None:

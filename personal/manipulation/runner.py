@@ -66,7 +66,8 @@ def run_episode(backend: TabletopBackend, policy: Policy, task: TaskInstance, *,
     for t in range(max_steps):
         if not queue:
             tic = time.perf_counter()
-            out = policy.infer(make_observation(obs, task.prompt, layout if oracle_layout else None))
+            objects = backend.oracle_state().objects if oracle_layout else None
+            out = policy.infer(make_observation(obs, task.prompt, layout if oracle_layout else None, objects))
             infer_ms.append((time.perf_counter() - tic) * 1e3)
             queue = list(check_actions(out["actions"])[:replan])
         want_frame = frame_every > 0 and (t + 1) % frame_every == 0

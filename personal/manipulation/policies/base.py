@@ -2,7 +2,8 @@
 
 Observation keys: ``observation/image`` and ``observation/wrist_image`` (HxWx3 uint8),
 ``observation/state`` (8 floats: eef xyz, eef axis-angle, 2 gripper joints), ``prompt`` (str),
-optionally ``oracle/layout`` (JSON of the episode layout; only oracle policies read it).
+optionally ``oracle/layout`` (JSON of the episode layout) and ``oracle/objects`` (JSON of the live
+object positions); only oracle policies read them.
 Reply: ``{"actions": float array (H, 7)}``: a chunk of 7-D delta-EEF actions, gripper -1 open.
 """
 from __future__ import annotations
@@ -96,7 +97,7 @@ def axis_angle_to_yaw(aa) -> float:
     return float(np.arctan2(r10, r00))
 
 
-def make_observation(env_obs: dict, prompt: str, layout=None) -> dict:
+def make_observation(env_obs: dict, prompt: str, layout=None, objects: dict | None = None) -> dict:
     """Backend observation (LIBERO keys) -> policy observation (openpi LIBERO keys)."""
     state = np.concatenate([
         np.asarray(env_obs["robot0_eef_pos"], float),
@@ -112,6 +113,8 @@ def make_observation(env_obs: dict, prompt: str, layout=None) -> dict:
     }
     if layout is not None:
         obs["oracle/layout"] = json.dumps(layout.to_dict())
+    if objects is not None:
+        obs["oracle/objects"] = json.dumps({k: np.asarray(v, float).tolist() for k, v in objects.items()})
     return obs
 
 

@@ -1,7 +1,8 @@
 """OracleScriptedPolicy: the built-in preference-aware reference policy.
 
 An ORACLE: it plans from the episode layout (true object poses, ``oracle/layout``), closes the
-loop on the end-effector state only, and ignores the images. The prompt is parsed by a keyword
+loop on the end-effector state (and, for pushing, on the live object positions ``oracle/objects``
+when given), and ignores the images. The prompt is parsed by a keyword
 lexicon (``parse_prompt``) into preference ids; each preference shapes the skill plan:
 
 - motion: speed (speed_up/slow_down), velocity ramps (smooth), carry height (move_higher /
@@ -126,6 +127,7 @@ class Waypoint:
     grip: float  # -1 open, +1 closed
     hold: int = 0  # steps to wait once reached
     tol: float = 0.01
+    push: tuple | None = None  # (object, goal xy, half size): closed-loop push while ``oracle/objects`` is given
 
 
 def _detour(a: np.ndarray, b: np.ndarray, obs: ObjectSpec | None, clearance: float) -> list[np.ndarray]:
@@ -165,11 +167,11 @@ def plan(layout: Layout, prefs: list[str], eef: np.ndarray, yaw0: float) -> tupl
     goal = np.array([rec.pos[0], rec.pos[1], release_z])
     wps: list[Waypoint] = []
 
-    def go(p, grip, yaw=yaw0, hold=0, tol=0.01):
+    def go(p, grip, yaw=yaw0, hold=0, tol=0.01, push=None):
         prev = wps[-1].pos if wps else eef
         for v in _detour(prev, np.asarray(p, float), obs, style.clearance):
             wps.append(Waypoint(v, yaw, grip))
-        wps.append(Waypoint(np.asarray(p, float), yaw, grip, hold, tol))
+        wps.append(Waypoint(np.asarray(p, float), yaw, grip, hold, tol, push))
 
     if style.push:
         u = goal[:2] - o[:2]
@@ -180,7 +182,7 @@ def plan(layout: Layout, prefs: list[str], eef: np.ndarray, yaw0: float) -> tupl
         go([*behind, max(high, tz + 0.12)], -1.0)
         go([*behind, max(high, tz + 0.12)], 1.0, hold=style.close_steps)
         go([*behind, low], 1.0)
-        go([*finish, low], 1.0, tol=0.006)
+        go([*finish, low], 1.0, tol=0.006, push=(obj.name, goal[:2].copy(), obj.half_size[0]))
         go([*finish, tz + 0.12], 1.0)
         return wps, style, obj.name
 
@@ -236,6 +238,12 @@ class OracleScriptedPolicy(Policy):
             _, parsed = parse_prompt(obs.get("prompt", ""))
             self.prefs = resolve_conflicts(parsed)
             self.waypoints, self.style, self.target_obj = plan(layout, self.prefs, eef, yaw)
+        self.objects = None
+        if "oracle/objects" in obs:
+            try:
+                self.objects = {k: np.asarray(v, float) for k, v in json.loads(obs["oracle/objects"]).items()}
+            except (ValueError, TypeError, AttributeError) as exc:
+                raise ObservationError(f"'oracle/objects' must be JSON {{name: [x, y, z]}}: {exc}") from None
         actions = [self._step(eef, yaw) for _ in range(self.chunk)]
         return {"actions": np.array(actions, dtype=np.float32)}
 
@@ -248,6 +256,8 @@ class OracleScriptedPolicy(Policy):
             last = self.waypoints[-1] if self.waypoints else None
             return self._command(eef, yaw, last.grip if last else -1.0)
         wp = self.waypoints[self.i]
+        if wp.push is not None and self.objects is not None and wp.push[0] in self.objects:
+            return self._push_step(eef, yaw, wp)
         err = wp.pos - self.ref
         dist = float(np.linalg.norm(err))
         yaw_err = float(wp.yaw - self.ref_yaw)
@@ -267,6 +277,25 @@ class OracleScriptedPolicy(Policy):
             self.waited += 1
             if self.waited > wp.hold:
                 self.i, self.waited = self.i + 1, 0
+        return self._command(eef, yaw, wp.grip)
+
+    def _push_step(self, eef: np.ndarray, yaw: float, wp: Waypoint) -> np.ndarray:
+        """Centre-seeking push: keep the fingers on the block's far side from the goal, aimed through its
+        centre at the goal, so sideways drift of the block is corrected as it goes."""
+        name, goal, half = wp.push
+        block = self.objects[name]
+        to_goal = goal - block[:2]
+        if np.linalg.norm(to_goal) < 0.012:
+            self.i, self.waited, self.vel = self.i + 1, 0, np.zeros(3)
+            self.ref = eef.copy()
+            return self._command(eef, yaw, wp.grip)
+        u = to_goal / np.linalg.norm(to_goal)
+        target = np.array([*(block[:2] - u * (half + 0.005)), wp.pos[2]])
+        step = target - self.ref
+        speed = min(self.style.speed, 0.08) * DT
+        if np.linalg.norm(step) > speed:
+            step *= speed / np.linalg.norm(step)
+        self.ref = self.ref + step
         return self._command(eef, yaw, wp.grip)
 
     def _command(self, eef: np.ndarray, yaw: float, grip: float) -> np.ndarray:
