@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 import threading
 import uuid
 from typing import Any, Callable
@@ -59,6 +60,10 @@ def connect_client(host: str, port: int, username: str | None = None, password: 
         client.connect(host, port, keepalive=30)
     except OSError as exc:
         raise MqttError(f"cannot reach MQTT broker {host}:{port}: {exc}") from None
+    sock = client.socket()
+    if sock is not None and hasattr(sock, "setsockopt"):
+        # paho leaves Nagle on; small command/state messages would wait ~40 ms for delayed ACKs
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     client.loop_start()
     if not done.wait(timeout):
         client.loop_stop()
