@@ -62,3 +62,18 @@ def test_policy_node_survives_malformed_messages(ros_context):
     pub_state.publish(Float32MultiArray(data=[-0.1, 0.0, 1.0, 3.14, 0, 0, 0.04, -0.04]))
     wait_for(lambda: actions)
     assert actions[0].shape == (7,) and np.all(np.isfinite(actions[0]))
+
+
+def test_policy_node_serves_openpi_protocol(ros_context):
+    from openpi_client.websocket_client_policy import WebsocketClientPolicy
+
+    from personal.manipulation.backends import make_backend
+    from personal.manipulation.policies.base import make_observation
+
+    node = ros_context.add_node(PolicyNode(context=ros_context.context,
+                                           parameter_overrides=_params(backend="scripted", serve_port=0)))
+    client = WebsocketClientPolicy(host="127.0.0.1", port=node.server.port)
+    assert client.get_server_metadata()["policy"] == "oracle_scripted"
+    layout = make_layout("mat", 1)
+    obs = make_observation(make_backend("kinematic").reset(layout), "Task: put a block on the mat.", layout)
+    assert client.infer(obs)["actions"].shape == (1, 7)
