@@ -30,7 +30,7 @@ def launch(
 
         for node in g.resolve(overrides):
             spec = node.spec
-            cmd = node_command(spec.module, spec.name, spec.namespace, node.parameters, spec.remappings)
+            cmd = node_command(spec.module, spec.name, node.namespace, node.parameters, node.remappings)
             typer.echo(shlex.join(cmd))
         raise typer.Exit(0)
     raise typer.Exit(run_graph(g, overrides, sigint_timeout=sigint_timeout))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from personal.graphs import Arg, Graph, get_graph
+from personal.graphs import Arg, Graph, Template, get_graph
 
 
 def _default_text(value: Any) -> str:
@@ -36,7 +36,15 @@ def graph_launch_description(graph: Graph | str):
         for name, (default, description) in graph.arguments.items()
     ]
 
+    def text(value: Any) -> Any:
+        """A plain string, or launch substitutions for a Template (namespaces, remaps)."""
+        if not isinstance(value, Template):
+            return value
+        return [LaunchConfiguration(p.name) if isinstance(p, Arg) else p for p in value.parts()]
+
     def param(value: Any) -> Any:
+        if isinstance(value, Template):
+            return text(value)
         if not isinstance(value, Arg):
             return value
         default = graph.arguments[value.name][0]
@@ -48,9 +56,9 @@ def graph_launch_description(graph: Graph | str):
             package="personal",
             executable=spec.executable,
             name=spec.name,
-            namespace=spec.namespace,
+            namespace=text(spec.namespace),
             parameters=[{k: param(v) for k, v in spec.parameters.items()}],
-            remappings=list(spec.remappings),
+            remappings=[(text(a), text(b)) for a, b in spec.remappings],
             output="screen",
         )
         if spec.required:

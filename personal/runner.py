@@ -117,7 +117,7 @@ class GraphRunner:
     def start(self) -> None:
         for index, node in enumerate(self.nodes):
             spec = node.spec
-            cmd = node_command(spec.module, spec.name, spec.namespace, node.parameters, spec.remappings)
+            cmd = node_command(spec.module, spec.name, node.namespace, node.parameters, node.remappings)
             proc = subprocess.Popen(
                 cmd,
                 env=self.env,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from personal.graphs import GRAPHS, Arg, Graph, GraphError, NodeSpec, parse_assignments
+from personal.graphs import GRAPHS, Arg, Graph, GraphError, NodeSpec, Template, parse_assignments
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -77,19 +77,46 @@ def test_launch_file_matches_graph(name, monkeypatch):
     for rec, spec in zip(nodes, graph.nodes):
         assert rec["package"] == "personal"
         assert rec["executable"] == spec.executable
-        assert rec["namespace"] == spec.namespace
-        assert rec["remappings"] == list(spec.remappings)
+        assert _as_text(rec["namespace"]) == _template_text(spec.namespace)
+        assert [(_as_text(a), _as_text(b)) for a, b in rec["remappings"]] == [
+            (_template_text(a), _template_text(b)) for a, b in spec.remappings]
         assert ("on_exit" in rec) == spec.required
         (params,) = rec["parameters"]
         assert set(params) == set(spec.parameters)
         for key, value in spec.parameters.items():
-            if isinstance(value, Arg):
+            if isinstance(value, Template):
+                assert _as_text(params[key]) == value.text
+            elif isinstance(value, Arg):
                 sub = params[key]
                 assert type(sub).__name__ == "ParameterValue"
                 assert sub.args[0].args[0] == value.name  # LaunchConfiguration(<argument>)
                 assert sub.kwargs["value_type"] is type(graph.arguments[value.name][0])
             else:
                 assert params[key] == value
+
+
+def _as_text(value) -> str:
+    """Recorded launch value -> template text ("{arg}" for each LaunchConfiguration)."""
+    if isinstance(value, list):
+        return "".join(_as_text(v) for v in value)
+    if type(value).__name__ == "LaunchConfiguration":
+        return "{" + value.args[0] + "}"
+    return value
+
+
+def _template_text(value) -> str:
+    return value.text if isinstance(value, Template) else value
+
+
+def test_templates_resolve_in_namespaces_remaps_and_parameters():
+    g = Graph("g", "", [NodeSpec("a", "a", "m", namespace=Template("{ns}"), parameters={"p": Template("{ns}/x")},
+                                 remappings=[("cmd_vel", Template("/{ns}/{cam}/cmd_vel"))])],
+              arguments={"ns": ("locobot", ""), "cam": ("camera", "")})
+    (node,) = g.resolve(parse_assignments(["cam:=camera/camera"]))
+    assert node.namespace == "locobot" and node.parameters["p"] == "locobot/x"
+    assert node.remappings == [("cmd_vel", "/locobot/camera/camera/cmd_vel")]
+    with pytest.raises(GraphError, match="remapping refers to undeclared argument 'nope'"):
+        Graph("g", "", [NodeSpec("a", "a", "m", remappings=[("x", Template("{nope}"))])])
 
 
 @pytest.mark.parametrize("name", sorted(GRAPHS))

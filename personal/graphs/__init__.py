@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass, field
+import string
 from typing import Any, Mapping
 
 import yaml
@@ -29,14 +30,56 @@ class Arg:
     name: str
 
 
+@dataclass(frozen=True)
+class Template:
+    """A string built from graph arguments, e.g. ``Template("{ns}/mobile_base/cmd_vel")``.
+
+    Usable as a node namespace, either side of a remapping, or a parameter value, so a
+    graph can be rewired (robot namespace, camera prefix) from ``name:=value`` alone."""
+
+    text: str
+
+    def names(self) -> list[str]:
+        return [field for _, field, _, _ in string.Formatter().parse(self.text) if field]
+
+    def render(self, values: Mapping[str, Any]) -> str:
+        return self.text.format(**values)
+
+    def parts(self) -> list[str | Arg]:
+        """Literal text and ``Arg`` pieces, in order (for launch substitutions)."""
+        out: list[str | Arg] = []
+        for literal, field_name, _, _ in string.Formatter().parse(self.text):
+            if literal:
+                out.append(literal)
+            if field_name:
+                out.append(Arg(field_name))
+        return out
+
+
+def resolve_value(value: Any, values: Mapping[str, Any]) -> Any:
+    if isinstance(value, Arg):
+        return values[value.name]
+    if isinstance(value, Template):
+        return value.render(values)
+    return value
+
+
+def referenced_arguments(value: Any) -> list[str]:
+    if isinstance(value, Arg):
+        return [value.name]
+    if isinstance(value, Template):
+        return value.names()
+    return []
+
+
 @dataclass
 class NodeSpec:
     name: str
     executable: str  # console script registered in setup.py NODES (for ros2 launch)
     module: str  # python module with main() (for the runner: python -m <module>)
-    namespace: str = ""
+    namespace: str | Template = ""
     parameters: dict[str, Any] = field(default_factory=dict)
-    remappings: list[tuple[str, str]] = field(default_factory=list)
+    remappings: list[tuple[str | Template, str | Template]] = field(default_factory=list)
     required: bool = False  # the graph stops when this node exits
 
 
@@ -46,6 +89,8 @@ class ResolvedNode:
 
     spec: NodeSpec
     parameters: dict[str, Any]
+    namespace: str = ""
+    remappings: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -70,12 +115,15 @@ class Graph:
         if dupes:
             raise GraphError(f"graph {self.name!r}: duplicate node names {sorted(dupes)}")
         for node in self.nodes:
-            for key, value in node.parameters.items():
-                if isinstance(value, Arg) and value.name not in self.arguments:
-                    raise GraphError(
-                        f"graph {self.name!r}: node {node.name!r} parameter {key!r} "
-                        f"refers to undeclared argument {value.name!r}"
-                    )
+            uses = [(f"parameter {k!r}", v) for k, v in node.parameters.items()]
+            uses += [("namespace", node.namespace)] + [("remapping", v) for pair in node.remappings for v in pair]
+            for where, value in uses:
+                for arg in referenced_arguments(value):
+                    if arg not in self.arguments:
+                        raise GraphError(
+                            f"graph {self.name!r}: node {node.name!r} {where} "
+                            f"refers to undeclared argument {arg!r}"
+                        )
 
     def argument_values(self, overrides: Mapping[str, str] | None = None) -> dict[str, Any]:
         """Defaults updated with ``overrides`` (strings from ``name:=value``), typed like the default."""
@@ -92,7 +140,9 @@ class Graph:
         return [
             ResolvedNode(
                 spec=n,
-                parameters={k: values[v.name] if isinstance(v, Arg) else v for k, v in n.parameters.items()},
+                parameters={k: resolve_value(v, values) for k, v in n.parameters.items()},
+                namespace=resolve_value(n.namespace, values),
+                remappings=[(resolve_value(a, values), resolve_value(b, values)) for a, b in n.remappings],
             )
             for n in self.nodes
         ]

@@ -1,0 +1,66 @@
+"""Graph ``locobot``: the personal stack on a real LoCoBot (wx250s) with a RealSense.
+
+Start the Interbotix LoCoBot driver and the RealSense driver with aligned depth first
+(see README "Real robot"), then this graph. Everything is wired by remappings and
+parameters: the robot namespace (``ns``, default ``locobot``), the RealSense topic prefix
+(``camera_prefix``: ``camera`` or ``camera/camera`` depending on the driver version), the
+base topics ``<ns>/mobile_base/cmd_vel`` and ``<ns>/mobile_base/odom``.
+
+Without a localisation node, maps live in the odometry frame (``map_frame:=odom``).
+The feature map needs a real image encoder (``encoder:=clip|siglip|blip2`` with
+``model_path`` pointing at local weights); the ORACLE encoder only exists in simulation.
+"""
+from personal.graphs import Arg, Graph, NodeSpec, Template
+
+NS = Template("{ns}")
+CAMERA_TOPICS = ("color/image_raw", "aligned_depth_to_color/image_raw", "color/camera_info")
+
+GRAPH = Graph(
+    name="locobot",
+    description="Real LoCoBot + RealSense: base driver, mapping and grounding in the robot namespace.",
+    arguments={
+        "ns": ("locobot", "robot namespace of the Interbotix driver"),
+        "camera_prefix": ("camera", "RealSense topic prefix inside the namespace: camera | camera/camera"),
+        "camera_xyz": ([0.0, 0.0, 0.88], "optical-frame origin in base_link, m (used when TF is absent)"),
+        "encoder": ("clip", "feature encoder: clip | siglip | blip2 (local weights) | none"),
+        "model_path": ("", "local model directory for the encoder"),
+        "feature_resolution": (1.0, "feature-map cell size, m"),
+        "map_frame": ("odom", "frame of the maps (odom without a localisation node)"),
+        "maps_dir": ("maps", "map/save writes <maps_dir>/<map_name>/"),
+        "map_name": ("locobot", "folder name for saved maps"),
+        "methods": ("rpg-owner,rpg,qs", "grounding methods"),
+        "max_linear": (0.3, "base driver velocity limit, m/s"),
+        "max_angular": (1.0, "base driver velocity limit, rad/s"),
+    },
+    nodes=[
+        NodeSpec(
+            name="base_driver",
+            executable="base_driver",
+            module="nodes.base_driver_node",
+            namespace=NS,
+            parameters={"camera_xyz": Arg("camera_xyz"), "max_linear": Arg("max_linear"),
+                        "max_angular": Arg("max_angular")},
+            remappings=[("cmd_vel", "mobile_base/cmd_vel"), ("odom", "mobile_base/odom")],
+            required=True,
+        ),
+        NodeSpec(
+            name="mapping",
+            executable="mapping_node",
+            module="nodes.mapping_node",
+            namespace=NS,
+            parameters={
+                "encoder": Arg("encoder"), "model_path": Arg("model_path"),
+                "feature_resolution": Arg("feature_resolution"), "pose_source": "camera_pose",
+                "map_frame": Arg("map_frame"), "maps_dir": Arg("maps_dir"), "map_name": Arg("map_name"),
+            },
+            remappings=[(f"camera/{t}", Template("{camera_prefix}/" + t)) for t in CAMERA_TOPICS],
+        ),
+        NodeSpec(
+            name="grounding",
+            executable="grounding_node",
+            module="nodes.grounding_node",
+            namespace=NS,
+            parameters={"methods": Arg("methods"), "encoder": Arg("encoder")},
+        ),
+    ],
+)
