@@ -11,7 +11,7 @@ or numeric-looking string stays a string.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, List
 
 from personal.graphs import Arg, Graph, Template, get_graph
 
@@ -49,6 +49,8 @@ def graph_launch_description(graph: Graph | str):
             return value
         default = graph.arguments[value.name][0]
         value_type = type(default) if isinstance(default, (str, bool, int, float)) else None
+        if isinstance(default, list) and default and all(isinstance(v, float) for v in default):
+            value_type = List[float]  # launch_ros types lists with typing generics
         return ParameterValue(LaunchConfiguration(value.name), value_type=value_type)
 
     for spec in graph.nodes:

@@ -7,6 +7,7 @@ import ast
 import importlib.util
 import sys
 import types
+from typing import List
 from pathlib import Path
 
 import pytest
@@ -90,7 +91,9 @@ def test_launch_file_matches_graph(name, monkeypatch):
                 sub = params[key]
                 assert type(sub).__name__ == "ParameterValue"
                 assert sub.args[0].args[0] == value.name  # LaunchConfiguration(<argument>)
-                assert sub.kwargs["value_type"] is type(graph.arguments[value.name][0])
+                default = graph.arguments[value.name][0]
+                expected = List[float] if isinstance(default, list) else type(default)
+                assert sub.kwargs["value_type"] == expected
             else:
                 assert params[key] == value
 
