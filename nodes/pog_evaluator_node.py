@@ -35,6 +35,7 @@ from personal.grounding.methods import parse_method_list
 from personal.grounding.pipeline import MapView, target_boxes
 from personal.interfaces.codec import CodecError, decode, encode
 
+MAP_SOURCES = ("explore", "explore_graph", "topic", "saved", "oracle")
 RELIABLE = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
@@ -49,9 +50,10 @@ class PogEvaluatorNode(Node):
         self.per_split = p("episodes_per_split", 10, "generated episodes per split and scene")
         self.seed = p("seed", 0, "generator seed (same as the sim bridge's)")
         self.methods = parse_method_list(p("methods", "random,centre,qs,rpg,rpg-owner", "methods to evaluate"))
-        self.map_source = p("map_source", "explore", "explore | topic | saved | oracle")
-        if self.map_source not in ("explore", "topic", "saved", "oracle"):
-            raise ValueError(f"parameter map_source: expected explore | topic | saved | oracle, got {self.map_source!r}")
+        self.map_source = p("map_source", "explore", "explore | explore_graph | topic | saved | oracle")
+        if self.map_source not in MAP_SOURCES:
+            raise ValueError(f"parameter map_source: expected {' | '.join(MAP_SOURCES)}, got {self.map_source!r}")
+        self.reuse_maps = p("reuse_maps", True, "explore_graph: reuse <maps_dir>/<scene_id>/ when it exists")
         self.explore_steps = p("explore_steps", 2500, "pre-exploration step budget per scene (map_source explore)")
         self.explore_info: dict[str, dict] = {}
         self.maps_dir = p("maps_dir", "maps", "saved maps folder (map_source saved)")
@@ -156,6 +158,27 @@ class PogEvaluatorNode(Node):
                 view = _empty_map()
             else:
                 view = load_saved_map(path)
+        elif self.map_source == "explore_graph":
+            from personal.eval.pog_run import explore_with_graph, load_saved_map
+
+            first = next(e for e in self.episodes if e.scene_id == sid)
+            path = Path(self.maps_dir) / sid / "features.yaml"
+            if self.reuse_maps and path.exists():
+                self.get_logger().info(f"scene {sid}: reusing saved map {path}")
+                self.explore_info[sid] = {"reused": str(path)}
+            else:
+                self.get_logger().info(f"pre-exploring scene {sid} ({self.scene_idx + 1}/{len(self.scene_order)}) with the "
+                                       f"'explore' graph (sim bridge + mapping + explore nodes)")
+                info = explore_with_graph(self.scenes[sid], first, self.maps_dir, self.resolution, self.explore_steps,
+                                          self.encoder_name, work_dir=self.run_dir / "explore_sets",
+                                          log=lambda line: self.get_logger().info(f"  [explore {sid}] {line}"))
+                self.explore_info[sid] = info
+                self.get_logger().info(f"scene {sid} mapped by the explore graph: {info}")
+            try:
+                view = load_saved_map(path)
+            except Exception as exc:
+                self.get_logger().error(f"scene {sid}: no usable map ({exc}); evaluated on an empty map")
+                view = _empty_map()
         elif self.map_source == "explore":
             from personal.eval.pog_run import explore_scene_map
 
@@ -278,6 +301,8 @@ class PogEvaluatorNode(Node):
             "encoder_is_oracle": oracle,
             "extractor": self.extractor_name,
             "map source": {"topic": "mapping node (pre-exploration, feature_map topics)", "saved": f"saved maps ({self.maps_dir})",
+                           "explore_graph": f"pre-exploration per scene by the ROS 'explore' graph (sim bridge + mapping node + "
+                                            f"frontier explore node), maps saved in {self.maps_dir}",
                            "explore": "pre-exploration per scene: frontier explorer + MapBuilder on the synthetic simulator "
                                       "(160x120 render, 79 deg HFOV), cell features from the encoder",
                            "oracle": "ORACLE top-down map from scene ground truth"}[self.map_source],

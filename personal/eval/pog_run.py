@@ -153,6 +153,37 @@ def explore_scene_map(scene: Scene, encoder_name: str = "oracle", resolution: fl
     return MapView.of(builder.feature_map), info
 
 
+def explore_with_graph(scene: Scene, episode: Episode, maps_dir: str | Path, resolution: float, max_steps: int,
+                       encoder: str = "oracle", work_dir: str | Path = "explore_sets", timeout_s: float = 900.0,
+                       log=None) -> dict:
+    """Pre-explore ``scene`` with the ROS ``explore`` graph (sim bridge + mapping node + explore
+    node) as a child ``personal launch``; its map lands in ``<maps_dir>/<scene_id>/``. The
+    scene and ``episode`` (start pose) are written as a one-scene episode folder so that any
+    scene of any set can be explored. Returns {seconds, exit_code, map}."""
+    import subprocess
+    import sys
+
+    from personal.world.habitat_format import write_episode_set
+
+    folder = Path(work_dir) / scene.scene_id
+    write_episode_set(folder, [scene], [episode])
+    cmd = [sys.executable, "-m", "personal", "launch", "explore", f"episodes_dir:={folder.resolve()}",
+           f"maps_dir:={Path(maps_dir).resolve()}", f"feature_resolution:={resolution}", f"max_steps:={max_steps}",
+           f"encoder:={'oracle' if 'oracle' in encoder else encoder}"]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        for line in proc.stdout:  # forward the interesting lines
+            if log and any(k in line for k in ("exploration finished", "maps saved", "ERROR", "error:")):
+                log(line.strip())
+        code = proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        code = -9
+    out = Path(maps_dir) / scene.scene_id / "features.yaml"
+    return {"seconds": round(time.perf_counter() - t0, 1), "exit_code": code, "map": str(out) if out.exists() else None}
+
+
 # -- plots ----------------------------------------------------------------------------------------
 
 

@@ -7,7 +7,9 @@ folder and exits, which stops the graph.
 
 Maps (``map_source``): ``explore`` (default) — the evaluator pre-explores each scene
 with the mapping library (frontier explorer + MapBuilder on the synthetic simulator) and
-hands the map to the grounding node on ``feature_map``; ``topic`` — maps come from a
+hands the map to the grounding node on ``feature_map``; ``explore_graph`` — each scene is
+pre-explored by the ROS ``explore`` graph (sim bridge + mapping node + explore node, run as
+a child graph; maps saved to ``maps_dir``, reused next time); ``topic`` — maps come from a
 mapping node on ``feature_map`` + ``feature_map/descriptor``; ``saved`` — ``maps_dir/<scene>/``;
 ``oracle`` — ORACLE top-down maps from the scene ground truth.
 """
@@ -29,8 +31,9 @@ GRAPH = Graph(
         "extractor": ("builtin", "ownership-phrase extractor: builtin | llm"),
         "llm_base_url": ("", "OpenAI-compatible endpoint for extractor:=llm (else $OPENAI_BASE_URL)"),
         "llm_model": ("", "chat model for extractor:=llm (else $OPENAI_MODEL)"),
-        "map_source": ("explore", "explore | topic | saved | oracle"),
-        "maps_dir": ("maps", "saved maps (<maps_dir>/<scene_id>/features.yaml) for map_source:=saved"),
+        "map_source": ("explore", "explore | explore_graph | topic | saved | oracle"),
+        "maps_dir": ("maps", "maps folder (<maps_dir>/<scene_id>/features.yaml): read by saved, written by explore_graph"),
+        "reuse_maps": (True, "explore_graph: reuse an existing <maps_dir>/<scene_id>/ instead of exploring again"),
         "resolution": (0.5, "feature-map cell size in metres"),
         "explore_steps": (2500, "pre-exploration step budget per scene"),
         "top_k": (3, "RPG peaks per phrase"),
@@ -57,7 +60,7 @@ GRAPH = Graph(
             parameters={
                 "episodes_dir": Arg("episodes_dir"), "splits": Arg("splits"), "scenes": Arg("scenes"),
                 "episodes_per_split": Arg("episodes_per_split"), "seed": Arg("seed"), "methods": Arg("methods"),
-                "map_source": Arg("map_source"), "maps_dir": Arg("maps_dir"), "resolution": Arg("resolution"),
+                "map_source": Arg("map_source"), "maps_dir": Arg("maps_dir"), "reuse_maps": Arg("reuse_maps"), "resolution": Arg("resolution"),
                 "explore_steps": Arg("explore_steps"), "encoder": Arg("encoder"), "extractor": Arg("extractor"),
                 "out_dir": Arg("out_dir"),
             },
