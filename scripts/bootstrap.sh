@@ -7,7 +7,8 @@ cd "$ROOT"
 PY="${PYTHON:-python3.11}"
 command -v "$PY" >/dev/null 2>&1 || PY=python3
 # libusb: open3d's import needs it. mosquitto: the MQTT broker the smart-home tests start.
-APT_PKGS=(libusb-1.0-0 mosquitto mosquitto-clients)
+# libegl1 + libegl-mesa0 + libgl1-mesa-dri: MuJoCo offscreen rendering with MUJOCO_GL=egl on the CPU (robosuite).
+APT_PKGS=(libusb-1.0-0 mosquitto mosquitto-clients libegl1 libegl-mesa0 libgl1-mesa-dri)
 STAMP=.venv/.bootstrap-stamp
 want=$(cat requirements.txt constraints.txt setup.py scripts/bootstrap.sh | sha256sum | cut -d' ' -f1)
 
