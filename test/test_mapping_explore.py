@@ -54,7 +54,8 @@ def test_stops_when_nothing_is_left_and_respects_the_budget():
 
 
 def explore(scene, start, max_steps=2500):
-    from sim_bridge.backends.base import Action, AgentState, CameraSpec
+    from personal.mapping.session import explore as run
+    from sim_bridge.backends.base import AgentState, CameraSpec
     from sim_bridge.backends.synthetic import SyntheticBackend
 
     backend = SyntheticBackend(camera=CameraSpec(width=160, height=120))
@@ -62,13 +63,7 @@ def explore(scene, start, max_steps=2500):
     obs = backend.reset(state=AgentState(start[0], start[1], 0.0, 0.3))
     mb = MapBuilder(MapConfig(stride=1))
     ex = FrontierExplorer(ExplorerConfig(max_steps=max_steps))
-    while True:
-        s = obs.state
-        mb.integrate(obs.depth, obs.K, obs.T_map_camera, agent_xy=(s.x, s.y))
-        act = ex.act(mb.occupancy.state(), mb.occupancy.geometry, (s.x, s.y, s.yaw), obs.collided)
-        if act == Act.STOP:
-            break
-        obs = backend.step(Action(act))
+    run(backend, obs, mb, ex)
     return backend, mb, ex
 
 
