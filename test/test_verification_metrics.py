@@ -82,3 +82,15 @@ def test_failure_causes_from_final_tracker_state():
     fc = compute_metrics(recs)["failure_causes"]
     assert fc == {"positive": {"contradiction": 1, "observation_gap": 1},
                   "neg_same": {"false_confirmation": 1, "missing_evidence": 1}, "neg_diff": {}}
+
+
+def test_paired_comparison():
+    from personal.verification.metrics import compare_runs
+
+    base = [dict(rec("neg_same", "Yes", 1), episode_key="a"), dict(rec("neg_same", "No", 1), episode_key="b"),
+            dict(rec("positive", "Yes", 1), episode_key="c")]
+    other = [dict(rec("neg_same", "No", 3), episode_key="a"), dict(rec("neg_same", "No", 2), episode_key="b"),
+             dict(rec("positive", "No", 4), episode_key="c")]
+    cmp_ = compare_runs(base, other)
+    assert cmp_["neg_same"] == {"fixed": 1, "broken": 0, "fixed_multi_step": 1}
+    assert cmp_["positive"] == {"fixed": 0, "broken": 1, "fixed_multi_step": 0}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from personal.verification.agent import AgentConfig, VerificationAgent, run_episode
 from personal.verification.attributes import make_decomposer
-from personal.verification.metrics import compute_metrics, write_report
+from personal.verification.metrics import compare_runs, compute_metrics, write_report
 from personal.verification.nbv import make_nbv
 from personal.verification.openai_compat import ChatClient
 from personal.verification.reader import load_index
@@ -48,6 +48,7 @@ def evaluate(index: str | Path, out_dir: str | Path, configs: dict[str, AgentCon
     out.mkdir(parents=True, exist_ok=True)
     attr_cache: dict = {}
     runs = {}
+    sv_records = None
     for name, cfg in configs.items():
         t0 = time.perf_counter()
         records = run_config(pairs, cfg, decomposer, verifier, attr_cache)
@@ -58,6 +59,10 @@ def evaluate(index: str | Path, out_dir: str | Path, configs: dict[str, AgentCon
         m = compute_metrics(records)
         runs[name] = {"metrics": m, "config": asdict(cfg), "decomposer": decomposer, "verifier": verifier,
                       "seconds": round(dt, 2)}
+        if cfg.mode == "single" and sv_records is None:
+            sv_records = records
+        elif sv_records is not None:
+            runs[name]["paired_vs_sv"] = compare_runs(sv_records, records)
         log(f"{name}: acc {m['accuracy']} {({k: v['accuracy'] for k, v in m['per_pair_type'].items()})} "
             f"ASD {m['asd']} ({dt:.1f} s)")
     base_notes = [

@@ -105,6 +105,22 @@ def compute_metrics(records: list[dict]) -> dict:
     }
 
 
+def compare_runs(base: list[dict], other: list[dict]) -> dict:
+    """Paired comparison on the same episodes: per pair type, episodes fixed / broken by ``other``."""
+    by_key = {r.get("episode_key", i): r for i, r in enumerate(base)}
+    out = {pt: {"fixed": 0, "broken": 0, "fixed_multi_step": 0} for pt in PAIR_TYPES}
+    for i, r in enumerate(other):
+        b = by_key.get(r.get("episode_key", i))
+        if b is None:
+            continue
+        if r["is_correct"] and not b["is_correct"]:
+            out[r["pair_type"]]["fixed"] += 1
+            out[r["pair_type"]]["fixed_multi_step"] += int(r["steps"] > 1)
+        elif b["is_correct"] and not r["is_correct"]:
+            out[r["pair_type"]]["broken"] += 1
+    return out
+
+
 def _count(items) -> dict[str, int]:
     out: dict[str, int] = {}
     for i in items:
@@ -145,6 +161,12 @@ def write_report(runs: dict[str, dict], out_dir: str | Path, title: str = "PInVe
         fc = run["metrics"].get("failure_causes", {})
         cell = lambda pt: ", ".join(f"{k} {v}" for k, v in fc.get(pt, {}).items()) or "–"  # noqa: E731
         lines.append(f"| {name} | {cell('positive')} | {cell('neg_same')} | {cell('neg_diff')} |")
+    paired = {n: r["paired_vs_sv"] for n, r in runs.items() if r.get("paired_vs_sv")}
+    if paired:
+        lines += ["", "### Multi-view vs single-view (paired on the same episodes: fixed / broken)", "",
+                  "| run | positive | neg_same | neg_diff |", "|---|---|---|---|"]
+        for name, cmp_ in paired.items():
+            lines.append(f"| {name} | " + " | ".join(f"+{cmp_[pt]['fixed']} / -{cmp_[pt]['broken']}" for pt in PAIR_TYPES) + " |")
     for name, run in runs.items():
         m = run["metrics"]
         lines += ["", f"### Per category — {name}", "", "| category | n | overall | positive | neg_same | neg_diff |", "|---|---|---|---|---|---|"]
