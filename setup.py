@@ -24,6 +24,8 @@ NODES = {
     "aiv_view_planner": "nodes.view_planner_node:main",
     "appliance_node": "nodes.appliance_node:main",
     "home_eval": "nodes.home_eval_node:main",
+    "navigation_node": "nodes.navigation_node:main",
+    "pan_evaluator": "nodes.pan_evaluator_node:main",
 }
 
 setup(

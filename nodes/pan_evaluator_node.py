@@ -1,0 +1,226 @@
+"""PAN evaluator node: runs every policy on every episode through the ROS graph and scores it.
+
+For each episode of the bridge's episode source (same parameters, so the same list in the
+same order) and each policy in ``methods``: restart the episode on the bridge
+(``episode/reset`` or ``episode/next``, std_srvs/Trigger), send ``nav/start`` to the navigation
+node, wait for its ``nav/result`` (NavigationRun JSON), and score the trajectory with the
+simulator's ground truth (``personal.eval.pan``: SR = STOP within 1.0 m of the target object's
+extent, SPL with the geodesic shortest path, DTG). At the end it writes ``report.md``,
+``summary.json``, ``results.json`` and trajectory plots into a run folder under ``out_dir`` and
+exits 0 (it is the graph's required node, so the graph stops).
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import rclpy
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
+from std_srvs.srv import Trigger
+
+from personal.interfaces.codec import CodecError, default_registry
+
+COMMAND_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+
+PARAMETERS = {
+    "methods": ("random-frontier,value-map-qs,value-map-rpg,value-map-rpg-owner,oracle", "policies to evaluate"),
+    "episodes_dir": ("", "as the bridge: PersONAL episode folder; empty = generated"),
+    "split": ("all", "as the bridge"),
+    "scenes": (1, "as the bridge"),
+    "seed": (0, "as the bridge"),
+    "episodes_per_scene": (1, "as the bridge"),
+    "max_steps": (500, "step budget per episode"),
+    "run_timeout": (900.0, "seconds one (episode, policy) run may take before it is recorded as a failure"),
+    "out_dir": ("runs/pan_eval", "run folders are created under this"),
+    "sample_plots": (6, "trajectory plots for this many sampled episodes"),
+}
+
+
+class PanEvaluatorNode(Node):
+    def __init__(self, **kwargs) -> None:
+        super().__init__("pan_evaluator", **kwargs)
+        from rcl_interfaces.msg import ParameterDescriptor
+
+        for name, (default, description) in PARAMETERS.items():
+            self.declare_parameter(name, default, ParameterDescriptor(description=description))
+        self.p = {name: self.get_parameter(name).value for name in PARAMETERS}
+        self.codec = default_registry()
+        self.exit_code: int | None = None
+        self.t0 = time.monotonic()
+        from personal.navigation.policies import parse_policy_list
+
+        try:
+            self.methods = parse_policy_list(self.p["methods"])
+            self.scenes, self.episodes = self._load()
+        except ValueError as exc:
+            self.get_logger().error(f"cannot start the PAN evaluation: {exc}")
+            self.exit_code = 2
+            return
+        from sim_bridge.backends import make_backend
+
+        self.sim = make_backend("synthetic")  # ground-truth geometry for scoring only
+        self.runs = [(i, m) for i in range(len(self.episodes)) for m in self.methods]
+        self.k = 0  # next run
+        self.phase = "wait_graph"
+        self.pending = None  # future of a service call
+        self.deadline = 0.0
+        self.results: list = []
+        self.trajectories: dict[str, dict] = {}
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        self.run_dir = Path(self.p["out_dir"]) / stamp
+        self.cli_reset = self.create_client(Trigger, "episode/reset")
+        self.cli_next = self.create_client(Trigger, "episode/next")
+        self.pub_start = self.create_publisher(String, "nav/start", COMMAND_QOS)
+        self.create_subscription(String, "nav/result", self.on_result, COMMAND_QOS)
+        self.create_timer(0.1, self.tick)
+        self.get_logger().info(f"PAN evaluation: {len(self.episodes)} episodes x {len(self.methods)} policies "
+                               f"({', '.join(self.methods)}) -> {self.run_dir}")
+
+    def _load(self):
+        from sim_bridge.bridge_logic import generate_episodes, load_episodes
+
+        p = self.p
+        if p["episodes_dir"]:
+            return load_episodes(p["episodes_dir"], p["split"])
+        return generate_episodes(p["split"], int(p["scenes"]), int(p["seed"]), int(p["episodes_per_scene"]))
+
+    # -- the schedule ------------------------------------------------------------------
+    def tick(self) -> None:
+        if self.exit_code is not None:
+            return
+        now = time.monotonic()
+        if self.phase == "wait_graph":
+            if (self.cli_reset.service_is_ready() and self.cli_next.service_is_ready()
+                    and self.pub_start.get_subscription_count() > 0):
+                self.phase = "next_run"
+            elif now - self.t0 > 120:
+                self.get_logger().error("sim bridge services or navigation node not found within 120 s")
+                self.exit_code = 3
+            return
+        if self.phase == "next_run":
+            if self.k >= len(self.runs):
+                self.finish()
+                return
+            i, m = self.runs[self.k]
+            first_of_episode = self.k == 0 or self.runs[self.k - 1][0] != i
+            client = self.cli_next if (first_of_episode and self.k > 0) else self.cli_reset
+            self.pending = client.call_async(Trigger.Request())
+            self.phase = "wait_service"
+            self.deadline = now + 30.0
+            return
+        if self.phase == "wait_service":
+            if self.pending.done():
+                resp = self.pending.result()
+                i, m = self.runs[self.k]
+                ep = self.episodes[i]
+                if resp is None or not resp.success or ep.episode_id not in resp.message:
+                    self.get_logger().error(f"bridge did not load {ep.episode_id}: {getattr(resp, 'message', 'no answer')}")
+                    self.record(None, failure="bridge could not load the episode")
+                    return
+                self.pub_start.publish(String(data=self.codec.encode(
+                    "NavigationStart", {"episode_id": ep.episode_id, "policy": m, "max_steps": int(self.p["max_steps"])})))
+                self.phase = "wait_result"
+                self.deadline = now + float(self.p["run_timeout"])
+            elif now > self.deadline:
+                self.record(None, failure="episode/reset or episode/next did not answer")
+            return
+        if self.phase == "wait_result" and now > self.deadline:
+            self.record(None, failure=f"no nav/result within {self.p['run_timeout']} s")
+
+    def on_result(self, msg: String) -> None:
+        try:
+            _, run = self.codec.decode(msg.data, expected_type="NavigationRun")
+        except CodecError as exc:
+            self.get_logger().error(f"topic 'nav/result': rejected message: {exc}")
+            return
+        if self.phase != "wait_result":
+            return
+        i, m = self.runs[self.k]
+        if run["episode_id"] != self.episodes[i].episode_id or run["policy"] != m:
+            return
+        self.record(run)
+
+    # -- scoring -------------------------------------------------------------------------
+    def record(self, run: dict | None, failure: str = "") -> None:
+        from personal.eval.pan import GoalGeometry, score_episode
+
+        i, m = self.runs[self.k]
+        ep = self.episodes[i]
+        self.sim.load_scene(self.scenes[ep.scene_id])
+        geo = GoalGeometry(self.sim, ep)
+        if run is None or not run["xs"]:
+            run = {"xs": [ep.start_position[0]], "ys": [ep.start_position[1]], "yaws": [ep.start_yaw], "stopped": False,
+                   "steps": 0, "collided": [], "guard_overrides": 0, "is_oracle": m == "oracle", "info_json": "{}",
+                   "failure_reason": failure or (run or {}).get("failure_reason", "")}
+        poses = list(zip(run["xs"], run["ys"], run["yaws"]))
+        try:
+            info = json.loads(run.get("info_json") or "{}")
+        except ValueError:
+            info = {}
+        if run.get("failure_reason"):
+            info["run_failure"] = run["failure_reason"]
+        r = score_episode(episode=ep, method=m, poses=poses, stopped=run["stopped"], steps=run["steps"],
+                          target_boxes=geo.boxes, shortest=geo.shortest, geodesic_to_goal=geo.geodesic_to_goal,
+                          collisions=sum(bool(c) for c in run["collided"]), guard_overrides=run.get("guard_overrides", 0),
+                          is_oracle=bool(run.get("is_oracle")), info=info)
+        if run.get("failure_reason") and not r.success:
+            r.failure_reason = f"{r.failure_reason}; {run['failure_reason']}"
+        self.results.append(r)
+        self.trajectories.setdefault(ep.episode_id, {})[m] = {
+            "poses": poses, "success": r.success, "stopped": r.stopped, "detections": info.get("detections", [])}
+        self.get_logger().info(f"[{self.k + 1}/{len(self.runs)}] {ep.episode_id} [{ep.split}] {m}: "
+                               f"{'SUCCESS' if r.success else 'fail'} steps={r.steps} SPL={r.spl:.2f} DTG={r.dtg:.2f}")
+        self.k += 1
+        self.phase = "next_run"
+
+    def finish(self) -> None:
+        from personal.eval.pan import plot_trajectory, write_report
+        from personal.eval.pan_run import EXPLORERS, LABELS
+        from personal.eval.pog_run import sample_episodes
+
+        meta = {
+            "run": "ROS graph pan_eval (sim bridge + navigation node + evaluator)",
+            "episodes": len(self.episodes),
+            "scenes": len({e.scene_id for e in self.episodes}),
+            "source": self.p["episodes_dir"] or f"generated: scenes={self.p['scenes']} seed={self.p['seed']} "
+                                                f"episodes_per_scene={self.p['episodes_per_scene']} split={self.p['split']}",
+            "methods": self.methods,
+            "step budget": self.p["max_steps"],
+            "perception": "navigation node's encoder (default oracle-captions-minilm: ORACLE ground-truth captions)",
+            "wall time (s)": round(time.monotonic() - self.t0, 1),
+        }
+        write_report(self.run_dir, self.results, meta, self.methods, LABELS, [m for m in self.methods if m in EXPLORERS])
+        try:
+            for ep in sample_episodes(self.episodes, int(self.p["sample_plots"])):
+                if ep.episode_id in self.trajectories:
+                    (self.run_dir / "trajectories").mkdir(parents=True, exist_ok=True)
+                    plot_trajectory(self.run_dir / "trajectories" / f"{ep.episode_id}.png", scene=self.scenes[ep.scene_id],
+                                    episode=ep, runs=self.trajectories[ep.episode_id], labels=LABELS)
+        except Exception as exc:  # plots are secondary; the report is written
+            self.get_logger().warning(f"trajectory plots failed: {exc}")
+        self.get_logger().info(f"PAN evaluation done: {len(self.results)} runs; report: {self.run_dir.resolve() / 'report.md'}")
+        print(f"report: {self.run_dir.resolve() / 'report.md'}", flush=True)
+        self.exit_code = 0
+
+
+def main(args=None) -> None:
+    rclpy.init(args=args)
+    node = PanEvaluatorNode()
+    code = 1
+    try:
+        while rclpy.ok() and node.exit_code is None:
+            rclpy.spin_once(node, timeout_sec=0.1)
+        code = node.exit_code if node.exit_code is not None else 1
+    except KeyboardInterrupt:
+        code = 130
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    raise SystemExit(code)
+
+
+if __name__ == "__main__":
+    main()

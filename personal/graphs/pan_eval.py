@@ -1,0 +1,55 @@
+"""Graph ``pan_eval``: PersONAL Personalized Active Navigation (PAN) through ROS topics.
+
+The sim bridge replays the episodes; the navigation node drives each (episode, policy) run
+with discrete actions, building its maps online from the bridge's depth / instance ids /
+camera pose; the evaluator (required node) restarts episodes, starts runs, scores them
+(SR = STOP within 1.0 m of the target object's extent, SPL, DTG), writes the run folder and
+exits, which stops the graph. The bridge, the navigation node and the evaluator read the same
+episode source (the navigation node only for ORACLE perception captions and the oracle policy).
+"""
+from personal.graphs import Arg, Graph, NodeSpec
+
+METHODS = "random-frontier,value-map-qs,value-map-rpg,value-map-rpg-owner,oracle"
+SOURCE = ("episodes_dir", "split", "scenes", "seed")
+
+GRAPH = Graph(
+    name="pan_eval",
+    description="PersONAL PAN: sim bridge + navigation node (random frontier / value-map QS, RPG, RPG-owner / ORACLE) + evaluator -> report.",
+    arguments={
+        "episodes_dir": ("", "PersONAL-format episode folder; empty = generate a set"),
+        "split": ("all", "easy | medium | hard | all"),
+        "scenes": (3, "generated households"),
+        "seed": (100, "generator seed (scene k uses seed + k)"),
+        "episodes_per_scene": (1, "generated episodes per scene and split"),
+        "methods": (METHODS, "policies to evaluate (comma separated)"),
+        "max_steps": (500, "step budget per episode (PersONAL: 500)"),
+        "encoder": ("oracle", "feature encoder (oracle = ORACLE ground-truth captions + MiniLM)"),
+        "extractor": ("builtin", "ownership-phrase extractor: builtin | llm"),
+        "out_dir": ("runs/pan_eval", "run folders are created under this"),
+        "rate": (2.0, "bridge re-publish rate in Hz (actions are answered at once regardless)"),
+    },
+    nodes=[
+        NodeSpec(
+            name="sim_bridge",
+            executable="sim_bridge",
+            module="sim_bridge.bridge_node",
+            parameters={**{k: Arg(k) for k in SOURCE}, "episodes_per_scene": Arg("episodes_per_scene"),
+                        "backend": "synthetic", "rate": Arg("rate"), "log_every": 30.0},
+        ),
+        NodeSpec(
+            name="navigation",
+            executable="navigation_node",
+            module="nodes.navigation_node",
+            parameters={**{k: Arg(k) for k in SOURCE}, "autostart": False, "max_steps": Arg("max_steps"),
+                        "encoder": Arg("encoder"), "extractor": Arg("extractor")},
+        ),
+        NodeSpec(
+            name="pan_evaluator",
+            executable="pan_evaluator",
+            module="nodes.pan_evaluator_node",
+            parameters={**{k: Arg(k) for k in SOURCE}, "episodes_per_scene": Arg("episodes_per_scene"),
+                        "methods": Arg("methods"), "max_steps": Arg("max_steps"), "out_dir": Arg("out_dir")},
+            required=True,
+        ),
+    ],
+)
