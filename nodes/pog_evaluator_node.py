@@ -56,6 +56,7 @@ class PogEvaluatorNode(Node):
         self.reuse_maps = p("reuse_maps", True, "explore_graph: reuse <maps_dir>/<scene_id>/ when it exists")
         self.explore_steps = p("explore_steps", 2500, "pre-exploration step budget per scene (map_source explore)")
         self.explore_info: dict[str, dict] = {}
+        self.map_encoders: set[str] = set()
         self.maps_dir = p("maps_dir", "maps", "saved maps folder (map_source saved)")
         self.resolution = p("resolution", 0.5, "cell size of ORACLE maps (m); for the report otherwise")
         self.encoder_name = p("encoder", "oracle", "text encoder of the grounding node (for the report)")
@@ -276,6 +277,7 @@ class PogEvaluatorNode(Node):
 
     def _complete(self, rid: str) -> None:
         ep, _, got = self.pending.pop(rid)
+        self.map_encoders.update(r.get("map_encoder", "") for r in got.values() if r.get("map_encoder"))
         boxes, gt_failure = target_boxes(ep, self.scenes.get(ep.scene_id))
         for m in self.methods:
             r = got[m]
@@ -297,8 +299,8 @@ class PogEvaluatorNode(Node):
 
         oracle = "oracle" in self.encoder_name.lower() or self.map_source == "oracle"
         meta = {
-            "encoder": self.encoder_name,
-            "encoder_is_oracle": oracle,
+            "encoder": ", ".join(sorted(self.map_encoders)) or self.encoder_name,
+            "encoder_is_oracle": oracle or any("oracle" in e for e in self.map_encoders),
             "extractor": self.extractor_name,
             "map source": {"topic": "mapping node (pre-exploration, feature_map topics)", "saved": f"saved maps ({self.maps_dir})",
                            "explore_graph": f"pre-exploration per scene by the ROS 'explore' graph (sim bridge + mapping node + "

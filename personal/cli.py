@@ -26,6 +26,9 @@ def _register() -> None:
     from personal.manipulation.cli import app as perm_app
 
     app.add_typer(perm_app, name="perm", help="Personalized manipulation (LIBERO-PeRM): eval, serve, prefs.")
+    from personal.eval.pog_cli import app as pog_app
+
+    app.add_typer(pog_app, name="pog", help="Personalized Object Grounding (PersONAL POG) without ROS.")
     from personal.verification.cli import app as verify_app
 
     app.add_typer(verify_app, name="verify", help="Active instance verification (PInVerify): datasets, offline eval.")

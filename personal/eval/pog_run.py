@@ -267,11 +267,15 @@ def make_components(encoder: str = "oracle", extractor: str = "builtin"):
 def build_eval_inputs(*, scenes: int = 3, splits: Sequence[str] = SPLITS, episodes_per_split: int = 10, resolution: float = 1.0,
                       seed: int = 0, encoder: str = "oracle", extractor: str = "builtin",
                       methods: Sequence[str] = ("random", "centre", "qs", "rpg", "rpg-owner"),
-                      episodes_dir: str = "", maps_dir: str = "") -> EvalInputs:
+                      episodes_dir: str = "", maps_dir: str = "", build_maps: bool = True, explore: bool = False,
+                      progress=None) -> EvalInputs:
     """Episodes (folder or generated), components, and a map per scene: a saved map from
-    ``maps_dir/<scene_id>/`` when present, else the ORACLE top-down map."""
+    ``maps_dir/<scene_id>/`` when present; else, with ``build_maps``, a pre-exploration map
+    (``explore``) or the ORACLE top-down map; else an empty map (its episodes then fail
+    with ``empty_map``)."""
     from personal.grounding.methods import make_method
 
+    say = progress or (lambda msg: None)
     enc, ext = make_components(encoder, extractor)
     problems: list[str] = []
     if episodes_dir:
@@ -286,9 +290,18 @@ def build_eval_inputs(*, scenes: int = 3, splits: Sequence[str] = SPLITS, episod
         if saved and saved.exists():
             maps[sid] = load_saved_map(saved)
             sources.add(f"saved maps ({maps_dir})")
-        else:
+        elif build_maps and explore:
+            first = next((e for e in eps if e.scene_id == sid), None)
+            say(f"pre-exploring scene {sid} ...")
+            maps[sid], info = explore_scene_map(scene, encoder, resolution, start_episode=first)
+            say(f"scene {sid} mapped: {info}")
+            sources.add("pre-exploration per scene (frontier explorer + MapBuilder on the synthetic simulator)")
+        elif build_maps:
             maps[sid] = oracle_topdown_map(scene, embed, resolution)
             sources.add("ORACLE top-down map from scene ground truth")
+        else:
+            problems.append(f"scene {sid}: no saved map in {maps_dir}; its episodes are evaluated on an empty map")
+            sources.add("missing maps")
     return EvalInputs(scene_map, eps, maps, ext, enc, [make_method(m) for m in methods], ", ".join(sorted(sources)), problems)
 
 

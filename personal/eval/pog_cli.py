@@ -1,0 +1,53 @@
+"""`personal pog ...`: POG evaluation without ROS (same library as the pog_eval graph)."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import typer
+
+app = typer.Typer(help="Personalized Object Grounding (PersONAL POG) without ROS.", no_args_is_help=True)
+
+
+@app.command("eval")
+def eval_offline(
+    scenes: int = typer.Option(3, help="generated households"),
+    episodes_per_split: int = typer.Option(10, help="generated episodes per split and scene"),
+    splits: str = typer.Option("easy,medium,hard", help="comma-separated splits"),
+    seed: int = typer.Option(0, help="generator seed"),
+    episodes_dir: str = typer.Option("", help="PersONAL episode folder instead of a generated set"),
+    map_source: str = typer.Option("explore", help="explore | saved | oracle"),
+    maps_dir: str = typer.Option("maps", help="saved maps (<maps_dir>/<scene_id>/features.yaml)"),
+    resolution: float = typer.Option(0.5, help="feature-map cell size (m)"),
+    methods: str = typer.Option("random,centre,qs,rpg,rpg-owner", help="comma-separated methods"),
+    encoder: str = typer.Option("oracle", help="encoder (oracle = ORACLE captions + MiniLM)"),
+    extractor: str = typer.Option("builtin", help="builtin | llm"),
+    out_dir: str = typer.Option("runs/pog_offline", help="run folders are created under this"),
+) -> None:
+    """Evaluate every episode with every method and write the run folder."""
+    from personal.eval import pog_run
+    from personal.grounding.methods import parse_method_list
+
+    if map_source not in ("explore", "saved", "oracle"):
+        typer.echo(f"error: --map-source must be explore, saved or oracle, got {map_source!r}", err=True)
+        raise typer.Exit(2)
+    split_list = [s.strip() for s in splits.split(",") if s.strip()]
+    inputs = pog_run.build_eval_inputs(
+        scenes=scenes, splits=split_list, episodes_per_split=episodes_per_split, resolution=resolution, seed=seed,
+        encoder=encoder, extractor=extractor, methods=parse_method_list(methods), episodes_dir=episodes_dir,
+        maps_dir=maps_dir if map_source == "saved" else "", build_maps=map_source != "saved",
+        explore=map_source == "explore", progress=lambda m: typer.echo(m),
+    )
+    run = Path(out_dir) / datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    pog_run.run_offline(inputs, run, progress=_progress(len(inputs.episodes)))
+    typer.echo(f"report: {run.resolve() / 'report.md'}")
+
+
+def _progress(total: int):
+    step = max(1, total // 10)
+
+    def show(done: int, n: int) -> None:
+        if done % step == 0 or done == n:
+            typer.echo(f"episodes done {done}/{n}")
+
+    return show
