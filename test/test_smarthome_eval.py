@@ -252,3 +252,40 @@ def test_home_eval_with_llm_agent_counts_errors(tmp_path):
     assert 0.0 <= s["IG_accuracy"] < 1.0
     lines = (tmp_path / "transcripts.jsonl").read_text().splitlines()
     assert lines and json.loads(lines[0])["agent"] == "llm-tools:m"
+
+
+def test_home_eval_pg_with_llm_plans_and_role_playing_judge(tmp_path):
+    plan = [{"program_id": "comfort", "steps": [
+        {"step_id": "1", "appliance": "thermostat", "feature": "set_target_temperature", "category": ["WELL_BEING"],
+         "args": {"temperature_f": 70}},
+        {"step_id": "2", "appliance": "tv", "feature": "fly", "category": ["ROUTINE"], "args": {}}]}]
+
+    def policy(body):
+        system = body["messages"][0]["content"]
+        if system.startswith("You are a multi-persona"):
+            return {"content": json.dumps([{"program_id": "comfort", "overall_score": 4, "persona_feedback": {},
+                                            "rationale": "ok"}])}
+        return {"content": json.dumps(plan)}
+
+    with FakeLLM(policy) as llm:
+        s = run_home_eval(EvalConfig(out_dir=str(tmp_path), households=2, agent="tools", endpoint=llm.url, model="m",
+                                     judge=True, families=("PG",)))
+    assert s["PG_validity"] == 0.5 and s["PG_RPJ_ABS"] == 4.0
+    judged = [r for r in llm.requests if r["messages"][0]["content"].startswith("You are a multi-persona")]
+    assert len(judged) == 2 and "household_members" in judged[0]["messages"][1]["content"]
+    assert "role-playing judge" in (tmp_path / "report.md").read_text()
+
+
+def test_cli_validate_names_the_field_path(tmp_path):
+    from typer.testing import CliRunner
+
+    from personal.smarthome.cli import app
+
+    doc = json.loads(DATA.read_text())
+    doc["pets"][0]["age"] = -3
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    r = CliRunner().invoke(app, ["validate", str(bad)])
+    assert r.exit_code == 1 and "pets[0].age" in r.output
+    r = CliRunner().invoke(app, ["validate", str(DATA)])
+    assert r.exit_code == 0 and "9 appliances" in r.output

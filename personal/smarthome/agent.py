@@ -26,7 +26,7 @@ from personal.smarthome.household import Household
 from personal.smarthome.memory import MemoryIndex
 from personal.smarthome.programs import ProgramError, run_program
 from personal.smarthome.tasks import Task, apply_edits, feature_scores
-from personal.smarthome.tools import ErrorType, PersonalHomeTools, ToolExecutor
+from personal.smarthome.tools import VIDEO_TOOLS, ErrorType, PersonalHomeTools, ToolExecutor
 
 MAX_TURNS = 15
 
@@ -146,7 +146,7 @@ class ToolAgent:
         self.name = f"llm-tools:{client.model}"
 
     def run(self, task: Task, env: TaskEnv) -> AgentOutput:
-        tools = [s.openai() for s in env.executor.specs()]
+        tools = [s.openai() for s in env.executor.specs() if self.include_video_tools or s.name not in VIDEO_TOOLS]
         messages: list[dict[str, Any]] = [{"role": "system", "content": TOOLS_PROMPT},
                                           {"role": "user", "content": task_prompt(task)}]
         out = AgentOutput(answer=None, transcript=messages)
@@ -222,6 +222,35 @@ class LLMJudge:
             return int(score) if score in (1, 0, -1) else -1
         except (json.JSONDecodeError, KeyError, TypeError):
             return -1
+
+
+class RolePlayingJudge:
+    """The seed's Role Playing Judge, ABS mode: the judge plays every household member and the
+    home itself and scores a plan 1-5 (Appendix I.5). Returns None when the reply is unusable."""
+
+    PROMPT = (
+        "You are a multi-persona evaluation judge for smart-home assistance plans. Role-play each household member and "
+        "the smart home itself. Judge ONLY the provided plan: personal comfort and preferences, safety, convenience, "
+        "routines and habits, energy efficiency, emotional well-being, clarity and feasibility with the household's "
+        "appliances. Never modify the plan or add actions. Score each persona and overall with an integer 1-5 "
+        "(1 very poor/unsafe ... 5 excellent, personalized, safe). Return JSON only: "
+        '{"overall_score": <1-5>, "persona_feedback": {"<member_id>": {"feedback": "...", "score": <1-5>}}, '
+        '"rationale": "..."}')
+
+    def __init__(self, client: ChatClient) -> None:
+        self.client = client
+
+    def __call__(self, household: Household, situation: str, plan: Any) -> dict[str, Any] | None:
+        members = [m.model_dump() for m in household.members]
+        user = json.dumps({"situation": situation, "household_members": members, "generated_plans": plan}, default=str)
+        msg = self.client.chat([{"role": "system", "content": self.PROMPT}, {"role": "user", "content": user}])
+        try:
+            data = json.loads(_strip_fences(msg.get("content") or ""))
+            data = data[0] if isinstance(data, list) else data
+            score = int(data["overall_score"])
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError, IndexError):
+            return None
+        return data if 1 <= score <= 5 else None
 
 
 # ---------------------------------------------------------------- scripted reference

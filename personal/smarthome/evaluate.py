@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from personal.smarthome.agent import (
-    Agent, ChatClient, LLMJudge, ScriptedReferenceAgent, SoleReasoningAgent, TaskEnv, ToolAgent,
+    Agent, ChatClient, LLMJudge, RolePlayingJudge, ScriptedReferenceAgent, SoleReasoningAgent, TaskEnv, ToolAgent,
 )
 from personal.smarthome.generator import generate_household
 from personal.smarthome.household import Household
@@ -37,7 +37,7 @@ class EvalConfig:
     agent: str = "reference"  # reference | tools | sole
     endpoint: str = ""  # OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1
     model: str = ""
-    judge: bool = False  # use the endpoint as the semantic-equivalence judge after exact match fails
+    judge: bool = False  # use the endpoint as the semantic judge (IG/CF, after exact match) and the PG role-playing judge
     max_items: int | None = None  # IG items per household (None = all)
     families: tuple[str, ...] = FAMILIES
     video_tools: bool = True
@@ -97,6 +97,9 @@ class Scores:
         if fam["PG"]:
             s["PG_validity"] = plan_validity([r["validity"] for r in fam["PG"]])
             s["PG_refusals"] = sum(r["refusals"] for r in fam["PG"])
+            judged = [r["rpj_abs"] for r in fam["PG"] if r.get("rpj_abs") is not None]
+            if judged:
+                s["PG_RPJ_ABS"] = _mean(judged)
         s["tool_errors_per_task"] = self.errors.value()
         s["tool_error_counts"] = {f: dict(c) for f, c in self.errors.counts.items()}
         return s
@@ -113,7 +116,7 @@ def _group(rows: list[dict], key: str) -> dict[str, float]:
     return {k: _mean(v) for k, v in sorted(g.items())}
 
 
-def score_task(task: Task, out: Any, h: Household, judge: Callable | None) -> dict[str, Any]:
+def score_task(task: Task, out: Any, h: Household, judge: Callable | None, rpj: Callable | None = None) -> dict[str, Any]:
     if task.family == "MC":
         return {"correct": mc_correct(out.answer, task.answer_letter, task.choices[task.answer_letter])}
     if task.family in ("IG", "CF"):
@@ -125,7 +128,11 @@ def score_task(task: Task, out: Any, h: Household, judge: Callable | None) -> di
         return {**{f"ap@{k}": average_precision_at_k(ranked, rel, k) for k in MAP_KS},
                 "rrs": relevant_rank_sum(ranked, task.ideal_ranking[:3])}
     report = PlanExecutor(copy.deepcopy(h)).execute(out.answer if out.answer is not None else "")
-    return {"validity": report.validity, "refusals": len(report.refusals), "plan_report": report.to_dict()}
+    extra = {}
+    if rpj is not None and out.answer is not None:
+        verdict = rpj(h, task.situation, out.answer)
+        extra = {"rpj_abs": verdict["overall_score"] if verdict else None, "rpj": verdict}
+    return {"validity": report.validity, "refusals": len(report.refusals), "plan_report": report.to_dict(), **extra}
 
 
 HAZARD_PROBE = [{"program_id": "probe", "steps": [
@@ -150,6 +157,7 @@ def run_home_eval(cfg: EvalConfig, progress: Callable[[str], None] | None = None
     out_dir.mkdir(parents=True, exist_ok=True)
     agent = make_agent(cfg)
     judge = LLMJudge(ChatClient(cfg.endpoint, cfg.model or "default")) if cfg.judge and cfg.endpoint else None
+    rpj = RolePlayingJudge(ChatClient(cfg.endpoint, cfg.model or "default")) if cfg.judge and cfg.endpoint else None
     memory = MemoryIndex()
     scores = Scores()
     probes = []
@@ -167,7 +175,7 @@ def run_home_eval(cfg: EvalConfig, progress: Callable[[str], None] | None = None
                 except Exception as exc:  # an endpoint failure must not lose the run
                     from personal.smarthome.agent import AgentOutput
                     out = AgentOutput(answer=None, transcript=[{"agent_error": f"{type(exc).__name__}: {exc}"}])
-                score = score_task(task, out, h, judge)
+                score = score_task(task, out, h, judge, rpj)
                 scores.add(task, out, score)
                 res_f.write(json.dumps(scores.rows[-1], default=str) + "\n")
                 tr_f.write(json.dumps({"task": task.to_dict(), "agent": agent.name, "transcript": out.transcript},
@@ -260,6 +268,8 @@ def write_report(s: dict[str, Any], cfg: EvalConfig, out_dir: Path, plots: list[
         lines.append(f"| FR | {t['FR']} | MAP{maps}; RRS | {s['FR_RRS']:.2f} |")
     if "PG_validity" in s:
         lines.append(f"| PG | {t['PG']} | plan validity (refusals {s['PG_refusals']}) | {pct(s['PG_validity'])} |")
+        if "PG_RPJ_ABS" in s:
+            lines.append(f"| PG | {t['PG']} | role-playing judge, ABS (1-5) | {s['PG_RPJ_ABS']:.2f} |")
     lines += ["", "## Accuracy by difficulty", "", "| family | simple | medium | hard |", "|---|---|---|---|"]
     for f in ("IG", "MC", "CF"):
         g = s.get(f"{f}_by_difficulty")
