@@ -56,6 +56,7 @@ class PermEvaluatorNode(Node):
         self.k = -1
         self.results, self.frames = [], {}
         self.t0 = time.monotonic()
+        self.finish_at: float | None = None
         self.stopped = False  # no more episodes
         self.finished = False  # results written
         self.create_timer(0.05, self._tick)
@@ -71,6 +72,9 @@ class PermEvaluatorNode(Node):
             ready = self.pub_episode.get_subscription_count() > 0 and self.pub_prompt.get_subscription_count() > 0
             if ready and time.monotonic() - self.t0 >= self.start_delay:
                 self._next()
+            return
+        if self.finish_at is not None and time.monotonic() > self.finish_at:
+            self._finish_rollout()  # the last frame did not come
             return
         if not self.records and time.monotonic() - self.sent > 5.0:
             self.get_logger().warning(f"rollout {self.task_id}: no reply from the simulator yet; resending the episode")
@@ -111,18 +115,25 @@ class PermEvaluatorNode(Node):
         self.records.append(s)
         self.last_msg = time.monotonic()
         if s.get("done"):
-            self._finish_rollout()
+            if self.keys[self.k] in self.sample:
+                self.finish_at = time.monotonic() + 1.0  # wait for the last frame (it follows the state)
+            else:
+                self._finish_rollout()
 
     def _on_image(self, msg: Image) -> None:
         if self.k < 0 or self.stopped or self.keys[self.k] not in self.sample or not self.records:
             return
         step = self.records[-1]["step"]
         last = self.strip[-1][0] if self.strip else -1
-        if step != last and (step % self.frame_every == 0 or self.records[-1].get("done")):
+        done = self.records[-1].get("done")
+        if step != last and (step % self.frame_every == 0 or done):
             img = np.frombuffer(bytes(msg.data), np.uint8).reshape(msg.height, msg.width, 3)
             self.strip.append((step, img.copy()))
+        if done and self.finish_at is not None:
+            self._finish_rollout()
 
     def _finish_rollout(self) -> None:
+        self.finish_at = None
         recs = self.records
         tasks = self.rollouts[self.keys[self.k]]
         if recs:

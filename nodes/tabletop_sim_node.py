@@ -95,20 +95,24 @@ class TabletopSimNode(Node):
         self.step_i += 1
         render = self.params["image_every"] > 0 and self.step_i % self.params["image_every"] == 0
         obs = self.backend.step(self.action, render=render)
+        if not render and (self.backend.success() or self.step_i >= self.params["max_steps"]):
+            obs = self.backend.observe(render=True)  # the last frame of the episode
         self._publish(obs)
 
     def _publish(self, obs: dict) -> None:
+        # order per step: oracle state, images, robot state (the policy acts on the robot state, so
+        # the images and the live object positions of the same step are already there)
         stamp = self.get_clock().now().to_msg()
         success = self.backend.success()
         self.done = success or self.step_i >= self.params["max_steps"]
-        if "agentview_image" in obs:
-            self.pub_agent.publish(image_msg(obs["agentview_image"], "agentview", stamp))
-            self.pub_wrist.publish(image_msg(obs["robot0_eye_in_hand_image"], "robot0_eye_in_hand", stamp))
         s = self.backend.oracle_state()
         self.pub_oracle.publish(String(data=json.dumps({
             "task_id": self.episode.get("task_id", ""), "step": self.step_i, "eef": s.eef_pos.tolist(), "yaw": s.eef_yaw,
             "gripper": s.gripper, "held": s.held, "objects": {k: v.tolist() for k, v in s.objects.items()},
             "success": bool(success), "done": bool(self.done)})))
+        if "agentview_image" in obs:
+            self.pub_agent.publish(image_msg(obs["agentview_image"], "agentview", stamp))
+            self.pub_wrist.publish(image_msg(obs["robot0_eye_in_hand_image"], "robot0_eye_in_hand", stamp))
         if not self.done:  # the policy acts on robot_state; none after the episode ends
             state = make_observation(obs, "")["observation/state"]
             self.pub_state.publish(Float32MultiArray(data=state.astype(np.float32).tolist()))

@@ -51,6 +51,13 @@ class TabletopBackend(abc.ABC):
     def step(self, action, render: bool = True) -> dict:
         """Apply one 20 Hz control step; ``render=False`` skips the camera images (faster)."""
 
+    def observe(self, render: bool = True) -> dict:
+        """The current observation without stepping (e.g. to render the final frame)."""
+        return self._obs(render)
+
+    @abc.abstractmethod
+    def _obs(self, render: bool) -> dict: ...
+
     @abc.abstractmethod
     def oracle_state(self) -> OracleState: ...
 
