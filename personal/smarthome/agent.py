@@ -7,9 +7,10 @@
 - ``SoleReasoningAgent``: the seed's Sole-Reasoning setting — the full household JSON in
   the prompt, no tools, one call.
 - ``ScriptedReferenceAgent``: no model. IG/MC execute the task's answer program through the
-  tools; CF applies the task's structured counterfactual edit, then runs the program; FR
-  ranks by the labelling rule itself and PG emits a rule-based plan. It checks tools,
-  programs and metrics end to end; its FR score is an upper bound by construction.
+  tools; CF applies the task's structured counterfactual edit, then runs the program. These
+  check tools, programs and metrics end to end. For FR and PG it is an *oracle*: FR ranks by
+  the labelling rule over the household ground truth (``oracle_fr_ranking``, an upper bound by
+  construction) and PG reads who is home from the ground truth (``oracle_reference_plan``).
 """
 from __future__ import annotations
 
@@ -276,10 +277,9 @@ class ScriptedReferenceAgent:
                 answer = next((k for k, v in task.choices.items() if v == answer), answer)
             out.answer = answer
         elif task.family == "FR":
-            scores = feature_scores(env.household)
-            out.answer = sorted(task.candidates, key=lambda f: (-scores.get(f, 0.0), task.ideal_ranking.index(f)))
+            out.answer = oracle_fr_ranking(task, env.household)
         else:
-            out.answer = reference_plan(env)
+            out.answer = oracle_reference_plan(env)
         out.transcript = [r.to_dict() for r in env.executor.log]
         out.tool_calls = len(env.executor.log)
         out.errors = [r.error_type for r in env.executor.log if r.error_type]
@@ -294,8 +294,15 @@ def _first(env: TaskEnv, owned: dict[str, str], types: tuple[str, ...]) -> str |
     return None
 
 
-def reference_plan(env: TaskEnv) -> list[dict[str, Any]]:
-    """A rule-based plan built from tool outputs: secure the home if nobody is in, then a routine."""
+def oracle_fr_ranking(task: Task, household: Household) -> list[str]:
+    """ORACLE: the FR labelling rule applied to the household ground truth."""
+    scores = feature_scores(household)
+    return sorted(task.candidates, key=lambda f: (-scores.get(f, 0.0), task.ideal_ranking.index(f)))
+
+
+def oracle_reference_plan(env: TaskEnv) -> list[dict[str, Any]]:
+    """ORACLE (reads who is home from the ground truth): secure the home if nobody is in, then a
+    routine; appliance names and states come from the tools."""
     ex = env.executor
     owned = {a["appliance_name"]: a["type"] for a in ex.call("get_owned_appliances").output}
     state = ex.call("get_appliances", {"appliance_names": list(owned)}).output

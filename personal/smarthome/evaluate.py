@@ -253,8 +253,10 @@ def write_report(s: dict[str, Any], cfg: EvalConfig, out_dir: Path, plots: list[
              f"{cfg.households} generated households (seed {cfg.seed}), {sum(s['tasks'].values())} tasks, {s['seconds']} s.", ""]
     if s["agent"] == "scripted-reference":
         lines += ["The scripted reference agent executes each task's answer program through PersonalHomeTools "
-                  "(CF: after applying the structured counterfactual edit). Its FR ranking is the labelling rule "
-                  "itself and its PG plan is rule-based, so FR is an upper bound by construction.", ""]
+                  "(CF: after applying the structured counterfactual edit), so IG/MC/CF check the tools, programs and "
+                  "metrics end to end. FR and PG are **oracle** results: the FR ranking is the labelling rule applied "
+                  "to the household ground truth (an upper bound by construction) and the rule-based PG plan reads "
+                  "who is home from the ground truth.", ""]
     lines += ["| family | tasks | metric | value |", "|---|---|---|---|"]
     t = s["tasks"]
     for f in ("IG", "MC"):
