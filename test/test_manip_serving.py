@@ -132,3 +132,18 @@ def test_scripted_policy_follows_preferences_on_kinematic_stand_in():
     conflict = build_suite("conflict", ["mat"], ["speed_up"], [0])[0]
     run = run_episode(backend, policy, conflict, images=False)
     assert run.result.success and run.result.sa == 1.0 and policy.prefs == ["speed_up"]  # first stated wins
+
+
+def test_client_reconnects_when_the_server_restarts():
+    first = PolicyServer(make_policy("scripted"), port=0).start()
+    port = first.port
+    client = OpenpiWebsocketPolicy(port=port, attempts=20, backoff_s=0.05, max_backoff_s=0.2)
+    assert client.infer(_obs())["actions"].shape == (1, 7)
+    first.stop()
+    second = PolicyServer(make_policy("scripted"), port=port).start()
+    try:
+        assert client.infer(_obs())["actions"].shape == (1, 7)
+        assert client.reconnects == 1
+    finally:
+        client.close()
+        second.stop()

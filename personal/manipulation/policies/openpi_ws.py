@@ -74,7 +74,6 @@ class OpenpiWebsocketPolicy(Policy):
         for attempt in (1, 2):  # one transparent reconnect if the connection dropped between requests
             if self._ws is None:
                 self._connect()
-                self.reconnects += attempt - 1 or 0
             try:
                 self._ws.send(data)
                 reply = self._ws.recv(timeout=self.timeout_s)
@@ -85,7 +84,8 @@ class OpenpiWebsocketPolicy(Policy):
                     raise PolicyServerUnavailable(f"lost the openpi server at {self.uri}: {exc}") from None
                 self.reconnects += 1
         if isinstance(reply, str):
-            self._drop()  # the server closes the connection after an error
+            self._drop()  # the server closes the connection after an error; reconnect on the next call
+            self.reconnects += 1
             raise PolicyServerError(f"openpi server {self.uri} rejected the request: {reply.strip()}")
         out = msgpack_numpy.unpackb(reply)
         out["actions"] = check_actions(out["actions"])
