@@ -51,8 +51,9 @@ def plot_sr_sa(rows: list[dict], path: Path) -> None:
         ax.set_xticks(x, prefs, rotation=40, ha="right", fontsize=8)
         ax.set_title(metric)
         ax.set_ylim(0, 1.05)
-    axes[0].legend(fontsize=7, loc="lower left")
-    fig.tight_layout()
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=8, loc="upper center", ncol=3)
+    fig.tight_layout(rect=(0, 0, 1, 0.92))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
