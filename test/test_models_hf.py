@@ -127,3 +127,15 @@ def test_missing_path_is_a_clear_error(tmp_path):
         make_encoder("clip", model_path=str(tmp_path / "no_such_model"))
     with pytest.raises(ValueError, match="unknown encoder"):
         make_encoder("nope")
+
+
+def test_embedding_from_4x_tensor_and_5x_output_object():
+    from types import SimpleNamespace
+
+    from personal.models.hf_vlm import _embedding
+
+    t = torch.ones(2, 3)
+    assert _embedding(t) is t  # transformers 4.x: get_*_features returned the tensor
+    assert _embedding(SimpleNamespace(pooler_output=t, last_hidden_state=None)) is t  # 5.x output object
+    with pytest.raises(TypeError, match="embedding"):
+        _embedding(SimpleNamespace(last_hidden_state=t))

@@ -95,3 +95,19 @@ def test_captions_from_scene_json(tmp_path):
     assert captions_from_json(p) == {4: "a lamp"}
     with pytest.raises(FileNotFoundError, match="missing.json"):
         captions_from_json(tmp_path / "missing.json")
+
+
+def test_captions_for_a_scene_id(tmp_path):
+    import json
+
+    from personal.models.oracle import captions_for_scene_id
+    from personal.world.generator import generate_scene
+
+    scene = generate_scene(2, scene_id="synth_00002")
+    caps = captions_for_scene_id("synth_00002")  # what the sim bridge generates in memory
+    assert caps == {o.instance_id: o.caption for o in scene.objects}
+    (tmp_path / "scenes").mkdir()
+    (tmp_path / "scenes" / "house.scene.json").write_text(json.dumps(scene.to_dict()))
+    assert captions_for_scene_id("house", episodes_dir=str(tmp_path)) == caps
+    with pytest.raises(ValueError, match="scene_json or episodes_dir"):
+        captions_for_scene_id("somewhere_else")
