@@ -15,6 +15,7 @@ The algorithm lives in ``personal.grounding.pipeline``; this node only translate
 from __future__ import annotations
 
 import time
+from collections import deque
 from pathlib import Path
 
 import rclpy
@@ -25,7 +26,9 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from personal.grounding.map_wire import MapWireError, map_from_wire, parse_descriptor
 from personal.grounding.methods import make_method, parse_method_list
-from personal.grounding.pipeline import MapView, TextEmbedder, failed_payloads, ground_query, result_payloads
+from personal.grounding.pipeline import (
+    CachingExtractor, MapView, TextEmbedder, failed_payloads, ground_query, prefetch_queries, result_payloads,
+)
 from personal.interfaces.codec import CodecError, decode, encode
 
 RELIABLE = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
@@ -61,7 +64,9 @@ class GroundingNode(Node):
             self.methods[name] = make_method(name, **common, **extra)
         self.encoder = make_encoder(encoder)
         self.extractor = make_extractor(extractor, **llm) if extractor == "llm" else make_extractor(extractor)
+        self.extractor = CachingExtractor(self.extractor)
         self.embed = TextEmbedder(self.encoder)
+        self.queue: deque[dict] = deque()
         self.maps: dict[str, MapView] = {}
         self.latest_scene: str | None = None
         self._pending_desc: dict | None = None
@@ -72,6 +77,7 @@ class GroundingNode(Node):
         self.create_subscription(Float32MultiArray, "feature_map", self._on_array, LATCHED)
         self.create_subscription(String, "feature_map/descriptor", self._on_descriptor, LATCHED)
         self.create_subscription(String, "grounding/query", self._on_query, RELIABLE)
+        self.create_timer(0.01, self._drain)
         self.get_logger().info(
             f"grounding ready: methods {list(self.methods)}, encoder {self.encoder.name}, extractor {extractor}, "
             f"maps from {'topics + ' + self.map_dir if self.map_dir else 'topics'}"
@@ -101,13 +107,14 @@ class GroundingNode(Node):
         msg, desc = self._pending_array, self._pending_desc
         try:
             view = map_from_wire(msg.data, [d.size for d in msg.layout.dim], desc)
-        except MapWireError as exc:  # array and descriptor of different maps: wait for the matching one
-            self.get_logger().warn(f"feature_map: {exc}")
+        except MapWireError as exc:  # array and descriptor of different updates: the matching one follows
+            self.get_logger().debug(f"feature_map: {exc}")
             return
         scene = str(desc.get("scene_id", ""))
+        if scene not in self.maps:
+            self.get_logger().info(f"feature map for scene {scene or '?'}: {view.features.shape}, {int(view.valid.sum())} observed cells")
         self.maps[scene] = view
         self.latest_scene = scene
-        self.get_logger().info(f"feature map for scene {scene or '?'}: {view.features.shape}, {int(view.valid.sum())} observed cells")
 
     def _map_for(self, scene_id: str) -> MapView | None:
         if scene_id in self.maps:
@@ -130,6 +137,21 @@ class GroundingNode(Node):
         except CodecError as exc:
             self.get_logger().error(f"grounding/query: malformed message dropped: {exc}")
             return
+        self.queue.append(q)
+
+    def _drain(self) -> None:
+        """Answer every queued query; their texts are embedded in one batch first."""
+        if not self.queue:
+            return
+        batch = list(self.queue)
+        self.queue.clear()
+        if len(batch) > 1:
+            prefetch_queries([(q["query"], q["summary"]) for q in batch], self.extractor, self.embed,
+                             any(m.uses_summary for m in self.methods.values()))
+        for q in batch:
+            self._answer(q)
+
+    def _answer(self, q: dict) -> None:
         try:
             names = parse_method_list(q["methods"]) if q["methods"] else list(self.methods)
         except ValueError as exc:

@@ -64,7 +64,7 @@ class PogEvaluatorNode(Node):
         out_root = p("out_dir", "runs/pog_eval", "run folders are created under this")
         self.map_timeout = p("map_timeout_s", 900.0, "wait this long for a scene's map")
         self.query_timeout = p("query_timeout_s", 60.0, "a query without all results after this is a failure")
-        self.window = p("in_flight", 4, "queries in flight at once")
+        self.window = p("in_flight", 16, "queries in flight at once (the grounding node embeds their texts in one batch)")
         self.sample_maps = p("sample_maps", 6, "episodes drawn as map PNGs")
         self.run_dir = Path(out_root) / datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
         self.exit_code: int | None = None
@@ -233,8 +233,19 @@ class PogEvaluatorNode(Node):
             self.queue = [e for e in self.episodes if e.scene_id == sid]
             self.scene_idx += 1
             self.scene_wait_start = now
+        if self.queue and not self._grounding_ready(now):
+            return
         while self.queue and len(self.pending) < self.window:
             self._send(self.queue.pop(0))
+
+    def _grounding_ready(self, now: float) -> bool:
+        """Queries are volatile: send only once the grounding node listens and answers."""
+        if self.query_pub.get_subscription_count() > 0 and self.count_publishers("grounding/result") > 0:
+            return True
+        if now - getattr(self, "_last_wait_log", 0.0) > 10.0:
+            self._last_wait_log = now
+            self.get_logger().info("waiting for the grounding node (grounding/query subscriber, grounding/result publisher)")
+        return False
 
     def _publish_empty(self, sid: str) -> None:
         if self.map_pub is None:

@@ -176,6 +176,8 @@ def explore_with_graph(scene: Scene, episode: Episode, maps_dir: str | Path, res
         for line in proc.stdout:  # forward the interesting lines
             if log and any(k in line for k in ("exploration finished", "maps saved", "ERROR", "error:")):
                 log(line.strip())
+            elif log and "[sim_bridge]" in line and ", step " in line:  # periodic bridge summary: progress
+                log("exploration step " + line.rsplit(", step ", 1)[1].strip())
         code = proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         proc.kill()

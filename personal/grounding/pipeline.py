@@ -368,18 +368,24 @@ class CachingExtractor:
 def prefetch_texts(episodes: Sequence[Any], extractor: CachingExtractor, embedder: TextEmbedder, with_phrases: bool) -> None:
     """Embed every query and phrase of ``episodes`` in one batched call (text encoders
     are several times faster batched than one episode at a time)."""
+    prefetch_queries([(ep.query, ep.summary) for ep in episodes], extractor, embedder, with_phrases)
+
+
+def prefetch_queries(pairs: Sequence[tuple[str, str]], extractor: CachingExtractor, embedder: TextEmbedder, with_phrases: bool) -> None:
+    """:func:`prefetch_texts` for (query, summary) pairs. Errors are left for
+    :func:`ground_query` to record per query."""
     texts = []
-    for ep in episodes:
-        texts.append(ep.query)
+    for query, summary in pairs:
+        texts.append(query)
         if with_phrases:
             try:
-                texts.extend(_phrase_fields(p)[0] for p in extractor.extract(ep.summary or ""))
+                texts.extend(_phrase_fields(p)[0] for p in extractor.extract(summary or ""))
             except Exception:
-                pass  # recorded per episode by ground_query
+                pass  # recorded per query by ground_query
     try:
         embedder(list(dict.fromkeys(texts)))
     except Exception:
-        pass  # recorded per episode by ground_query
+        pass  # recorded per query by ground_query
 
 
 def result_payloads(g: QueryGrounding, *, request_id: str, scene_id: str, map_encoder: str = "") -> list[dict]:
