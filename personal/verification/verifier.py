@@ -160,7 +160,7 @@ class BuiltinImageVerifier:
                             for n in color_names_in(a.expected)})
         out = []
         for a in attributes:
-            out.append(self._judge(a, stats, described))
+            out.append(self._judge(a, stats, described, context or attributes))
         return ViewVerdict(out, max(confidence, TRAP_CONFIDENCE), visible, notes)
 
     # -- helpers ----------------------------------------------------------
@@ -198,7 +198,8 @@ class BuiltinImageVerifier:
                     f"(nominal {W:.2f}x{D:.2f}x{H:.2f} m)")
         return None
 
-    def _judge(self, a: Attribute, stats: "_ColorStats", described: list[str]) -> Judgement:
+    def _judge(self, a: Attribute, stats: "_ColorStats", described: list[str],
+               context: list[Attribute] | None = None) -> Judgement:
         colors = color_names_in(a.expected)
         if a.type not in ("color", "pattern") or not colors:
             return Judgement(a.name, "Unsure", f"{a.type} attributes need a model backend (built-in measures colour only)")
@@ -210,18 +211,25 @@ class BuiltinImageVerifier:
             return Judgement(a.name, "Unsure", f"pattern colour {'/'.join(colors)} not seen ({frac:.1%})", stats.dominant())
         expected = colors[0]
         frac = stats.fraction(expected)
+        other, other_frac = stats.unexplained(described)
         if a.name == "color":
             if frac >= self.main_yes:
                 return Judgement(a.name, "Yes", f"{frac:.0%} of the object is {expected}", expected)
             if frac < self.main_no:
+                # (a large part can cover the body from one side, e.g. a towel's border; colour
+                # alone cannot tell that from a differently coloured body, so this stays a No)
                 return Judgement(a.name, "No", f"only {frac:.0%} is {expected}; mostly {stats.dominant()}", stats.dominant())
             return Judgement(a.name, "Unsure", f"{frac:.0%} is {expected}", stats.dominant())
-        # part colour: present -> Yes; absent while an undescribed colour region is visible -> No
-        if frac >= self.part_yes and stats.count(expected) >= self.min_part_px:
+        # part colour: present -> Yes; absent while an undescribed colour region is visible -> No.
+        # A part described in a colour another attribute also has (a black handle on a black mug)
+        # cannot be told apart from it by colour alone: presence proves nothing.
+        shared = any(expected in color_names_in(b.expected) for b in (context or []) if b.name != a.name and b.type == "color")
+        if frac >= self.part_yes and stats.count(expected) >= self.min_part_px and not shared:
             return Judgement(a.name, "Yes", f"{expected} region found ({frac:.1%} of object)", expected)
-        other, other_frac = stats.unexplained(described)
-        if other and other_frac >= self.unexplained_no:
-            return Judgement(a.name, "No", f"no {expected} visible; an undescribed {other} region ({other_frac:.1%}) is", other)
+        if other and other_frac >= self.unexplained_no and (frac < self.part_yes or shared):
+            return Judgement(a.name, "No", f"no {expected} part visible; an undescribed {other} region ({other_frac:.1%}) is", other)
+        if shared:
+            return Judgement(a.name, "Unsure", f"{expected} is also the colour of another described attribute", "")
         return Judgement(a.name, "Unsure", f"no {expected} region visible from this view", "")
 
 
