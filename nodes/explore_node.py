@@ -85,6 +85,10 @@ class ExploreNode(Node):
             self.get_logger().error(f"topic 'agent_state': {exc}")
             return
         self.state = st
+        if st.get("stopped") and not self.finished and self.phase not in ("saving", "start"):
+            # the episode was ended by someone else's STOP: our actions would be ignored from now on
+            self.get_logger().error("agent_state: episode stopped by another node; exploration ends here")
+            self._finish("episode stopped externally", save=bool(self.p["save_on_finish"]))
 
     # -- loop ----------------------------------------------------------------------
     def _set(self, phase: str) -> None:

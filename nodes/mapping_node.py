@@ -144,6 +144,7 @@ class MappingNode(Node):
 
             if name in ("oracle", "oracle-captions-minilm"):
                 enc = make_encoder("oracle-captions-minilm")
+                enc.model  # load the sentence model now, not inside the first frame's callback
                 if self.p["scene_json"]:
                     from personal.models.oracle import captions_from_json
 
