@@ -118,6 +118,32 @@ def test_context_and_video_tools(ex, tmp_path):
     assert [f["t"] for f in out] == [0.0, 0.5, 1.0] and out[0]["png_base64"]
 
 
+def test_extract_frames_from_an_mp4(ex, tmp_path):
+    av = pytest.importorskip("av")
+    import base64
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    path = tmp_path / "clip.mp4"
+    with av.open(str(path), "w") as c:
+        s = c.add_stream("mpeg4", rate=10)
+        s.width, s.height, s.pix_fmt = 32, 32, "yuv420p"
+        for i in range(30):  # 3 s at 10 fps, brightness rising with time
+            for pkt in s.encode(av.VideoFrame.from_ndarray(np.full((32, 32, 3), i * 8, np.uint8), format="rgb24")):
+                c.mux(pkt)
+        for pkt in s.encode():
+            c.mux(pkt)
+    ex.tools.video_path = path
+    out = ok(ex, "extract_frames", {"start": 1, "end": 2, "fps": 4})
+    assert [f["t"] for f in out] == [1.0, 1.3, 1.6, 1.9]
+    means = [np.asarray(Image.open(io.BytesIO(base64.b64decode(f["png_base64"])))).mean() for f in out]
+    assert means == sorted(means) and abs(means[0] - 80) < 6  # frame 10 has value 80
+    ex.tools.video_path = tmp_path / "missing.mp4"
+    assert ex.call("extract_frames", {"start": 0}).error_type == "EXECUTION_ERROR"
+
+
 def test_each_error_type_is_reported(ex):
     seen = {}
 

@@ -311,26 +311,24 @@ MAX_FRAMES = 300
 
 
 def _read_frames(path: Path, start: float, end: float | None, fps: float) -> list[dict]:
-    """Frames of an animated image (GIF/WebP/APNG via Pillow) or a folder of numbered images, PNG/base64."""
-    from PIL import Image, ImageSequence
-
+    """Frames sampled at ``fps`` in [start, end] s as PNG/base64: any video FFmpeg decodes (PyAV),
+    else an animated image via Pillow (GIF/WebP/APNG), or a folder of numbered images (10 fps)."""
     if fps <= 0:
         raise _exec_error("fps must be positive")
     if path.is_dir():
+        from PIL import Image
+
         files = sorted(p for p in path.iterdir() if p.suffix.lower() in (".png", ".jpg", ".jpeg"))
-        images = [(i / 10.0, Image.open(p)) for i, p in enumerate(files)]  # frame folders are taken as 10 fps
+        timed = ((i / 10.0, Image.open(p)) for i, p in enumerate(files))
+    elif not path.exists():
+        raise _exec_error(f"video file {path} does not exist")
     else:
-        try:
-            img = Image.open(path)
-        except (OSError, ValueError) as exc:
-            raise _exec_error(f"cannot read video {path}: {exc} (supported: GIF/WebP/APNG or a folder of frames)") from None
-        images, t = [], 0.0
-        for frame in ImageSequence.Iterator(img):
-            images.append((t, frame.copy()))
-            t += frame.info.get("duration", 100) / 1000.0
+        timed = _decode_video(path)
     out, next_t = [], start
-    for t, frame in images:
-        if t + 1e-9 < next_t or (end is not None and t > end):
+    for t, frame in timed:
+        if end is not None and t > end + 1e-9:
+            break
+        if t + 1e-9 < next_t:
             continue
         buf = io.BytesIO()
         frame.convert("RGB").save(buf, format="PNG")
@@ -339,6 +337,38 @@ def _read_frames(path: Path, start: float, end: float | None, fps: float) -> lis
         if len(out) >= MAX_FRAMES:
             break
     return out
+
+
+def _decode_video(path: Path):
+    """(time s, PIL image) pairs in order; PyAV (FFmpeg) first, Pillow's animated formats as fallback."""
+    try:
+        import av
+    except ImportError:
+        av = None
+    if av is not None:
+        try:
+            container = av.open(str(path))
+        except av.error.FFmpegError:
+            container = None
+        if container is not None:
+            def frames():
+                with container:
+                    for frame in container.decode(video=0):
+                        yield float(frame.time or 0.0), frame.to_image()
+            return frames()
+    from PIL import Image, ImageSequence
+
+    try:
+        img = Image.open(path)
+    except (OSError, ValueError) as exc:
+        raise _exec_error(f"cannot read video {path}: {exc}") from None
+
+    def pil_frames():
+        t = 0.0
+        for frame in ImageSequence.Iterator(img):
+            yield t, frame.copy()
+            t += frame.info.get("duration", 100) / 1000.0
+    return pil_frames()
 
 
 # ---------------------------------------------------------------- tool specs
@@ -360,7 +390,7 @@ class ToolSpec:
     def openai(self) -> dict[str, Any]:
         props = {}
         for a in self.args:
-            prop: dict[str, Any] = {"type": a.type, "description": a.description}
+            prop: dict[str, Any] = {"type": a.type.split("|") if "|" in a.type else a.type, "description": a.description}
             if a.type == "array":
                 prop["items"] = {"type": "string"}
             props[a.name] = prop
@@ -419,7 +449,7 @@ TOOL_SPECS: list[ToolSpec] = [
              (Arg("start", _S, False), Arg("end", _S, False), Arg("query", _S, False))),
     ToolSpec("extract_frames", "Extracts encoded frames between the start and end timestamps at the fps. At least one of the "
              "timestamps is required. You should use at maximum 300 frames.",
-             (Arg("start", "integer", False), Arg("end", "integer", False), Arg("fps", _S, False))),
+             (Arg("start", "integer", False), Arg("end", "integer", False), Arg("fps", "string|number", False))),
 ]
 SPECS = {s.name: s for s in TOOL_SPECS}
 VIDEO_TOOLS = {"get_scene_summary", "get_layout_zones", "get_landmarks_in_house", "get_members_appearance",
@@ -430,6 +460,8 @@ VIDEO_TOOLS = {"get_scene_summary", "get_layout_zones", "get_landmarks_in_house"
 def _type_ok(kind: str, value: Any) -> bool:
     if value is None:
         return True  # optional arguments may be passed as null
+    if "|" in kind:  # a union, e.g. extract_frames' fps ("fps: str=2" in the seed)
+        return any(_type_ok(k, value) for k in kind.split("|"))
     if kind == "string":
         return isinstance(value, str)
     if kind == "integer":
