@@ -155,7 +155,8 @@ class BuiltinAttributeParser:
     def _parse_one(self, text: str, category: str) -> list[Attribute]:
         low = text.lower()
         out: list[Attribute] = []
-        cat_words = set(category.split()) | {category + "s"} if category else set()
+        # the category's head noun ("bowl" of "fruit bowl") also names the object itself
+        cat_words = {category.split()[-1], category + "s", category.split()[-1] + "s"} if category else set()
         for m in self._color_spans(low):
             i, j, color = m
             rest = low[j:]
@@ -189,6 +190,8 @@ class BuiltinAttributeParser:
         for adj, pat in PATTERN_ADJECTIVES.items():
             if (m := re.search(rf"\b{re.escape(adj)}\b", low)):
                 out.append(Attribute("pattern", "pattern", 2, text[m.start():m.end()], pat))
+        if (m := re.search(r"\b(?:on top of|on|under(?:neath)?|next to|beside|inside|in) the ([a-z][a-z ]{1,30}?)(?=[,.;]|$| and\b| with\b)", low)):
+            out.append(Attribute("relation", "relation", 1, text[m.start():m.end()], text[m.start():m.end()]))
         for mat in sorted(MATERIALS, key=len, reverse=True):
             if (m := re.search(rf"\b{re.escape(mat)}\b", low)):
                 out.append(Attribute("material", "material", 1, text[m.start():m.end()], mat))
