@@ -39,8 +39,9 @@ def listener(broker):
     c.loop_stop()
 
 
-def wait_for(msgs, pred, timeout=5.0):
+def wait_for(msgs, pred, timeout=15.0):
     deadline = time.monotonic() + timeout
+    seen = []
     while time.monotonic() < deadline:
         try:
             item = msgs.get(timeout=max(0.01, deadline - time.monotonic()))
@@ -48,7 +49,8 @@ def wait_for(msgs, pred, timeout=5.0):
             break
         if pred(*item):
             return item
-    raise AssertionError("expected MQTT message did not arrive")
+        seen.append(item[:2])
+    raise AssertionError(f"expected MQTT message did not arrive within {timeout} s; got {seen[-5:]}")
 
 
 def test_anonymous_and_wrong_password_are_refused(broker):
