@@ -32,7 +32,7 @@ class MapConfig:
     agent_radius: float = 0.18
     cloud_voxel: float = 0.05
     cloud_max_points: int = 400_000  # accumulated cloud is re-voxelised beyond this
-    cloud_frame_subsample: int = 4  # every n-th valid point of a frame goes into the cloud
+    cloud_frame_points: int = 10_000  # about this many points of each frame go into the cloud
     bounds: tuple[float, float, float, float] | None = None
 
 
@@ -100,7 +100,7 @@ class MapBuilder:
             t2 = time.perf_counter()
             t.add("feature_map", t2 - t3)
         # a cheap subsample per frame; the accumulated cloud is voxelised when it grows large
-        self._add_cloud(fp.points[:: c.cloud_frame_subsample])
+        self._add_cloud(fp.points[:: max(1, len(fp) // c.cloud_frame_points)])
         t.add("cloud", time.perf_counter() - t2)
         t.frames += 1
         self.last_points = fp
