@@ -158,6 +158,8 @@ class NavigationNode(Node):
 
                 comps = PanComponents(encoder=None, embed=None, extractor=None)
             self._loops[policy] = build_loop(policy, comps, max_steps=int(self.p["max_steps"]))
+            if needs_model:
+                comps.embed(["warm up the text model"])  # load it now, not inside a timed step
         return self._loops[policy]
 
     # -- episode / start -----------------------------------------------------------------
@@ -218,6 +220,7 @@ class NavigationNode(Node):
         loop.reset(EpisodeSpec(ep["episode_id"], ep["query"], ep["summary"], ep["owner"],
                                float(ep["start_position"]["z"]), int(ep["floor_id"])))
         run["started"] = True
+        run["since"] = time.monotonic()  # loop.reset may have loaded the text model
         run["await"] = ("", 0)  # the reset's state: request_id "" at step 0
         st = self.latest_state
         if st is not None and st["episode_id"] == run["episode_id"] and st["request_id"] == "" and st["step"] == 0:
@@ -234,6 +237,7 @@ class NavigationNode(Node):
                 raise RuntimeError(f"scene {ep['scene_id']!r} is not in the episode source "
                                    "(set episodes_dir / scenes / seed like the bridge)")
             enc.set_captions(captions_from_scene(scene))
+            enc.encode_text([o.caption for o in scene.objects])  # embed them once, outside the timed steps
 
     def _oracle_ground_truth(self, policy, ep: dict) -> None:
         from sim_bridge.navgrid import NavGrid
