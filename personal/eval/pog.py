@@ -433,7 +433,7 @@ def plot_episode_map(
     distractors: Sequence[Box] = (),
 ) -> None:
     """Top-down map (``background``: occupancy/confidence or a similarity map, H×W)
-    with target footprints (red), same-category distractors (white) and each
+    with target footprints (red), same-category distractors (cyan) and each
     method's ranked predictions (1 = top-1)."""
     plt = _plt()
     from matplotlib.patches import Circle, Rectangle
@@ -444,7 +444,7 @@ def plot_episode_map(
     fig, ax = plt.subplots(figsize=(6, 6))
     im = ax.imshow(bg, origin="lower", extent=extent, cmap="viridis", interpolation="nearest")
     fig.colorbar(im, ax=ax, fraction=0.046, label=background_label)
-    boxes = [(b, "white", "same category, not a target") for b in distractors] + [(b, "red", "target (1 m circle)") for b in targets]
+    boxes = [(b, "cyan", "same category, not a target") for b in distractors] + [(b, "red", "target (1 m circle)") for b in targets]
     seen_labels = set()
     for b, color, label in boxes:
         (x0, y0, _), (x1, y1, _) = b.min, b.max

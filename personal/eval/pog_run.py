@@ -205,7 +205,7 @@ def write_sample_maps(run_dir: str | Path, results: Sequence[Any], episodes: Seq
                       maps: dict[str, MapView], embed: TextEmbedder | None = None, n: int = 6) -> list[Path]:
     """``maps/<episode>.png`` for a sample: background = cos(map, query) when ``embed`` is
     given (the QS similarity), else the cell confidence; targets red, other objects of the
-    query's category white, each method's ranked predictions."""
+    query's category cyan, each method's ranked predictions."""
     from personal.eval.pog import plot_episode_map
 
     out_dir = Path(run_dir) / "maps"
