@@ -119,7 +119,11 @@ class HomeAssistantBridge:
         self.client = connect_client(host, port, user, pw, client_id=f"personal-home-{self.hid}-{uuid.uuid4().hex[:4]}",
                                      will=(self.availability_topic, "offline"))
         self.client.on_message = self._on_message
+        acked = threading.Event()
+        self.client.on_subscribe = lambda c, u, mid, rcs, p: acked.set()
         self.client.subscribe(f"{self.base}/+/+/set", qos=1)
+        if not acked.wait(10):  # commands sent right after start() must not be lost
+            raise MqttError(f"no SUBACK for {self.base}/+/+/set within 10 s")
         self.client.on_connect = lambda c, u, f, rc, p: c.subscribe(f"{self.base}/+/+/set", qos=1)  # resubscribe on reconnect
         for topic, payload in self.discovery_messages():
             self.client.publish(topic, json.dumps(payload), qos=1, retain=True)
