@@ -76,8 +76,8 @@ def run_episode(backend: TabletopBackend, policy: Policy, task: TaskInstance, *,
         if backend.success():
             success_step = t + 1
             break
-    if frame_every and "agentview_image" in obs:
-        rec.frames.append((len(rec.eef) - 1, obs["agentview_image"]))
+    if frame_every and (not rec.frames or rec.frames[-1][0] != len(rec.eef) - 1):
+        rec.frames.append((len(rec.eef) - 1, backend.observe(render=True)["agentview_image"]))  # the last frame
     traj = rec.trajectory(success_step >= 0, success_step)
     result = score_episode(traj, layout, task_id=task.task_id, suite=task.suite, measured=task.measured,
                            prompted=bool(task.prefs), prompt=task.prompt)
