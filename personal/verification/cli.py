@@ -57,7 +57,7 @@ def eval_(
     index: Path = typer.Argument(..., help="Index .jsonl (public or generated)."),
     out: Path = typer.Option(..., "--out", help="Report folder (metrics.json, report.md, plots, results_*.jsonl)."),
     runs: str = typer.Option("standard", "--runs", help="standard (SV + MV per NBV, with coverage variants) | sv | random | fps | llm"),
-    coverage: float = typer.Option(1.0, "--coverage", help="Coverage variant for standard runs (0 = none)."),
+    coverage: str = typer.Option("1.0", "--coverage", help="Coverage variant(s) for standard runs, comma separated (0 = none)."),
     decomposer: str = typer.Option("builtin", "--decomposer", help="builtin | llm"),
     verifier: str = typer.Option("builtin", "--verifier", help="builtin | vlm"),
     detection: str = typer.Option("mask", "--detection", help="mask (GT mask) | box (GT box)"),
@@ -71,7 +71,11 @@ def eval_(
 
     base = AgentConfig(detection=detection, seed=seed)
     if runs == "standard":
-        configs = standard_configs(base, coverage=coverage)
+        try:
+            covs = [float(c) for c in coverage.split(",") if c.strip() and float(c) > 0]
+        except ValueError:
+            raise typer.BadParameter(f"--coverage must be numbers separated by commas, got {coverage!r}") from None
+        configs = standard_configs(base, coverage=covs)
     elif runs == "sv":
         configs = {"SV": AgentConfig(mode="single", nbv="none", detection=detection, seed=seed)}
     elif runs in ("random", "fps", "llm"):

@@ -15,7 +15,8 @@ from personal.verification.reader import load_index
 from personal.verification.verifier import make_verifier
 
 
-def standard_configs(base: AgentConfig, with_llm: bool | None = None, coverage: float = 1.0) -> dict[str, AgentConfig]:
+def standard_configs(base: AgentConfig, with_llm: bool | None = None,
+                     coverage: float | list[float] = 1.0) -> dict[str, AgentConfig]:
     """Single-view plus multi-view with each NBV strategy (LLM only when an endpoint is configured).
 
     Multi-view runs use the paper's stopping rule (converged, or all seen attributes
@@ -27,9 +28,10 @@ def standard_configs(base: AgentConfig, with_llm: bool | None = None, coverage: 
     runs = {"SV": replace(base, mode="single", nbv="none")}
     for nbv in ("random", "fps") + (("llm",) if with_llm else ()):
         runs[f"MV-{nbv}"] = replace(base, mode="multi", nbv=nbv)
-    if coverage:
+    coverages = coverage if isinstance(coverage, (list, tuple)) else ([coverage] if coverage else [])
+    for cov in coverages:
         for nbv in ("random", "fps") + (("llm",) if with_llm else ()):
-            runs[f"MV-{nbv}-cov{coverage:g}"] = replace(base, mode="multi", nbv=nbv, min_coverage=coverage)
+            runs[f"MV-{nbv}-cov{cov:g}"] = replace(base, mode="multi", nbv=nbv, min_coverage=cov)
     return runs
 
 

@@ -202,11 +202,18 @@ def _plots(runs: dict[str, dict], out: Path) -> dict[str, Path]:
     fig.savefig(p1, dpi=110)
     plt.close(fig)
 
-    fig, ax = plt.subplots(figsize=(6, 4.5))
-    for n in names:
-        m = runs[n]["metrics"]
-        ax.scatter(m["asd"], m["accuracy"], s=60)
-        ax.annotate(f"{n}", (m["asd"], m["accuracy"]), textcoords="offset points", xytext=(5, 5), fontsize=8)
+    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+    groups: dict[str, list[str]] = {}
+    for n in names:  # one line per NBV strategy through its stopping variants
+        cfg = runs[n].get("config") or {}
+        key = "single view" if cfg.get("mode") == "single" else f"NBV {cfg.get('nbv', n)}"
+        groups.setdefault(key, []).append(n)
+    for i, (key, members) in enumerate(groups.items()):
+        pts = sorted((runs[n]["metrics"]["asd"], runs[n]["metrics"]["accuracy"], n) for n in members)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", ms=7, label=key, alpha=0.85)
+        for k, (x, y, n) in enumerate(pts):
+            ax.annotate(n, (x, y), textcoords="offset points", xytext=(6, -12 + 11 * ((i + k) % 3)), fontsize=7)
+    ax.legend(fontsize=8)
     ax.set_xlabel("ASD (average steps to decision)")
     ax.set_ylabel("overall accuracy")
     ax.set_title("Accuracy–ASD trade-off per NBV strategy")
