@@ -65,6 +65,7 @@ def test_report_files(tmp_path):
     assert json.loads(paths["metrics"].read_text())["SV"]["metrics"]["n"] == 6
     text = paths["report"].read_text()
     assert "| SV | 6 | 0.667 | 0.500 | 0.500 | 1.000 | 2.000 |" in text and "ASD" in text and "test run" in text
+    assert text.count("| 0 |") >= 2  # errors column
     assert paths["plot_pair_type"].stat().st_size > 1000 and paths["plot_tradeoff"].stat().st_size > 1000
 
 

@@ -87,6 +87,7 @@ def compute_metrics(records: list[dict]) -> dict:
         "accuracy": _acc(records),
         "per_pair_type": per_type,
         "per_category": per_cat,
+        "errors": sum(1 for r in records if r.get("error")),  # broken episodes (counted with prediction No)
         "asd": round(steps / n, 4) if n else None,
         "multi_step_fraction": round(sum(r["steps"] > 1 for r in records) / n, 4) if n else None,
         "predicted_yes_rate": round(sum(_as_yes(r["prediction"]) for r in records) / n, 4) if n else None,
@@ -145,8 +146,8 @@ def write_report(runs: dict[str, dict], out_dir: str | Path, title: str = "PInVe
     lines += [f"- {n}" for n in (notes or [])]
     lines += ["", "## Definitions", "", *[f"{ln.strip()}" for ln in DEFINITIONS.splitlines()], "",
               "## Results", "",
-              "| run | n | overall | positive | neg_same | neg_diff | ASD | nav fail (unreach / trap) | first-view acc | flips/ep |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+              "| run | n | overall | positive | neg_same | neg_diff | ASD | nav fail (unreach / trap) | first-view acc | flips/ep | errors |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, run in runs.items():
         m = run["metrics"]
         pt = {k: v["accuracy"] for k, v in m["per_pair_type"].items()}
@@ -154,7 +155,8 @@ def write_report(runs: dict[str, dict], out_dir: str | Path, title: str = "PInVe
         lines.append(
             f"| {name} | {m['n']} | {_fmt(m['accuracy'])} | {_fmt(pt.get('positive'))} | {_fmt(pt.get('neg_same'))} | "
             f"{_fmt(pt.get('neg_diff'))} | {_fmt(m['asd'])} | {nav['failures']}/{nav['moves']} = {_fmt(nav['failure_rate'])} "
-            f"({nav['unreachable']} / {nav['trap']}) | {_fmt(m['first_view_accuracy'])} | {_fmt(m['flips']['mean_per_episode'])} |")
+            f"({nav['unreachable']} / {nav['trap']}) | {_fmt(m['first_view_accuracy'])} | {_fmt(m['flips']['mean_per_episode'])} | "
+            f"{m.get('errors', 0)} |")
     lines += ["", "### Failure causes (final tracker state of wrong episodes)", "",
               "| run | positive | neg_same | neg_diff |", "|---|---|---|---|"]
     for name, run in runs.items():

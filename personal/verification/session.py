@@ -191,7 +191,7 @@ class PlannerSession:
         if verdict.get("error"):
             ep.interim.append("No")
             ep.transcript.append({"step": verdict["step"], "error": verdict["error"]})
-            return self._finish(ep, {"decision": "No", "reason": f"error: {verdict['error']}"})
+            return self._finish(ep, {"decision": "No", "reason": f"error: {verdict['error']}", "error": verdict["error"]})
         if verdict["step"] == 1:
             ep.first_view = verdict["forced_decision"]
             ep.attributes = json.loads(verdict["attributes_json"] or "[]")
@@ -228,6 +228,8 @@ class PlannerSession:
             "interim_predictions": ep.interim, "flips": count_flips(ep.interim), "moves": len(ep.statuses) - 1,
             "nav_unreachable": ep.statuses.count("unreachable"), "nav_trap": ep.statuses.count("trap"),
             "attributes": ep.attributes, "transcript": ep.transcript,
+            # an episode that broke (unreadable capture, timeout) keeps the conservative No but is flagged
+            "error": verdict.get("error") or None,
         })
         return self.start_next()
 
