@@ -68,3 +68,16 @@ def test_offline_evaluation_runs_all_configs(dataset, tmp_path):
         assert key in rec
     assert {"name", "expected", "observed", "accumulated_status"} <= set(rec["transcript"][0]["attributes"][0])
     assert (tmp_path / "out" / "report.md").is_file() and (tmp_path / "out" / "accuracy_vs_asd.png").is_file()
+
+
+def test_unreadable_capture_is_a_flagged_failure(dataset, tmp_path):
+    import shutil
+
+    root, _ = dataset
+    shutil.copytree(root / "a", tmp_path / "c")
+    index = tmp_path / "c" / "val" / "pv_index_all.jsonl"
+    broken = json.loads(index.read_text().splitlines()[0])["episode_path"]
+    for png in (tmp_path / "c" / broken / "rgb").glob("*.png"):
+        png.write_bytes(b"not a png")
+    runs = evaluate(index, tmp_path / "out", {"SV": AgentConfig(mode="single", nbv="none")}, log=lambda *_: None)
+    assert runs["SV"]["metrics"]["errors"] == 3 and runs["SV"]["metrics"]["n"] == 9

@@ -39,7 +39,25 @@ def run_config(pairs, cfg: AgentConfig, decomposer: str = "builtin", verifier: s
                attr_cache: dict | None = None) -> list[dict]:
     agent = VerificationAgent(make_decomposer(decomposer), make_verifier(verifier), cfg, attr_cache)
     nbv = make_nbv(cfg.nbv, cfg.seed) if cfg.mode == "multi" else None
-    return [run_episode(p, agent, nbv, seed=cfg.seed) for p in pairs]
+    records = []
+    for p in pairs:
+        try:
+            records.append(run_episode(p, agent, nbv, seed=cfg.seed))
+        except (OSError, ValueError) as exc:  # unreadable capture etc.: a flagged failure, not a dead run
+            records.append(error_record(p, cfg, f"{type(exc).__name__}: {exc}"))
+    return records
+
+
+def error_record(p, cfg: AgentConfig, error: str) -> dict:
+    """The conservative-No record of an episode that could not be run (flagged by ``error``)."""
+    return {
+        "episode_key": p.key, "index": p.index, "scene_key": p.scene_key, "episode_id": p.episode_id,
+        "object_id": p.object_id, "query_object_id": p.query_object_id, "object_category": p.object_category,
+        "pair_type": p.pair_type, "label": p.label, "prediction": "No", "is_correct": p.label == 0, "steps": 1,
+        "moves": 0, "nav_unreachable": 0, "nav_trap": 0, "first_view_prediction": "No", "interim_predictions": [],
+        "flips": 0, "mode": cfg.mode, "nbv": cfg.nbv, "stop_reason": f"error: {error}", "transcript": [],
+        "attributes": [], "error": error,
+    }
 
 
 def evaluate(index: str | Path, out_dir: str | Path, configs: dict[str, AgentConfig], decomposer: str = "builtin",
