@@ -52,7 +52,9 @@ class PermEvaluatorNode(Node):
         for t in self.tasks:
             self.rollouts.setdefault((t.mission, t.seed, t.prompt), []).append(t)
         self.keys = list(self.rollouts)
-        self.sample = set(self.keys[: self.strips])
+        # frame strips for rollouts spread over the run (no-preference and preference prompts alike)
+        stride = max(1, len(self.keys) // max(self.strips, 1))
+        self.sample = set(self.keys[::stride][: self.strips]) if self.strips > 0 else set()
         self.k = -1
         self.results, self.frames = [], {}
         self.t0 = time.monotonic()
