@@ -1,0 +1,49 @@
+"""Feature-map wire format: round trip, the mapping node's publisher format, bad descriptors."""
+import json
+
+import numpy as np
+import pytest
+
+from personal.grounding.map_wire import MapWireError, map_from_wire, map_to_wire, parse_descriptor
+from personal.grounding.pipeline import MapView
+
+
+def view():
+    rng = np.random.default_rng(0)
+    f = rng.standard_normal((4, 5, 8)).astype(np.float32)
+    c = rng.random((4, 5)).astype(np.float32)
+    c[0, 0] = 0.0
+    return MapView.from_arrays(f, c, (-1.0, 2.0), 0.5, "enc-x")
+
+
+def test_round_trip():
+    v = view()
+    data, layout, desc = map_to_wire(v, scene_id="s1")
+    back = map_from_wire(data, [s for _, s, _ in layout], parse_descriptor(json.dumps(desc)))
+    np.testing.assert_array_equal(back.features, v.features)
+    assert (back.valid == v.valid).all() and not back.valid[0, 0]
+    assert back.origin == (-1.0, 2.0) and back.resolution == 0.5 and back.encoder == "enc-x"
+
+
+def test_reads_the_mapping_nodes_format():
+    from personal.mapping.feature_map import FeatureMap
+    from personal.mapping.ros_io import feature_map_to_wire
+
+    fm = FeatureMap(8, 0.5, encoder="enc-y", bounds=(0.0, 0.0, 2.0, 1.5))
+    fm.integrate(np.array([[0.2, 0.3], [1.7, 1.2]]), np.array([1.0, 2.0]), np.eye(8, dtype=np.float32)[:2],
+                 np.array([0, 1]))
+    flat, layout, desc = feature_map_to_wire(fm, "s2")
+    v = map_from_wire(flat, [s for _, s, _ in layout], parse_descriptor(json.dumps(desc)))
+    assert v.valid.sum() == 2 and v.encoder == "enc-y"
+    np.testing.assert_allclose(v.features, fm.embeddings)
+    assert v.origin == fm.geometry.origin
+
+
+def test_bad_descriptors_name_the_field():
+    with pytest.raises(MapWireError, match="not JSON"):
+        parse_descriptor("{oops")
+    with pytest.raises(MapWireError, match="'resolution'"):
+        parse_descriptor({"origin": [0, 0], "shape": [1, 1, 1]})
+    data, layout, desc = map_to_wire(view())
+    with pytest.raises(MapWireError, match="needs"):
+        map_from_wire(data[:-3], [4, 5, 9], desc)
