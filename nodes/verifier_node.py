@@ -41,6 +41,7 @@ class VerifierNode(Node):
         super().__init__("aiv_verifier", **kwargs)
         p = self._declare
         config = AgentConfig(mode=p("mode", "multi", "single | multi"), horizon=p("horizon", 6, "steps per episode"),
+                             detection=p("detection", "mask", "mask (GT mask) | box (GT box only)"),
                              min_coverage=p("min_coverage", 0.0, "judgeable attribute weight seen before a unanimity stop"))
         self.session = VerifierSession(config, p("decomposer", "builtin", "builtin | llm"), p("verifier", "builtin", "builtin | vlm"))
         self.pending: dict[str, dict] = {}  # request id -> {"obs", "rgb", "mask", "t"}

@@ -27,10 +27,11 @@ def drive(pairs, cfg):
     return planner.records
 
 
-@pytest.mark.parametrize("mode,nbv", [("single", "none"), ("multi", "fps"), ("multi", "random")])
-def test_sessions_match_offline_runner(index, mode, nbv):
+@pytest.mark.parametrize("mode,nbv,detection", [("single", "none", "mask"), ("multi", "fps", "mask"),
+                                                ("multi", "random", "mask"), ("multi", "fps", "box")])
+def test_sessions_match_offline_runner(index, mode, nbv, detection):
     pairs = load_index(index)
-    cfg = AgentConfig(mode=mode, nbv=nbv, seed=4)
+    cfg = AgentConfig(mode=mode, nbv=nbv, seed=4, detection=detection)
     offline = run_config(pairs, cfg)
     online = drive(pairs, cfg)
     for a, b in zip(offline, online, strict=True):

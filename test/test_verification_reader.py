@@ -112,3 +112,18 @@ def test_missing_index_and_meta(tmp_path):
     (tmp_path / "pin_capture/val/sceneA/ep1/meta.json").unlink()
     with pytest.raises(DatasetError, match=r"pv_index_all.jsonl:1: episode_path .*meta.json not found"):
         load_index(index)
+
+
+def test_azimuth_from_positions_in_either_frame(tmp_path):
+    from personal.verification.reader import _fill_azimuths
+    from personal.verification.schema import Viewpoint
+
+    def vps(positions):
+        return [Viewpoint(f"s{i}_near", i, "near", True, True, "x.png", position=p) for i, p in enumerate(positions)]
+
+    zup = vps([[2.0, 1.0, 0.0], [1.0, 2.0, 0.0], [0.0, 1.0, 0.0]])  # map frame, goal (1, 1, 0.5)
+    _fill_azimuths(zup, [1.0, 1.0, 0.5])
+    assert [round(v.azimuth_deg) for v in zup] == [0, 90, 180]
+    yup = vps([[2.0, 0.1, 1.0], [1.0, 0.1, 2.0], [1.0, 0.1, 0.0]])  # habitat y-up, goal (1, 0.6, 1)
+    _fill_azimuths(yup, [1.0, 0.6, 1.0])
+    assert [round(v.azimuth_deg) for v in yup] == [0, 90, -90]

@@ -20,6 +20,7 @@ GRAPH = Graph(
         "nbv": ("fps", "random | fps | llm (llm needs PERSONAL_LLM_BASE_URL/PERSONAL_LLM_MODEL)"),
         "decomposer": ("builtin", "builtin | llm"),
         "verifier": ("builtin", "builtin | vlm"),
+        "detection": ("mask", "mask (GT mask) | box (GT box only)"),
         "min_coverage": (0.0, "judgeable attribute weight seen before a unanimity stop (0 = paper rule)"),
         "horizon": (6, "steps per episode"),
         "limit": (0, "evaluate only the first N episodes (0 = all)"),
@@ -37,7 +38,7 @@ GRAPH = Graph(
         NodeSpec(
             name="aiv_verifier", executable="aiv_verifier", module="nodes.verifier_node",
             parameters={"mode": Arg("mode"), "horizon": Arg("horizon"), "min_coverage": Arg("min_coverage"),
-                        "decomposer": Arg("decomposer"), "verifier": Arg("verifier")},
+                        "decomposer": Arg("decomposer"), "verifier": Arg("verifier"), "detection": Arg("detection")},
         ),
         NodeSpec(
             name="aiv_view_planner", executable="aiv_view_planner", module="nodes.view_planner_node",

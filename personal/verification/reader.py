@@ -207,10 +207,18 @@ def _fill_azimuths(viewpoints: list[Viewpoint], goal: list[float] | None) -> Non
     """Azimuth from the camera position around the goal when the file gives both."""
     if goal is None:
         return
+    pos = [v.position for v in viewpoints if v.position is not None and v.azimuth_deg is None]
+    if not pos:
+        return
+    # Map-frame files (ours) are z-up: azimuth in (x, y). Habitat files (the public release)
+    # are y-up: azimuth in (x, z), matching the paper's x = g_x + r cos(a), z = g_z + r sin(a).
+    # The vertical axis is the one that stays constant across the capture positions.
+    arr = np.asarray(pos, dtype=float)
+    vertical = 1 if np.ptp(arr[:, 1]) < np.ptp(arr[:, 2]) else 2
+    h = 2 if vertical == 1 else 1
     for v in viewpoints:
         if v.azimuth_deg is None and v.position is not None:
-            # Positions are map-frame (x, y, z); PInVerify's habitat y-up files use (x, z).
-            v.azimuth_deg = float(np.degrees(np.arctan2(v.position[1] - goal[1], v.position[0] - goal[0])))
+            v.azimuth_deg = float(np.degrees(np.arctan2(v.position[h] - goal[h], v.position[0] - goal[0])))
 
 
 def _resolve_episode_dir(index_path: Path, episode_path: str) -> Path:

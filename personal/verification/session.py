@@ -103,7 +103,8 @@ class VerifierSession:
         if obs["new_view"]:
             if rgb is None:
                 return {**base, "error": "new_view without an rgb image"}
-            view = ViewInput(rgb=rgb, mask=mask if obs.get("has_mask") else None,
+            use_mask = obs.get("has_mask") and self.config.detection == "mask"  # "box": GT box only
+            view = ViewInput(rgb=rgb, mask=mask if use_mask else None,
                              bbox_xyxy=list(obs.get("bbox_xyxy") or []) or None, distance_m=obs.get("distance_m") or None,
                              hfov_deg=obs.get("hfov_deg", 90.0), pitch_deg=obs.get("pitch_deg"))
         decision = self.agent.observe(env_obs, view, requested_azimuth=obs.get("requested_azimuth_deg"))
