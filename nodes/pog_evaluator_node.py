@@ -64,6 +64,7 @@ class PogEvaluatorNode(Node):
         out_root = p("out_dir", "runs/pog_eval", "run folders are created under this")
         self.map_timeout = p("map_timeout_s", 900.0, "wait this long for a scene's map")
         self.query_timeout = p("query_timeout_s", 60.0, "a query without all results after this is a failure")
+        self.grounding_wait = p("grounding_wait_s", 180.0, "give up on a grounding node that never appears after this")
         self.window = p("in_flight", 16, "queries in flight at once (the grounding node embeds their texts in one batch)")
         self.sample_maps = p("sample_maps", 6, "episodes drawn as map PNGs")
         self.run_dir = Path(out_root) / datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
@@ -239,9 +240,24 @@ class PogEvaluatorNode(Node):
             self._send(self.queue.pop(0))
 
     def _grounding_ready(self, now: float) -> bool:
-        """Queries are volatile: send only once the grounding node listens and answers."""
+        """Queries are volatile: send only once the grounding node listens and answers.
+        If it never appears, the queued episodes are recorded as failures (no hang)."""
         if self.query_pub.get_subscription_count() > 0 and self.count_publishers("grounding/result") > 0:
+            self._wait_since = None
             return True
+        if getattr(self, "_wait_since", None) is None:
+            self._wait_since = now
+        if now - self._wait_since > self.grounding_wait:
+            self.get_logger().error(f"no grounding node after {self.grounding_wait:.0f} s: "
+                                    f"{len(self.queue)} episodes recorded as no_grounding_node failures")
+            for ep in self.queue:
+                rid = uuid.uuid4().hex[:12]
+                self.pending[rid] = (ep, now, {m: _failed(m, "no_grounding_node", "the grounding node never subscribed to grounding/query")
+                                               for m in self.methods})
+                self._complete(rid)
+            self.queue = []
+            self._wait_since = None
+            return False
         if now - getattr(self, "_last_wait_log", 0.0) > 10.0:
             self._last_wait_log = now
             self.get_logger().info("waiting for the grounding node (grounding/query subscriber, grounding/result publisher)")
@@ -281,9 +297,7 @@ class PogEvaluatorNode(Node):
         for rid, (ep, sent, got) in list(self.pending.items()):
             if now - sent > self.query_timeout:
                 for m in self.methods:
-                    got.setdefault(m, {"method": m, "ok": False, "failure_code": "timeout", "points": [], "scores": [],
-                                       "failure_reason": f"no result from the grounding node within {self.query_timeout:.0f} s",
-                                       "latency_ms": float("nan"), "owner": ""})
+                    got.setdefault(m, _failed(m, "timeout", f"no result from the grounding node within {self.query_timeout:.0f} s"))
                 self._complete(rid)
 
     def _complete(self, rid: str) -> None:
@@ -335,6 +349,11 @@ class PogEvaluatorNode(Node):
         self.get_logger().info(f"POG evaluation done: {self.done}/{len(self.episodes)} episodes; report: {self.run_dir.resolve() / 'report.md'}")
         print(f"report: {self.run_dir.resolve() / 'report.md'}", flush=True)
         self.exit_code = 0
+
+
+def _failed(method: str, code: str, reason: str) -> dict:
+    return {"method": method, "ok": False, "failure_code": code, "failure_reason": reason, "points": [], "scores": [],
+            "latency_ms": float("nan"), "owner": ""}
 
 
 def _empty_map() -> MapView:

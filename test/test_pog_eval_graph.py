@@ -53,3 +53,17 @@ def test_pog_eval_graph_runs_to_a_report(tmp_path):
     report = (run / "report.md").read_text()
     assert "ORACLE" in report.splitlines()[0] and "success radius 1.0 m" in report
     assert list((run / "maps").glob("*.png"))
+
+
+def test_evaluator_without_grounding_node_records_failures(tmp_path):
+    from personal.runner import node_command
+
+    out = tmp_path / "runs"
+    cmd = node_command("nodes.pog_evaluator_node", "pog_evaluator_alone", parameters={
+        "map_source": "oracle", "scenes": 1, "episodes_per_split": 1, "splits": "easy,hard", "grounding_wait_s": 1.0,
+        "out_dir": str(out), "sample_maps": 0})
+    proc = subprocess.run(cmd, cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, timeout=200)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    results = json.loads((next(out.iterdir()) / "results.json").read_text())
+    assert len(results) == 2 * 5
+    assert all(r["failure"]["code"] == "no_grounding_node" for r in results)
