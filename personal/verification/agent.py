@@ -6,8 +6,7 @@ offline :class:`VerificationEnv` and returns a result record in the public shape
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 
 import numpy as np
 
