@@ -12,6 +12,7 @@ Publishes  ``aiv/observation`` (JSON ``AivObservation``), ``aiv/capture/rgb`` (r
 """
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -66,8 +67,23 @@ class AivReplayerNode(Node):
             return
         self.server = CaptureServer(pairs, seed=seed, horizon=horizon)
         self.create_subscription(String, "aiv/command", self._on_command, RELIABLE)
-        self.dataset_pub.publish(String(data=encode("AivDataset", {"index": str(index), "episodes": len(pairs)})))
-        self.get_logger().info(f"serving {len(pairs)} PInVerify episodes from {index}")
+        self._announcement = {"index": str(index), "episodes": len(pairs)}
+        self._t_ready = time.monotonic()
+        self._announce_timer = self.create_timer(0.2, self._announce)
+
+    def _announce(self) -> None:
+        """Announce the dataset once the verifier and the planner are matched on our topics,
+        so the first observation cannot be lost to discovery (or after 15 s regardless)."""
+        matched = (self.obs_pub.get_subscription_count() >= 2 and self.rgb_pub.get_subscription_count() >= 1
+                   and self.mask_pub.get_subscription_count() >= 1)
+        waited = time.monotonic() - self._t_ready
+        if not matched and waited < 15.0:
+            return
+        if not matched:
+            self.get_logger().warn("announcing the dataset before every subscriber is matched (15 s passed)")
+        self._announce_timer.cancel()
+        self.dataset_pub.publish(String(data=encode("AivDataset", self._announcement)))
+        self.get_logger().info(f"serving {self._announcement['episodes']} PInVerify episodes from {self._announcement['index']}")
 
     def _declare(self, name, default, description):
         from rcl_interfaces.msg import ParameterDescriptor

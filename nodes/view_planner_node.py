@@ -42,6 +42,8 @@ class ViewPlannerNode(Node):
         self.exit_code: int | None = None
         self.session: PlannerSession | None = None
         self.last_sent = 0.0
+        self.last_cmd: dict | None = None
+        self.resent = False
         self.cmd_pub = self.create_publisher(String, "aiv/command", RELIABLE)
         self.create_subscription(String, "aiv/dataset", self._on_dataset, LATCHED)
         self.create_subscription(String, "aiv/observation", self._on_obs, RELIABLE)
@@ -83,6 +85,14 @@ class ViewPlannerNode(Node):
                 self._send(s.start_next())
             return
         if s.pending is not None and time.monotonic() - self.last_sent > self.step_timeout:
+            if self.last_cmd and self.last_cmd["command"] == "reset" and not self.resent:
+                # a lost reset is safe to repeat (a move is not: it would cost a second step)
+                self.get_logger().warn(f"no verdict for reset {s.pending} within {self.step_timeout} s; resending once")
+                self.resent = True
+                s.restart_current()
+                self.last_sent = time.monotonic()
+                self.cmd_pub.publish(String(data=encode("AivCommand", self.last_cmd)))
+                return
             self.get_logger().error(f"no verdict for {s.pending} within {self.step_timeout} s; recording the episode as failed")
             self._send(s.on_verdict({"request_id": s.pending, "episode_index": s.current.index, "step": 0,
                                      "decision": "No", "stop": True, "error": "timeout"}))
@@ -95,6 +105,7 @@ class ViewPlannerNode(Node):
         if cmd["command"] == "reset" and done and done % max(1, len(s.pairs) // 10) == 0:
             self.get_logger().info(f"episodes done {done}/{len(s.pairs)} ({time.monotonic() - self.t0:.0f} s)")
         self.last_sent = time.monotonic()
+        self.last_cmd, self.resent = cmd, False
         self.cmd_pub.publish(String(data=encode("AivCommand", cmd)))
 
     def _on_obs(self, msg: String) -> None:

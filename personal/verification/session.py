@@ -172,6 +172,11 @@ class PlannerSession:
         self.next_index += 1
         return self._command(self.current.index, "reset")
 
+    def restart_current(self) -> None:
+        """Forget the current episode's progress (before re-sending its lost reset)."""
+        if self.current is not None:
+            self.current = _Episode(self.current.index)
+
     def on_observation(self, obs: dict) -> None:
         ep = self.current
         if ep is None or obs["request_id"] != self.pending:
