@@ -127,3 +127,20 @@ def test_azimuth_from_positions_in_either_frame(tmp_path):
     yup = vps([[2.0, 0.1, 1.0], [1.0, 0.1, 2.0], [1.0, 0.1, 0.0]])  # habitat y-up, goal (1, 0.6, 1)
     _fill_azimuths(yup, [1.0, 0.6, 1.0])
     assert [round(v.azimuth_deg) for v in yup] == [0, 90, -90]
+
+
+def test_cli_check_and_eval_report_errors(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from personal.verification.cli import app
+
+    runner = CliRunner()
+    index = build(tmp_path, extra_line_field="surprise")
+    res = runner.invoke(app, ["check", str(index)])
+    assert res.exit_code == 1 and "unknown field(s) ['surprise']" in res.output
+    res = runner.invoke(app, ["check", str(index), "--lenient"])
+    assert res.exit_code == 0 and '"episodes": 2' in res.output
+    monkeypatch.delenv("PERSONAL_LLM_BASE_URL", raising=False)
+    monkeypatch.delenv("PERSONAL_LLM_MODEL", raising=False)
+    res = runner.invoke(app, ["eval", str(index), "--out", str(tmp_path / "o"), "--runs", "llm", "--lenient"])
+    assert res.exit_code == 1 and "PERSONAL_LLM_BASE_URL" in res.output

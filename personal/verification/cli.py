@@ -82,5 +82,11 @@ def eval_(
         configs = {f"MV-{runs}": AgentConfig(mode="multi", nbv=runs, detection=detection, seed=seed)}
     else:
         raise typer.BadParameter(f"--runs must be standard|sv|random|fps|llm, got {runs!r}")
-    evaluate(index, out, configs, decomposer, verifier, limit=limit or None, strict=not lenient, log=typer.echo)
+    from personal.verification.reader import DatasetError
+
+    try:
+        evaluate(index, out, configs, decomposer, verifier, limit=limit or None, strict=not lenient, log=typer.echo)
+    except (DatasetError, ValueError) as exc:  # bad data, or a model backend without an endpoint
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
     typer.echo(f"report: {out / 'report.md'}")
