@@ -109,3 +109,23 @@ def test_flip_counting():
     assert count_flips(["Yes", "Unsure", "No", "No", "Yes"]) == 2
     assert count_flips(["Unsure", "Unsure"]) == 0
     assert count_flips(["No"]) == 0
+
+
+def test_multi_view_size_check_blocks_yes_until_a_full_size_view():
+    t = Tracker(attrs(("color", 3)), horizon=3, min_size_ratio=0.6)
+    t.update([J("color", "Yes")], 1.0)
+    t.note_extent(0.3)  # looked too small (occluded, or another category)
+    d = t.decide()
+    assert not d.stop and d.decision == "Yes"  # unanimity would stop; the size check keeps looking
+    t.update([J("color", "Yes")], 1.0)
+    t.note_extent(0.8)
+    assert t.decide().stop
+    t = Tracker(attrs(("color", 3)), horizon=1, min_size_ratio=0.6)
+    t.update([J("color", "Yes")], 1.0)
+    t.note_extent(0.3)
+    d = t.decide()
+    assert d.stop and d.decision == "No" and "never looked larger" in d.reason
+    t = Tracker(attrs(("color", 3)), horizon=1, min_size_ratio=0.6)  # never measurable: no effect
+    t.update([J("color", "Yes")], 1.0)
+    t.note_extent(None)
+    assert t.decide().decision == "Yes"

@@ -28,6 +28,7 @@ class AgentConfig:
     margin: float = 0.5
     min_coverage: float = 0.0
     weighted_votes: bool = False  # paper: matched attributes outnumber contradictions (counts)
+    min_size_ratio: float = 0.0  # multi-view size check (built-in verifier only; 0 = off)
     seed: int = 0
 
 
@@ -50,7 +51,8 @@ class VerificationAgent:
         horizon = 1 if self.config.mode == "single" else self.config.horizon
         self.tracker = Tracker(self.attributes, horizon=horizon, margin=self.config.margin,
                                weighted_votes=self.config.weighted_votes, min_coverage=self.config.min_coverage,
-                               unjudgeable={a.name for a in self.attributes if not self._can_judge(a)})
+                               unjudgeable={a.name for a in self.attributes if not self._can_judge(a)},
+                               min_size_ratio=self.config.min_size_ratio)
         self.visited: list[float] = []
         self.failed: list[float] = []
         self.transcript: list[dict] = []
@@ -68,6 +70,7 @@ class VerificationAgent:
             verdict = self.verifier.verify(view, self.tracker.unresolved() or self.attributes, self.category,
                                            context=self.attributes)
             self.tracker.update(verdict.judgements, verdict.confidence)
+            self.tracker.note_extent(verdict.extent_ratio)
             self.visited.append(obs.azimuth_deg)
         else:
             self.tracker.skip_step()

@@ -68,8 +68,12 @@ class Tracker:
     weighted_votes: bool = True
     min_coverage: float = 0.0  # share of judgeable attribute weight that must be seen before a unanimity stop
     unjudgeable: set = field(default_factory=set)  # names the verifier can never decide (left out of coverage)
+    # Multi-view size check (0 = off): a Yes needs some view in which the object looked at least
+    # this share of the category's longest side (occlusion only shrinks a silhouette).
+    min_size_ratio: float = 0.0
     tracks: dict[str, AttributeTrack] = field(default_factory=dict)
     steps: int = 0
+    size_ratio_max: float | None = None
 
     def __post_init__(self) -> None:
         self.tracks = {a.name: AttributeTrack(a) for a in self.attributes}
@@ -90,6 +94,13 @@ class Tracker:
             t.last_reason = j.reason
             if getattr(j, "observed", ""):
                 t.last_observed = j.observed
+
+    def note_extent(self, ratio: float | None) -> None:
+        if ratio is not None:
+            self.size_ratio_max = max(ratio, self.size_ratio_max or 0.0)
+
+    def _size_blocks_yes(self) -> bool:
+        return self.min_size_ratio > 0 and self.size_ratio_max is not None and self.size_ratio_max < self.min_size_ratio
 
     def skip_step(self) -> None:
         """A step that brought no new view (unreachable move)."""
@@ -128,20 +139,24 @@ class Tracker:
         statuses = self.statuses()
         v = self.vote()
         remaining = max(0, self.horizon - self.steps)
+        small = self._size_blocks_yes()
         if final or remaining == 0:
-            d = "Yes" if v > 0 else "No"
+            d = "Yes" if v > 0 and not small else "No"
             why = "final step: " + ("matches outnumber contradictions" if v > 0 else
                                     "contradictions outnumber matches" if v < 0 else "tie -> conservative No")
+            if v > 0 and small:
+                why = (f"final step: matches outnumber contradictions, but the object never looked larger than "
+                       f"{self.size_ratio_max:.2f} of the category's size -> No")
             return Decision(d, True, why, v, statuses)
         lo, hi = self.vote_bounds(remaining)
-        if lo > 0:
+        if lo > 0 and not small:
             return Decision("Yes", True, "converged: remaining steps cannot overturn the matches", v, statuses)
         if hi <= 0:
             return Decision("No", True, "converged: remaining steps cannot produce a Yes", v, statuses)
         seen = [s for s in statuses.values() if s != MISSING]
         total_w = sum(self._w(t) for n, t in self.tracks.items() if n not in self.unjudgeable) or 1.0
         seen_w = sum(self._w(t) for n, t in self.tracks.items() if statuses[n] != MISSING and n not in self.unjudgeable)
-        if seen and len(set(seen)) == 1 and seen_w / total_w >= self.min_coverage:
+        if seen and len(set(seen)) == 1 and seen_w / total_w >= self.min_coverage and not (small and seen[0] == MATCHED):
             d = "Yes" if seen[0] == MATCHED else "No"
             return Decision(d, True, f"all {len(seen)} seen attributes unanimous ({seen[0]})", v, statuses)
         interim = "Yes" if v > 0 else "No" if v < 0 else "Unsure"

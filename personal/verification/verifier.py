@@ -51,6 +51,8 @@ class ViewVerdict:
     confidence: float  # evidence weight of this view for the tracker (visibility-aware)
     visible_px: int
     notes: list[str] = field(default_factory=list)
+    # seen extent / the category's longest nominal side (None: not measurable from this view)
+    extent_ratio: float | None = None
 
 
 def crop_for_verification(rgb: np.ndarray, mask: np.ndarray | None, bbox: list[int] | None,
@@ -154,6 +156,8 @@ class BuiltinImageVerifier:
         if gate is not None:
             notes.append(gate)
             return ViewVerdict([Judgement(a.name, "No", gate, "other category") for a in attributes], confidence, visible, notes)
+        extent = self._extent(mask, view, category)
+        ratio = max(extent[0], extent[1]) / max(extent[2]) if extent else None
         pixels = crop[_erode(cmask)] if cmask is not None else crop.reshape(-1, 3)
         stats = _ColorStats(pixels)
         described = sorted({n for a in (context or attributes) if a.type in ("color", "pattern")
@@ -161,7 +165,7 @@ class BuiltinImageVerifier:
         out = []
         for a in attributes:
             out.append(self._judge(a, stats, described, context or attributes))
-        return ViewVerdict(out, max(confidence, TRAP_CONFIDENCE), visible, notes)
+        return ViewVerdict(out, max(confidence, TRAP_CONFIDENCE), visible, notes, ratio)
 
     # -- helpers ----------------------------------------------------------
     @staticmethod
@@ -173,8 +177,8 @@ class BuiltinImageVerifier:
         m[y0 + dy:y1 - dy, x0 + dx:x1 - dx] = True
         return m
 
-    def _category_check(self, mask: np.ndarray, view: ViewInput, category: str) -> str | None:
-        """A reason string when the object's metric extent cannot be a ``category``."""
+    def _extent(self, mask: np.ndarray, view: ViewInput, category: str):
+        """(width_m, height_m, nominal extent) of the object's silhouette, or None if unmeasurable."""
         ext = self._extents.get(category)
         if ext is None or not view.distance_m:
             return None
@@ -183,8 +187,14 @@ class BuiltinImageVerifier:
         if xs.min() == 0 or ys.min() == 0 or xs.max() == w - 1 or ys.max() == h - 1:
             return None  # cut by the image border: extent unknown
         f = (w / 2) / math.tan(math.radians(view.hfov_deg) / 2)
-        width_m = (xs.max() - xs.min() + 1) * view.distance_m / f
-        height_m = (ys.max() - ys.min() + 1) * view.distance_m / f
+        return (xs.max() - xs.min() + 1) * view.distance_m / f, (ys.max() - ys.min() + 1) * view.distance_m / f, ext
+
+    def _category_check(self, mask: np.ndarray, view: ViewInput, category: str) -> str | None:
+        """A reason string when the object's metric extent cannot be a ``category``."""
+        measured = self._extent(mask, view, category)
+        if measured is None:
+            return None
+        width_m, height_m, ext = measured
         W, D, H = ext
         diag_wd = math.hypot(W, D)
         pitch = math.radians(abs(view.pitch_deg or 0.0))
