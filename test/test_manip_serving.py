@@ -147,3 +147,12 @@ def test_client_reconnects_when_the_server_restarts():
     finally:
         client.close()
         second.stop()
+
+
+def test_scripted_chunks_are_a_look_ahead_executed_whole():
+    policy = make_policy("scripted", chunk=5)
+    assert policy.metadata["action_horizon"] == 5 and policy.metadata["oracle"] is True
+    task = build_suite("single", ["mat"], ["prefer_blue"], [0])[0]
+    run = run_episode(make_backend("kinematic"), policy, task, images=False, replan=5)
+    assert run.result.success and run.result.d == {"prefer_blue": 1.0}
+    assert len(run.infer_ms) == pytest.approx(run.result.steps / 5, abs=1)  # one inference per chunk

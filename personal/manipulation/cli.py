@@ -70,7 +70,7 @@ def serve_cmd(
     policy: str = typer.Option("scripted", help="backend to serve: scripted | openpi | http"),
     host: str = typer.Option("0.0.0.0"),
     port: int = typer.Option(8000),
-    chunk: int = typer.Option(5, help="actions per reply (scripted)"),
+    chunk: int = typer.Option(1, help="actions per reply (scripted; it is closed-loop, 1 is best)"),
 ) -> None:
     """Serve a policy over the openpi websocket protocol (metadata, msgpack, /healthz)."""
     from personal.manipulation.policies import make_policy

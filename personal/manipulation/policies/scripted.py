@@ -244,8 +244,19 @@ class OracleScriptedPolicy(Policy):
                 self.objects = {k: np.asarray(v, float) for k, v in json.loads(obs["oracle/objects"]).items()}
             except (ValueError, TypeError, AttributeError) as exc:
                 raise ObservationError(f"'oracle/objects' must be JSON {{name: [x, y, z]}}: {exc}") from None
-        actions = [self._step(eef, yaw) for _ in range(self.chunk)]
+        # The policy is closed-loop (chunk 1 by default). A longer chunk is an open-loop look-ahead that
+        # assumes the arm reaches each set-point; its internal clock advances by the whole chunk, so
+        # clients should execute all of it (metadata ``action_horizon``). On robosuite, chunks of 5+
+        # lose success (the controller lags the set-points), so evaluate it with chunk 1.
+        actions = []
+        for _ in range(self.chunk):
+            actions.append(self._step(eef, yaw))
+            eef, yaw = self.ref.copy(), self.ref_yaw
         return {"actions": np.array(actions, dtype=np.float32)}
+
+    @property
+    def metadata(self) -> dict:
+        return {**super().metadata, "action_horizon": self.chunk, "oracle": True}
 
     def _step(self, eef: np.ndarray, yaw: float) -> np.ndarray:
         """Advance a virtual set-point along the plan at the style's speed and ramp, then command the
