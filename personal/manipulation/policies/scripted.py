@@ -81,12 +81,13 @@ class Style:
     rotate: float = 0.0  # yaw change while carrying (rad)
     push: bool = False
     by_handle: bool = False
+    tol_scale: float = 1.0  # hurried: accept waypoints sooner (less settling)
 
 
 def style_for(prefs: list[str]) -> Style:
     s = Style()
     if "speed_up" in prefs:
-        s.speed, s.close_steps, s.open_steps = 0.55, 6, 3
+        s.speed, s.close_steps, s.open_steps, s.tol_scale = 0.55, 5, 3, 2.0
     if "slow_down" in prefs:
         s.speed, s.close_steps, s.open_steps = 0.07, 14, 10
     if "smooth" in prefs:
@@ -171,7 +172,7 @@ def plan(layout: Layout, prefs: list[str], eef: np.ndarray, yaw0: float) -> tupl
         prev = wps[-1].pos if wps else eef
         for v in _detour(prev, np.asarray(p, float), obs, style.clearance):
             wps.append(Waypoint(v, yaw, grip))
-        wps.append(Waypoint(np.asarray(p, float), yaw, grip, hold, tol, push))
+        wps.append(Waypoint(np.asarray(p, float), yaw, grip, hold, tol * style.tol_scale, push))
 
     if style.push:
         u = goal[:2] - o[:2]
