@@ -43,9 +43,11 @@ def over_topics(policy: str, steps: int, seed: int, timeout: float = 600.0) -> d
     t0 = time.monotonic()
     try:
         for line in nav.stdout:
-            m = re.search(r"(\d+) steps, stopped=(\w+), ([\d.]+) steps/s, ms/step (\{.*?\})", line)
+            m = re.search(r"(\d+) steps, stopped=(\w+), ([\d.]+) steps/s \(([\d.]+|None) steps/s first to last action\), "
+                          r"ms/step (\{.*?\})", line)
             if m:
-                out.update(steps=int(m.group(1)), stopped=m.group(2), steps_per_s=float(m.group(3)), node_ms=m.group(4))
+                out.update(steps=int(m.group(1)), stopped=m.group(2), steps_per_s=float(m.group(3)),
+                           loop_steps_per_s=float(m.group(4)) if m.group(4) != "None" else float("nan"), node_ms=m.group(5))
                 break
             if time.monotonic() - t0 > timeout:
                 break
@@ -77,10 +79,9 @@ def in_process(policy: str, steps: int, seed: int) -> dict:
     loop = build_loop(policy, comps, max_steps=steps)
     if loop.policy.is_oracle:
         loop.policy.set_ground_truth(NavGrid(scene, 0), [scene.object(o).box for o in ep.target_object_ids])
-    t = time.perf_counter()
     traj = run_episode(sim, ep, loop)
-    wall = time.perf_counter() - t
-    return {"policy": policy, "steps": traj.steps, "steps_per_s": traj.steps / wall,
+    per_step = sum(v for k, v in traj.timing_ms.items() if k != "wall_s")
+    return {"policy": policy, "steps": traj.steps, "steps_per_s": 1e3 / per_step,
             "ms_per_step": {k: round(v, 1) for k, v in traj.timing_ms.items() if k != "wall_s"}}
 
 
@@ -96,9 +97,12 @@ def main() -> None:
     if not a.skip_ros:
         r = over_topics(a.policy, a.steps, a.seed)
         print(f"over topics (sim bridge + navigation node [maps + policy], 2 processes): "
-              f"{r.get('steps_per_s', float('nan')):.1f} steps/s over {r.get('steps')} steps; node ms/step {r.get('node_ms')}")
+              f"{r.get('loop_steps_per_s', float('nan')):.1f} steps/s first to last action "
+              f"({r.get('steps_per_s', float('nan')):.1f} incl. episode setup) over {r.get('steps')} steps; "
+              f"node ms/step {r.get('node_ms')}")
     r = in_process(a.policy, a.steps, a.seed)
-    print(f"in process (no ROS): {r['steps_per_s']:.1f} steps/s over {r['steps']} steps; ms/step {r['ms_per_step']}")
+    print(f"in process (no ROS): {r['steps_per_s']:.1f} steps/s (sum of per-step stages) over {r['steps']} steps; "
+          f"ms/step {r['ms_per_step']}")
     print("target: >= 20 steps/s (500-step episode < 30 s)")
 
 

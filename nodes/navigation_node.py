@@ -340,6 +340,8 @@ class NavigationNode(Node):
             self.finish(f"policy error: {exc}")
             return
         run["actions"].append(int(action))
+        run.setdefault("t_first", time.monotonic())
+        run["t_last"] = time.monotonic()
         request_id = f"{run['episode_id']}:{run['policy']}:{loop.step_count}"
         run["await"] = (request_id, loop.step_count)
         run["since"] = time.monotonic()
@@ -369,7 +371,9 @@ class NavigationNode(Node):
         wall = time.monotonic() - run["t0"]
         info = dict(getattr(loop.policy, "info", {}) or {})
         info["timing_ms_per_step"] = {k: round(1e3 * v / max(n, 1), 2) for k, v in loop.timing.items()}
-        info["steps_per_s"] = round(n / wall, 2) if wall > 0 else None
+        info["steps_per_s"] = round(n / wall, 2) if wall > 0 else None  # from the start request, incl. setup
+        span = run.get("t_last", 0.0) - run.get("t_first", 0.0)
+        info["loop_steps_per_s"] = round((n - 1) / span, 2) if n > 1 and span > 0 else None  # first to last action
         result = {
             "episode_id": run["episode_id"], "policy": run["policy"], "is_oracle": bool(loop.policy.is_oracle),
             "stopped": bool(n and run["actions"][-1] == 0), "steps": n,
@@ -380,7 +384,8 @@ class NavigationNode(Node):
         if loop.mapper is not None:
             self.publish_map(loop.mapper)
         self.get_logger().info(f"{run['episode_id']} {run['policy']}: {n} steps, stopped={result['stopped']}, "
-                               f"{info['steps_per_s']} steps/s, ms/step {info['timing_ms_per_step']}"
+                               f"{info['steps_per_s']} steps/s ({info['loop_steps_per_s']} steps/s first to last action), "
+                               f"ms/step {info['timing_ms_per_step']}"
                                + (f", failure: {failure}" if failure else ""))
 
     def _publish_failed(self, episode_id: str, policy: str, failure: str) -> None:
