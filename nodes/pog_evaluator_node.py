@@ -312,7 +312,9 @@ class PogEvaluatorNode(Node):
                 episode_id=ep.episode_id, scene_id=ep.scene_id, split=ep.split, method=m, points=pts,
                 scores=r["scores"] if not gt_failure else [], targets=boxes, latency_ms=r.get("latency_ms", float("nan")),
                 query=ep.query, owner=r.get("owner", "") or ep.owner, target_object_ids=ep.target_object_ids, failure=failure,
-                info={"extract_ms": r.get("extract_ms"), "embed_ms": r.get("embed_ms"), "phrases": len(r.get("phrases", []))},
+                info={"extract_ms": r.get("extract_ms"), "embed_ms": r.get("embed_ms"), "phrases": len(r.get("phrases", [])),
+                      **({"gate_cells": r["gate_cells"]} if r.get("gate_cells") else {}),
+                      **({"observed_cells": r["observed_cells"]} if r.get("observed_cells") else {})},
             ))
         self.done += 1
         total = len(self.episodes)

@@ -77,6 +77,7 @@ def test_grounding_node_round_trip(ros_context):
     assert (top["x"], top["y"]) == (2.5, 2.5)  # Clara's white bed cell centre
     assert good["rpg-owner"]["owner"] == "Clara" and len(good["rpg-owner"]["phrases"]) == 3
     assert good["qs"]["count"] == 4 and good["qs"]["map_encoder"] == "oracle-captions-minilm"
+    assert good["rpg"]["gate_cells"] > 0 and good["qs"]["gate_cells"] == 0 and good["qs"]["observed_cells"] == 100
     assert all(r["failure_code"] == "no_map" and "s9" in r["failure_reason"] for r in by["nomap"].values())
     assert {r["failure_code"] for r in by["badmethod"].values()} == {"method_not_configured"}
     assert by["nobody"]["rpg-owner"]["failure_code"] == "unknown_person" and by["nobody"]["qs"]["ok"]

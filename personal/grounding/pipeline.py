@@ -409,6 +409,8 @@ def result_payloads(g: QueryGrounding, *, request_id: str, scene_id: str, map_en
             "owner": g.owner,
             "phrases": list(g.phrases),
             "map_encoder": map_encoder,
+            "gate_cells": int(gr.info.get("gate_cells", 0)) if gr else 0,
+            "observed_cells": int(gr.info.get("observed_cells", 0)) if gr else 0,
             "index": i,
             "count": len(g.outcomes),
         })
