@@ -15,8 +15,9 @@ neighbourhoods (``nms_r``, ``nhood``) are in cells, so they are set to 1 m / res
 keep the paper's 1 m meaning on the finer navigation grid. ``phrase_floor`` additionally
 asks the RPG scorers for a cell whose best gating-phrase similarity reaches it (the gate
 alone, top-k peaks of a partial map, always picks *something* even before the target is seen);
-``rpg-owner`` also asks that no other person's phrase match the cell better (ownership
-consistency: a look-alike owned by someone else is not the target).
+``rpg-owner`` also asks that no other person's phrase match the cell better by more than
+``ownership_margin`` (ownership consistency: a look-alike owned by someone else is not the
+target, a shared object still is).
 """
 from __future__ import annotations
 
@@ -46,6 +47,7 @@ class ScoreMaps:
 class GroundingScorer:
     method: str = "qs"
     phrase_floor: float = 0.68
+    ownership_margin: float = 0.05
     top_k: int = 3
     failure: dict | None = field(default=None, init=False)
 
@@ -110,9 +112,11 @@ class GroundingScorer:
         out.phrase_sim = psim
         ok = np.nan_to_num(psim, nan=-np.inf) >= self.phrase_floor
         if self.method == "rpg-owner":
-            # ownership consistency: the cell matches the queried person's object at least as
-            # well as anybody else's (a look-alike owned by someone else is not a detection)
-            ok &= psim >= sims.max(axis=-1) - 1e-6
+            # ownership consistency: the cell matches the queried person's object about as well
+            # as anybody else's (a look-alike owned by someone else is not a detection). The
+            # margin keeps shared objects (hard split): co-owners' phrases name the same object
+            # and differ only by a few hundredths, a look-alike's by about a tenth or more.
+            ok &= psim >= sims.max(axis=-1) - self.ownership_margin
         out.detect = np.where(ok, v, -np.inf)
         out.guide = np.fmax(guide, psim)
         return out
