@@ -5,13 +5,25 @@ Parameters: ``bag`` (directory), ``rate`` (1.0 = real time; 0 = as fast as possi
 ``remap`` (["from:=to", ...]), ``wait_subscribers`` (seconds to wait for at least one
 subscriber on every played topic before starting), ``validate`` (deserialise each
 message first and skip, with a count, those that do not decode).
-The node exits when the bag is played, so a graph can mark it required.
+
+For replays that must reproduce a recorded run exactly (``bag_map`` graph):
+``reliable`` publishes every topic reliably (with reliable subscribers nothing is lost
+between player and consumer, whatever QoS was recorded); ``latched_first`` publishes the
+first message of every transient-local topic (e.g. the ``episode`` descriptor) before the
+timed stream, so a consumer knows the context before the first frame; ``subscribed_only``
+plays only the topics some node subscribes to (after ``wait_subscribers``, so a recorded
+frame log such as ``map/status`` is not replayed onto the consumer's own topic);
+``done_service`` (a std_srvs/Trigger service, e.g. ``map/save``) is called once the bag is
+played, every reliable message acknowledged and ``drain_s`` seconds passed.
+The node exits when the bag is played (code 2 on a broken bag or a failed done service),
+so a graph can mark it required.
 """
 from __future__ import annotations
 
 import time
 
 import rclpy
+from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
@@ -31,16 +43,24 @@ class BagPlayer(Node):
         self.declare_parameter("remap", [""])
         self.declare_parameter("wait_subscribers", 0.0)
         self.declare_parameter("validate", True)
+        self.declare_parameter("reliable", False)
+        self.declare_parameter("latched_first", False)
+        self.declare_parameter("subscribed_only", False)
+        self.declare_parameter("done_service", "")
+        self.declare_parameter("drain_s", 2.0)
         self.reader = BagReader(self.get_parameter("bag").value)
         self.rate = float(self.get_parameter("rate").value)
         self.validate = bool(self.get_parameter("validate").value)
+        self.reliable = bool(self.get_parameter("reliable").value)
         remaps = parse_remaps([r for r in self.get_parameter("remap").value if r])
         wanted = [t for t in self.get_parameter("topics").value if t]
         self.topics = wanted or list(self.reader.topics)
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if self.get_parameter("clock").value else None
         self.publishers_ = {}
         self.classes = {}
+        self.latched = set()
         self.skipped = 0
+        self.played_by_topic: dict[str, int] = {}
         for name in self.topics:
             info = self.reader.topics.get(name)
             if info is None:
@@ -50,18 +70,24 @@ class BagPlayer(Node):
             except ImportError as e:
                 self.get_logger().error(f"skipping {name}: unknown message type {info.type} ({e})")
                 continue
-            self.publishers_[name] = self.create_publisher(self.classes[name], remaps.get(name, name), self._qos(info))
+            qos = self._qos(info)
+            if qos.durability == DurabilityPolicy.TRANSIENT_LOCAL:
+                self.latched.add(name)
+            self.publishers_[name] = self.create_publisher(self.classes[name], remaps.get(name, name), qos)
 
-    @staticmethod
-    def _qos(info) -> QoSProfile:
+    def _qos(self, info) -> QoSProfile:
         p = info.qos_profiles[0] if info.qos_profiles else {}
+        reliable = self.reliable or p.get("reliability") != 2
         return QoSProfile(
-            depth=max(int(p.get("depth", 10) or 10), 10),
-            reliability=ReliabilityPolicy.BEST_EFFORT if p.get("reliability") == 2 else ReliabilityPolicy.RELIABLE,
+            depth=max(int(p.get("depth", 10) or 10), 100 if self.reliable else 10),
+            reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
             durability=DurabilityPolicy.TRANSIENT_LOCAL if p.get("durability") == 1 else DurabilityPolicy.VOLATILE,
         )
 
     def wait_for_subscribers(self, timeout: float) -> None:
+        if self.get_parameter("subscribed_only").value:
+            self._keep_subscribed(timeout)
+            return
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if all(p.get_subscription_count() > 0 for p in self.publishers_.values()):
@@ -69,31 +95,101 @@ class BagPlayer(Node):
             rclpy.spin_once(self, timeout_sec=0.05)
         self.get_logger().warn("starting playback before every topic has a subscriber")
 
+    def _keep_subscribed(self, timeout: float, settle: float = 1.5) -> None:
+        """Wait for a first subscriber, give discovery ``settle`` s to show the consumer's
+        other subscriptions, then drop the topics nobody subscribes to."""
+        deadline = time.monotonic() + timeout
+        first = None
+        while time.monotonic() < deadline:
+            if first is None and any(p.get_subscription_count() > 0 for p in self.publishers_.values()):
+                first = time.monotonic()
+            if first is not None and time.monotonic() - first >= settle:
+                break
+            rclpy.spin_once(self, timeout_sec=0.05)
+        unused = [t for t, p in self.publishers_.items() if p.get_subscription_count() == 0]
+        for topic in unused:
+            self.destroy_publisher(self.publishers_.pop(topic))
+        if not self.publishers_:
+            raise BagError(f"{self.reader.directory}: no subscriber for any of its topics after {timeout:.0f} s")
+        self.get_logger().info(f"playing {sorted(self.publishers_)}; not played (no subscriber): {sorted(unused) or 'none'}")
+
+    def _publish(self, msg) -> bool:
+        if self.validate:
+            try:
+                deserialize_message(msg.data, self.classes[msg.topic])
+            except Exception as e:  # noqa: BLE001 - any decoding failure means skip
+                self.skipped += 1
+                self.get_logger().warn(f"skipping undecodable message on {msg.topic}: {e}", throttle_duration_sec=2.0)
+                return False
+        if self.clock_pub is not None:
+            clock = Clock()
+            clock.clock.sec, clock.clock.nanosec = divmod(msg.log_time_ns, 1_000_000_000)
+            self.clock_pub.publish(clock)
+        self.publishers_[msg.topic].publish(msg.data)
+        self.played_by_topic[msg.topic] = self.played_by_topic.get(msg.topic, 0) + 1
+        return True
+
+    def _publish_latched_first(self) -> set[tuple[str, int]]:
+        """First message of each transient-local topic, now; returns what was sent."""
+        sent = set()
+        for topic in sorted(self.latched & set(self.publishers_)):
+            first = next(self.reader.messages([topic]), None)
+            if first is not None and self._publish(first):
+                sent.add((topic, first.log_time_ns))
+        if sent:
+            self._wait_acked(5.0)
+            time.sleep(0.5)  # let the consumer handle the context before the first timed message
+        return sent
+
+    def _wait_acked(self, timeout: float) -> None:
+        if not self.reliable:
+            return
+        for topic, pub in self.publishers_.items():
+            if not pub.wait_for_all_acked(Duration(seconds=timeout)):
+                self.get_logger().warn(f"{topic}: not every message acknowledged within {timeout:.0f} s")
+
     def play(self) -> int:
+        early = self._publish_latched_first() if self.get_parameter("latched_first").value else set()
         t0 = wall0 = None
-        played = 0
+        played = len(early)
         for msg in self.reader.messages(list(self.publishers_)):
+            if (msg.topic, msg.log_time_ns) in early:
+                continue
             if t0 is None:
                 t0, wall0 = msg.log_time_ns, time.monotonic()
             if self.rate > 0:
                 delay = wall0 + (msg.log_time_ns - t0) / 1e9 / self.rate - time.monotonic()
                 if delay > 0:
                     time.sleep(delay)
-            if self.validate:
-                try:
-                    deserialize_message(msg.data, self.classes[msg.topic])
-                except Exception as e:  # noqa: BLE001 - any decoding failure means skip
-                    self.skipped += 1
-                    self.get_logger().warn(f"skipping undecodable message on {msg.topic}: {e}", throttle_duration_sec=2.0)
-                    continue
-            if self.clock_pub is not None:
-                clock = Clock()
-                clock.clock.sec, clock.clock.nanosec = divmod(msg.log_time_ns, 1_000_000_000)
-                self.clock_pub.publish(clock)
-            self.publishers_[msg.topic].publish(msg.data)
-            played += 1
-        self.get_logger().info(f"played {played} messages, skipped {self.skipped} undecodable")
+            played += self._publish(msg)
+        self.get_logger().info(f"played {played} messages, skipped {self.skipped} undecodable "
+                               f"({', '.join(f'{t}: {n}' for t, n in sorted(self.played_by_topic.items()))})")
         return played
+
+    def finish(self) -> bool:
+        """Drain, then call ``done_service`` if set; False when it fails."""
+        self._wait_acked(10.0)
+        drain = float(self.get_parameter("drain_s").value)
+        end = time.monotonic() + drain
+        while time.monotonic() < end:
+            rclpy.spin_once(self, timeout_sec=0.05)
+        name = self.get_parameter("done_service").value
+        if not name:
+            return True
+        from std_srvs.srv import Trigger
+
+        client = self.create_client(Trigger, name)
+        if not client.wait_for_service(timeout_sec=10.0):
+            self.get_logger().error(f"done service {name!r} not available")
+            return False
+        future = client.call_async(Trigger.Request())
+        rclpy.spin_until_future_complete(self, future, timeout_sec=60.0)
+        res = future.result()
+        if res is None or not res.success:
+            self.get_logger().error(f"done service {name!r} failed: {res.message if res else 'no answer within 60 s'}")
+            return False
+        self.get_logger().info(f"done service {name!r}: {res.message}")
+        return True
 
 
 def main(args=None) -> None:
@@ -104,7 +200,10 @@ def main(args=None) -> None:
         node = BagPlayer()
         node.wait_for_subscribers(float(node.get_parameter("wait_subscribers").value))
         node.play()
-        time.sleep(0.5)  # let reliable subscribers drain the last messages
+        if node.get_parameter("done_service").value:
+            code = 0 if node.finish() else 2
+        else:
+            time.sleep(0.5)  # let reliable subscribers drain the last messages
     except BagError as e:
         print(f"[bag_player] error: {e}", flush=True)
         code = 2

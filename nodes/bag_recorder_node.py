@@ -44,6 +44,8 @@ class BagRecorder(Node):
                 self.get_logger().warn(f"not recording {name}: {e}")
                 self._subs[name] = None
                 continue
+            if not self.get_publishers_info_by_topic(name):
+                continue  # seen through a subscriber only: wait for a publisher to learn its QoS (latched or not)
             qos, offered = self._qos_for(name)
             self.writer.add_topic(name, types[0], offered)
             self._subs[name] = self.create_subscription(cls, name, lambda data, n=name: self._on(n, data), qos, raw=True)

@@ -11,7 +11,9 @@ Subscribes (sensor-data QoS, relative names):
 - ``episode`` (std_msgs/String JSON EpisodeDescriptor, latched): scene id -> map name, ORACLE captions;
   a new scene resets the maps.
 Depth, pose and (when used) colour / ids are matched by timestamp (``sync_slop``); frames
-whose pose never arrives within ``max_wait`` are skipped with a warning (stale pose).
+whose pose never arrives within ``max_wait`` are skipped with a warning (stale pose). With the
+ORACLE encoder, frames are skipped until the ``episode`` has named the scene (its captions).
+``sensor_qos:=reliable`` subscribes the sensor topics reliably (bag replay, see ``bag_map``).
 
 Publishes: ``map`` (nav_msgs/OccupancyGrid, reliable + transient local), ``map/cloud``
 (sensor_msgs/PointCloud2, voxel-downsampled accumulated cloud), ``map/frontiers``
@@ -75,6 +77,7 @@ PARAMETERS = {
     "sync_slop": (0.02, "s; depth / pose / images match when their stamps differ by at most this"),
     "max_wait": (0.5, "s; an unmatched frame is dropped (and logged) after this"),
     "skip_static_frames": (True, "skip frames whose camera pose equals the last integrated one (re-published frames)"),
+    "sensor_qos": ("sensor_data", "sensor_data (best effort, live sensors) | reliable (bag replay: a reliable player, nothing dropped)"),
     "publish_period": (0.5, "s between map / frontier / cloud / feature-map publications"),
     "cloud_voxel": (0.1, "m; voxel of the published cloud"),
     "maps_dir": ("maps", "saved maps go to <maps_dir>/<map name>/"),
@@ -107,6 +110,10 @@ class MappingNode(Node):
         self.sync = ApproxTimeSync(keys, slop_ns=int(p["sync_slop"] * 1e9), max_wait_ns=int(p["max_wait"] * 1e9))
 
         sd = qos_profile_sensor_data
+        if p["sensor_qos"] == "reliable":  # a replayed bag must lose no frame (deep queue: the node may lag a little)
+            sd = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
+        elif p["sensor_qos"] != "sensor_data":
+            self.get_logger().error(f"parameter 'sensor_qos': {p['sensor_qos']!r} unknown; using sensor_data")
         self.create_subscription(Image, "camera/aligned_depth_to_color/image_raw", lambda m: self._on("depth", m), sd)
         self.create_subscription(CameraInfo, "camera/color/camera_info", self._on_info, sd)
         if p["pose_source"] == "odom":
@@ -244,6 +251,11 @@ class MappingNode(Node):
             return
         if self.p["skip_static_frames"] and self._last_pose is not None and np.allclose(T, self._last_pose, atol=1e-4):
             return
+        if self._needs_episode():
+            # without the scene's captions the ORACLE features of this frame would be lost, and
+            # whether a frame beat the latched episode message would make maps differ run to run
+            self._skip("waiting for the episode descriptor (ORACLE captions of the scene)")
+            return
         x, y, yaw = base_pose_from_camera(T)
         try:
             self.builder.integrate(depth, K, T, rgb=rgb, instance_ids=ids, agent_xy=(x, y))
@@ -256,6 +268,10 @@ class MappingNode(Node):
         self._publish_grid(g["_stamp"])
         self.pub_status.publish(String(data=json.dumps(
             {"stamp_ns": int(g["_stamp"]), "x": x, "y": y, "yaw": yaw, "frames": self.frames, "scene_id": self.scene_id})))
+
+    def _needs_episode(self) -> bool:
+        oracle = self.encoder is not None and self.encoder.name == "oracle-captions-minilm"
+        return oracle and not self.p["scene_json"] and not self.scene_id
 
     # -- output --------------------------------------------------------------------
     def _header(self, msg, stamp_ns_: int | None = None):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Mapping
 
@@ -41,3 +42,30 @@ def ros_environment(base_env: Mapping[str, str] | None = None) -> dict[str, str]
 def apply_ros_environment() -> None:
     """Update this process's environment in place (call before importing rclpy)."""
     os.environ.update(ros_environment())
+
+
+DOMAIN_LOCK_DIR = Path(tempfile.gettempdir()) / "personal_ros_domains"
+
+
+def claim_domain_id(exclude: tuple[int, ...] = ()):
+    """A free ROS_DOMAIN_ID in 1..101 (the range safe on Linux) for a child graph, and the
+    lock that keeps it ours: ``(domain_id, handle)``; close ``handle`` when the child has
+    ended. Ids are claimed with ``flock`` on ``<tmp>/personal_ros_domains/<id>.lock`` — the
+    files test/conftest.py uses too — so concurrent graphs and test sessions never share a
+    domain (and so never cross-talk). The caller's own ROS_DOMAIN_ID is never handed out."""
+    import fcntl
+
+    own = {int(os.environ.get("ROS_DOMAIN_ID", "0") or 0), *exclude}
+    DOMAIN_LOCK_DIR.mkdir(exist_ok=True)
+    for k in range(101):
+        candidate = 1 + (os.getpid() * 7 + k) % 101
+        if candidate in own:
+            continue
+        handle = open(DOMAIN_LOCK_DIR / f"{candidate}.lock", "w")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            continue
+        return candidate, handle
+    raise RuntimeError(f"no free ROS_DOMAIN_ID in 1..101 (all locked under {DOMAIN_LOCK_DIR})")

@@ -41,7 +41,8 @@ def record(
         params["topics"] = list(topics or [""])
         recorder = NodeSpec(name="bag_recorder", executable="bag_recorder", module="nodes.bag_recorder_node",
                             parameters=params)
-        graph = Graph(name=f"{g.name}+record", description=g.description, nodes=[*g.nodes, recorder],
+        # the recorder starts first so that it is subscribed before the graph's first messages
+        graph = Graph(name=f"{g.name}+record", description=g.description, nodes=[recorder, *g.nodes],
                       arguments=g.arguments)
         raise typer.Exit(run_graph(graph, parse_assignments(assignments or [])))
     params["topics"] = list(targets)
