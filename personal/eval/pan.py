@@ -347,9 +347,8 @@ def plot_trajectory(path: str | Path, *, scene, episode, runs: dict[str, dict], 
     ax.set_title(f"{episode.episode_id} [{episode.split}] {episode.query}\n"
                  "red = target (dotted: 1 m success outline), orange = same category; o = success stop, X = failure, * = detection",
                  fontsize=7)
-    ax.legend(fontsize=7, loc="upper right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=80)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: never over the target
+    fig.savefig(path, dpi=80, bbox_inches="tight")
     plt.close(fig)
     return Path(path)
 
