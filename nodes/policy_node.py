@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 import rclpy
+from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
@@ -180,8 +181,8 @@ def main(args=None) -> None:
     node = PolicyNode()
     try:
         rclpy.spin(node)
-    except KeyboardInterrupt:
-        pass
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass  # Ctrl-C / the launcher's SIGINT: a clean stop
     finally:
         node.destroy_node()
         rclpy.try_shutdown()

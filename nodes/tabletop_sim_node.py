@@ -19,6 +19,7 @@ import json
 
 import numpy as np
 import rclpy
+from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
@@ -123,8 +124,8 @@ def main(args=None) -> None:
     node = TabletopSimNode()
     try:
         rclpy.spin(node)
-    except KeyboardInterrupt:
-        pass
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass  # Ctrl-C / the launcher's SIGINT: a clean stop
     finally:
         node.backend.close()
         node.destroy_node()
