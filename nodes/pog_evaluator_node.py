@@ -8,7 +8,11 @@ Maps (``map_source``):
   ``topic``  — wait for the mapping pipeline's map of each scene on
                ``feature_map`` + ``feature_map/descriptor`` (descriptor ``scene_id``);
   ``saved``  — ``<maps_dir>/<scene_id>/features.yaml``, published here for the grounding node;
-  ``oracle`` — ORACLE top-down maps built from the scene ground truth, published here.
+  ``oracle`` — ORACLE top-down maps built from the scene ground truth, published here;
+  ``bag``    — each scene's recorded sensor bag ``<bags_dir>/<scene_id>/`` replayed into a mapping
+               node (child graph ``bag_map``); a broken bag or failed replay makes the scene's
+               episodes recorded ``bag_error`` failures. ``explore_graph`` with ``record_dir``
+               records those bags (personal/eval/pog_replay.py).
 A scene whose map never arrives (``map_timeout_s``) is evaluated on an empty map, so its
 episodes become recorded ``empty_map`` failures rather than disappearing.
 
@@ -35,7 +39,7 @@ from personal.grounding.methods import parse_method_list
 from personal.grounding.pipeline import MapView, target_boxes
 from personal.interfaces.codec import CodecError, decode, encode
 
-MAP_SOURCES = ("explore", "explore_graph", "topic", "saved", "oracle")
+MAP_SOURCES = ("explore", "explore_graph", "topic", "saved", "oracle", "bag")
 RELIABLE = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
@@ -50,7 +54,7 @@ class PogEvaluatorNode(Node):
         self.per_split = p("episodes_per_split", 10, "generated episodes per split and scene")
         self.seed = p("seed", 0, "generator seed (same as the sim bridge's)")
         self.methods = parse_method_list(p("methods", "random,centre,qs,rpg,rpg-owner", "methods to evaluate"))
-        self.map_source = p("map_source", "explore", "explore | explore_graph | topic | saved | oracle")
+        self.map_source = p("map_source", "explore", "explore | explore_graph | topic | saved | oracle | bag")
         if self.map_source not in MAP_SOURCES:
             raise ValueError(f"parameter map_source: expected {' | '.join(MAP_SOURCES)}, got {self.map_source!r}")
         self.reuse_maps = p("reuse_maps", True, "explore_graph: reuse <maps_dir>/<scene_id>/ when it exists")
@@ -58,6 +62,11 @@ class PogEvaluatorNode(Node):
         self.explore_info: dict[str, dict] = {}
         self.map_encoders: set[str] = set()
         self.maps_dir = p("maps_dir", "maps", "saved maps folder (map_source saved)")
+        self.record_dir = p("record_dir", "", "explore_graph: record each scene's sensor topics to <record_dir>/<scene_id>/")
+        self.bags_dir = p("bags_dir", "bags", "map_source bag: recorded bags <bags_dir>/<scene_id>/")
+        self.replay_rate = p("replay_rate", 1.0, "map_source bag: playback rate (1 = recorded timing)")
+        self.camera_prefix = p("camera_prefix", "camera", "map_source bag: camera topic prefix (camera/camera = RealSense)")
+        self.scene_failures: dict[str, tuple[str, str]] = {}
         self.resolution = p("resolution", 0.5, "cell size of ORACLE maps (m); for the report otherwise")
         self.encoder_name = p("encoder", "oracle", "text encoder of the grounding node (for the report)")
         self.extractor_name = p("extractor", "builtin", "extractor of the grounding node (for the report)")
@@ -86,6 +95,8 @@ class PogEvaluatorNode(Node):
         except Exception as exc:  # bad folder/params: say so and stop the graph with an error
             self.get_logger().error(f"cannot load the episode set: {exc}")
             self.exit_code = 1
+            return
+        if self.record_dir and not self._record_dir_free():
             return
         self.maps: dict[str, MapView] = {}
         self.results = []
@@ -165,7 +176,7 @@ class PogEvaluatorNode(Node):
 
             first = next(e for e in self.episodes if e.scene_id == sid)
             path = Path(self.maps_dir) / sid / "features.yaml"
-            if self.reuse_maps and path.exists():
+            if self.reuse_maps and path.exists() and not self.record_dir:
                 self.get_logger().info(f"scene {sid}: reusing saved map {path}")
                 self.explore_info[sid] = {"reused": str(path)}
             else:
@@ -173,7 +184,8 @@ class PogEvaluatorNode(Node):
                                        f"'explore' graph (sim bridge + mapping + explore nodes)")
                 info = explore_with_graph(self.scenes[sid], first, self.maps_dir, self.resolution, self.explore_steps,
                                           self.encoder_name, work_dir=self.run_dir / "explore_sets",
-                                          log=lambda line: self.get_logger().info(f"  [explore {sid}] {line}"))
+                                          log=lambda line: self.get_logger().info(f"  [explore {sid}] {line}"),
+                                          bag_dir=Path(self.record_dir) / sid if self.record_dir else None)
                 self.explore_info[sid] = info
                 self.get_logger().info(f"scene {sid} mapped by the explore graph: {info}")
             try:
@@ -181,6 +193,8 @@ class PogEvaluatorNode(Node):
             except Exception as exc:
                 self.get_logger().error(f"scene {sid}: no usable map ({exc}); evaluated on an empty map")
                 view = _empty_map()
+        elif self.map_source == "bag":
+            view = self._replay_scene(sid)
         elif self.map_source == "explore":
             from personal.eval.pog_run import explore_scene_map
 
@@ -233,6 +247,8 @@ class PogEvaluatorNode(Node):
                 return  # give the latched map a moment to reach the grounding node
             self.queue = [e for e in self.episodes if e.scene_id == sid]
             self.scene_idx += 1
+            if sid in self.scene_failures:
+                self._fail_queue(*self.scene_failures[sid])
             self.scene_wait_start = now
         if self.queue and not self._grounding_ready(now):
             return
@@ -262,6 +278,55 @@ class PogEvaluatorNode(Node):
             self._last_wait_log = now
             self.get_logger().info("waiting for the grounding node (grounding/query subscriber, grounding/result publisher)")
         return False
+
+    # -- record / replay (personal/eval/pog_replay.py) --------------------------------------------
+    def _record_dir_free(self) -> bool:
+        if self.map_source != "explore_graph":
+            self.get_logger().warn(f"record_dir is only used with map_source explore_graph (not {self.map_source}); ignored")
+            self.record_dir = ""
+            return True
+        taken = [str(Path(self.record_dir) / s) for s in dict.fromkeys(e.scene_id for e in self.episodes)
+                 if (Path(self.record_dir) / s).exists()]
+        if taken:
+            self.get_logger().error(f"record_dir: {', '.join(taken)} already exist; refusing to overwrite recorded bags")
+            self.exit_code = 1
+            return False
+        return True
+
+    def _replay_scene(self, sid: str) -> MapView:
+        """Scene ``sid``'s map replayed from its bag; on failure an empty map and a recorded failure."""
+        from personal.bags import BagError
+        from personal.eval.pog_replay import ReplayError, replay_bag_map
+
+        bag = Path(self.bags_dir) / sid
+        first = next(e for e in self.episodes if e.scene_id == sid)
+        self.get_logger().info(f"replaying {bag} into the mapping node ({self.scene_idx + 1}/{len(self.scene_order)}, "
+                               f"rate {self.replay_rate})")
+        try:
+            info = replay_bag_map(self.scenes[sid], first, bag, self.run_dir / "replayed_maps", self.resolution,
+                                  self.encoder_name, work_dir=self.run_dir / "replay_sets", rate=self.replay_rate,
+                                  camera_prefix=self.camera_prefix,
+                                  log=lambda line: self.get_logger().info(f"  [replay {sid}] {line}"))
+        except (BagError, ReplayError, OSError) as exc:
+            self.get_logger().error(f"scene {sid}: {exc}; its episodes are recorded as bag_error failures")
+            self.explore_info[sid] = {"bag": str(bag), "error": str(exc)}
+            self.scene_failures[sid] = ("bag_error", str(exc))
+            return _empty_map()
+        self.explore_info[sid] = info
+        say = self.get_logger().info if info["frames identical"] else self.get_logger().error
+        say(f"scene {sid} replayed: frames integrated live {info['frames live']}, replayed {info['frames replayed']} "
+            f"({info['seconds']} s)")
+        from personal.eval.pog_run import load_saved_map
+
+        return load_saved_map(info["map"])
+
+    def _fail_queue(self, code: str, reason: str) -> None:
+        now = time.monotonic()
+        for ep in self.queue:
+            rid = uuid.uuid4().hex[:12]
+            self.pending[rid] = (ep, now, {m: _failed(m, code, reason) for m in self.methods})
+            self._complete(rid)
+        self.queue = []
 
     def _publish_empty(self, sid: str) -> None:
         if self.map_pub is None:
@@ -334,14 +399,19 @@ class PogEvaluatorNode(Node):
                                             f"frontier explore node), maps saved in {self.maps_dir}",
                            "explore": "pre-exploration per scene: frontier explorer + MapBuilder on the synthetic simulator "
                                       "(160x120 render, 79 deg HFOV), cell features from the encoder",
-                           "oracle": "ORACLE top-down map from scene ground truth"}[self.map_source],
+                           "oracle": "ORACLE top-down map from scene ground truth",
+                           "bag": f"recorded sensor bags ({self.bags_dir}/<scene_id>/) replayed into a mapping node "
+                                  f"(bag_map graph, rate {self.replay_rate}, camera prefix {self.camera_prefix})"}[self.map_source],
             "pre-exploration": self.explore_info or "n/a",
+            **({"frames integrated (live / replayed)": {s: f"{i.get('frames live')} / {i.get('frames replayed')}"
+                                                        for s, i in self.explore_info.items()}} if self.map_source == "bag" else {}),
+            **({"recorded bags": self.record_dir} if self.record_dir else {}),
             "map resolution (m)": sorted({round(v.resolution, 3) for v in self.maps.values() if v.dim}) or [self.resolution],
             "observed cells per map": {sid: int(v.valid.sum()) for sid, v in self.maps.items()},
             "episodes": f"{self.episodes_dir or f'generated: {self.n_scenes} scenes x {self.splits} x {self.per_split}, seed {self.seed}'}",
             "episode count": len(self.episodes),
             "wall time (s)": round(time.monotonic() - self.t0, 1),
-            "run": "ROS graph pog_eval (grounding node + evaluator node)",
+            "run": f"ROS graph {'pog_replay' if self.map_source == 'bag' else 'pog_eval'} (grounding node + evaluator node)",
         }
         write_report(self.run_dir, self.results, meta, self.methods)
         try:

@@ -155,35 +155,34 @@ def explore_scene_map(scene: Scene, encoder_name: str = "oracle", resolution: fl
 
 def explore_with_graph(scene: Scene, episode: Episode, maps_dir: str | Path, resolution: float, max_steps: int,
                        encoder: str = "oracle", work_dir: str | Path = "explore_sets", timeout_s: float = 900.0,
-                       log=None) -> dict:
+                       log=None, bag_dir: str | Path | None = None) -> dict:
     """Pre-explore ``scene`` with the ROS ``explore`` graph (sim bridge + mapping node + explore
-    node) as a child ``personal launch``; its map lands in ``<maps_dir>/<scene_id>/``. The
-    scene and ``episode`` (start pose) are written as a one-scene episode folder so that any
-    scene of any set can be explored. Returns {seconds, exit_code, map}."""
-    import subprocess
-    import sys
-
+    node) as a child ``personal launch`` on a ROS_DOMAIN_ID of its own; its map lands in
+    ``<maps_dir>/<scene_id>/``. The scene and ``episode`` (start pose) are written as a
+    one-scene episode folder so that any scene of any set can be explored. With ``bag_dir``
+    the mapping node's input topics and frame log are recorded there (rosbag2 MCAP, see
+    personal.eval.pog_replay). Returns {seconds, exit_code, map[, bag]}."""
+    from personal.eval.pog_replay import child_domain, explore_record_command, run_child
     from personal.world.habitat_format import write_episode_set
 
     folder = Path(work_dir) / scene.scene_id
     write_episode_set(folder, [scene], [episode])
-    cmd = [sys.executable, "-m", "personal", "launch", "explore", f"episodes_dir:={folder.resolve()}",
-           f"maps_dir:={Path(maps_dir).resolve()}", f"feature_resolution:={resolution}", f"max_steps:={max_steps}",
-           f"encoder:={'oracle' if 'oracle' in encoder else encoder}"]
+    cmd = explore_record_command(folder.resolve(), Path(maps_dir).resolve(), resolution, max_steps, encoder,
+                                 Path(bag_dir).resolve() if bag_dir else None)
+    progress = lambda line: "[sim_bridge]" in line and ", step " in line  # noqa: E731 - periodic bridge summary
+    keep = lambda line: progress(line) or any(k in line for k in ("exploration finished", "maps saved", "ERROR", "error:", "wrote "))  # noqa: E731
+
+    def forward(line: str) -> None:
+        log("exploration step " + line.rsplit(", step ", 1)[1].strip() if progress(line) else line)
+
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        for line in proc.stdout:  # forward the interesting lines
-            if log and any(k in line for k in ("exploration finished", "maps saved", "ERROR", "error:")):
-                log(line.strip())
-            elif log and "[sim_bridge]" in line and ", step " in line:  # periodic bridge summary: progress
-                log("exploration step " + line.rsplit(", step ", 1)[1].strip())
-        code = proc.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        code = -9
+    with child_domain() as env:
+        code, _ = run_child(cmd, env, timeout_s, forward if log else None, keep)
     out = Path(maps_dir) / scene.scene_id / "features.yaml"
-    return {"seconds": round(time.perf_counter() - t0, 1), "exit_code": code, "map": str(out) if out.exists() else None}
+    info = {"seconds": round(time.perf_counter() - t0, 1), "exit_code": code, "map": str(out) if out.exists() else None}
+    if bag_dir:
+        info["bag"] = str(bag_dir) if (Path(bag_dir) / "metadata.yaml").exists() else None
+    return info
 
 
 # -- plots ----------------------------------------------------------------------------------------

@@ -11,7 +11,8 @@ hands the map to the grounding node on ``feature_map``; ``explore_graph`` — ea
 pre-explored by the ROS ``explore`` graph (sim bridge + mapping node + explore node, run as
 a child graph; maps saved to ``maps_dir``, reused next time); ``topic`` — maps come from a
 mapping node on ``feature_map`` + ``feature_map/descriptor``; ``saved`` — ``maps_dir/<scene>/``;
-``oracle`` — ORACLE top-down maps from the scene ground truth.
+``oracle`` — ORACLE top-down maps from the scene ground truth. With ``explore_graph``,
+``record_dir:=DIR`` records each scene's sensor topics to ``DIR/<scene_id>/`` for ``pog_replay``.
 """
 from personal.graphs import Arg, Graph, NodeSpec
 
@@ -34,6 +35,7 @@ GRAPH = Graph(
         "map_source": ("explore", "explore | explore_graph | topic | saved | oracle"),
         "maps_dir": ("maps", "maps folder (<maps_dir>/<scene_id>/features.yaml): read by saved, written by explore_graph"),
         "reuse_maps": (True, "explore_graph: reuse an existing <maps_dir>/<scene_id>/ instead of exploring again"),
+        "record_dir": ("", "explore_graph: also record each scene's sensor topics to <record_dir>/<scene_id>/ (rosbag2 MCAP; replay with pog_replay)"),
         "resolution": (0.5, "feature-map cell size in metres"),
         "explore_steps": (2500, "pre-exploration step budget per scene"),
         "top_k": (3, "RPG peaks per phrase"),
@@ -61,6 +63,7 @@ GRAPH = Graph(
                 "episodes_dir": Arg("episodes_dir"), "splits": Arg("splits"), "scenes": Arg("scenes"),
                 "episodes_per_split": Arg("episodes_per_split"), "seed": Arg("seed"), "methods": Arg("methods"),
                 "map_source": Arg("map_source"), "maps_dir": Arg("maps_dir"), "reuse_maps": Arg("reuse_maps"), "resolution": Arg("resolution"),
+                "record_dir": Arg("record_dir"),
                 "explore_steps": Arg("explore_steps"), "encoder": Arg("encoder"), "extractor": Arg("extractor"),
                 "out_dir": Arg("out_dir"),
             },

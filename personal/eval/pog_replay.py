@@ -1,0 +1,196 @@
+"""Record / replay evaluation of POG (ROS-free: bag files and child graphs as processes).
+
+Recording: ``pog_eval map_source:=explore_graph record_dir:=DIR`` runs each scene's
+``explore`` child graph with a bag recorder (``personal bag record explore``) that writes
+the mapping node's inputs — :func:`record_topics` — and its frame log ``map/status`` to
+``DIR/<scene_id>/`` (a rosbag2 MCAP bag directory).
+
+Replay: ``pog_replay`` (or ``pog_eval map_source:=bag bags_dir:=DIR``) maps each scene with
+the ``bag_map`` child graph (bag player + mapping node, see personal/graphs/bag_map.py) —
+:func:`replay_bag_map` — then grounds and scores exactly like ``pog_eval``.
+
+Determinism: the mapping node integrates a frame when its camera pose differs from the last
+integrated one, so a map is fixed by the sequence of distinct poses it saw. The replay plays
+reliably (reliable player and mapping subscriptions, deep queues), the episode descriptor
+first, at the recorded rate, and saves only after every message is acknowledged and drained.
+Each scene's report entry gives the frames integrated live (the last ``frames`` of the
+recorded ``map/status``) and replayed (the saved map's ``frames``); they must be equal.
+
+Child graphs run on their own ROS_DOMAIN_ID (``personal.ros_env.claim_domain_id``), so
+their topics (``feature_map``, ``map`` …) never reach the parent graph or another run.
+"""
+from __future__ import annotations
+
+import json
+import os
+import struct
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator
+
+import yaml
+
+from personal.bags import BagError, BagReader
+from personal.bags.schema import msg_text
+from personal.world.model import Episode, Scene
+
+# what the mapping node consumes from the sim bridge (colour only for image encoders)
+SENSOR_TOPICS = ("/camera/aligned_depth_to_color/image_raw", "/camera/color/camera_info", "/camera/semantic/image_raw",
+                 "/camera/pose", "/odom", "/episode")
+COLOUR_TOPIC = "/camera/color/image_raw"
+FRAME_LOG_TOPIC = "/map/status"  # the live mapping node's status after every integrated frame
+
+
+class ReplayError(RuntimeError):
+    """A scene whose bag could not be replayed into a map; the message says why."""
+
+
+def record_topics(encoder: str) -> list[str]:
+    """Topics to record for a replay with ``encoder`` (+ the frame log)."""
+    uses_colour = encoder not in ("", "none") and "oracle" not in encoder
+    return [*SENSOR_TOPICS, *([COLOUR_TOPIC] if uses_colour else []), FRAME_LOG_TOPIC]
+
+
+@contextmanager
+def child_domain() -> Iterator[dict[str, str]]:
+    """Environment for a child graph on a ROS_DOMAIN_ID of its own (held until the block ends)."""
+    from personal.ros_env import claim_domain_id, ros_environment
+
+    domain, lock = claim_domain_id()
+    try:
+        yield ros_environment({**os.environ, "ROS_DOMAIN_ID": str(domain)})
+    finally:
+        lock.close()
+
+
+def run_child(cmd: list[str], env: dict[str, str], timeout_s: float, log: Callable[[str], None] | None,
+              keep: Callable[[str], bool]) -> tuple[int, list[str]]:
+    """Run a child ``personal`` command; forward the lines ``keep`` selects; (exit code, last
+    lines). After ``timeout_s`` it is stopped (SIGTERM: the runner stops its nodes), even if silent."""
+    import threading
+
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                            errors="replace")
+    timed_out = threading.Event()
+
+    def stop() -> None:
+        timed_out.set()
+        proc.terminate()
+
+    watchdog = threading.Timer(timeout_s, stop)
+    watchdog.start()
+    tail: list[str] = []
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            tail = (tail + [line.rstrip()])[-40:]
+            if log and keep(line):
+                log(line.strip())
+        try:
+            code = proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            code = proc.wait()
+    finally:
+        watchdog.cancel()
+    if timed_out.is_set():
+        tail.append(f"timed out after {timeout_s:.0f} s")
+        code = code or -15
+    return code, tail
+
+
+# -- bags ---------------------------------------------------------------------------------------
+
+
+def check_bag(bag_dir: str | Path) -> dict:
+    """Open and read a whole bag before replaying it; BagError (naming the file) when the
+    metadata is missing or malformed, a message type is unknown, or the file is truncated."""
+    reader = BagReader(bag_dir)
+    meta = reader.directory / "metadata.yaml"
+    for topic in reader.topics.values():
+        try:
+            msg_text(topic.type)
+        except (LookupError, ValueError) as exc:
+            raise BagError(f"{meta}: topic {topic.name} has an unknown message type {topic.type!r} ({exc})") from None
+    counts: dict[str, int] = {}
+    last_status = None
+    for msg in reader.messages():
+        counts[msg.topic] = counts.get(msg.topic, 0) + 1
+        if msg.topic == FRAME_LOG_TOPIC:
+            last_status = msg.data
+    for name, info in reader.topics.items():
+        if counts.get(name, 0) != info.count:
+            raise BagError(f"{meta}: {name} has {counts.get(name, 0)} messages in the file, metadata says {info.count}")
+    return {"messages": sum(counts.values()), "duration_s": round(reader.duration_ns / 1e9, 2),
+            "size_mb": round(sum(f.stat().st_size for f in reader.files) / 1e6, 2),
+            "live_frames": _status_frames(last_status) if last_status is not None else None}
+
+
+def _status_frames(cdr: bytes) -> int | None:
+    """``frames`` of a std_msgs/String map/status message (CDR: 4-byte header, uint32 length, text)."""
+    try:
+        little = cdr[1] == 1
+        (n,) = struct.unpack("<I" if little else ">I", cdr[4:8])
+        return int(json.loads(cdr[8:8 + n].rstrip(b"\0").decode())["frames"])
+    except (IndexError, struct.error, ValueError, KeyError, TypeError):
+        return None
+
+
+def saved_map_frames(map_dir: str | Path) -> int | None:
+    path = Path(map_dir) / "map.yaml"
+    if not path.is_file():
+        return None
+    return (yaml.safe_load(path.read_text()) or {}).get("frames")
+
+
+# -- record / replay ---------------------------------------------------------------------------
+
+
+def explore_record_command(episodes_dir: Path, maps_dir: Path, resolution: float, max_steps: int, encoder: str,
+                           bag_dir: Path | None) -> list[str]:
+    """``personal launch explore …``, or with ``bag_dir`` the same graph under ``personal bag record``."""
+    args = [f"episodes_dir:={episodes_dir}", f"maps_dir:={maps_dir}", f"feature_resolution:={resolution}",
+            f"max_steps:={max_steps}", f"encoder:={'oracle' if 'oracle' in encoder else encoder}"]
+    if bag_dir is None:
+        return [sys.executable, "-m", "personal", "launch", "explore", *args]
+    cmd = [sys.executable, "-m", "personal", "bag", "record", "explore", "-o", str(bag_dir)]
+    for topic in record_topics(encoder):
+        cmd += ["-t", topic]
+    for arg in args:
+        cmd += ["-a", arg]
+    return cmd
+
+
+def replay_bag_map(scene: Scene, episode: Episode, bag_dir: str | Path, maps_dir: str | Path, resolution: float,
+                   encoder: str = "oracle", work_dir: str | Path = "replay_sets", rate: float = 1.0,
+                   camera_prefix: str = "camera", timeout_s: float = 1800.0, log=None) -> dict:
+    """Map ``scene`` from its recorded bag with the ``bag_map`` child graph; the map lands in
+    ``<maps_dir>/<scene_id>/``. Returns {bag, messages, bag duration, frames live/replayed,
+    seconds, map}; raises BagError (broken bag) or ReplayError (the graph failed)."""
+    from personal.world.habitat_format import write_episode_set
+
+    bag = Path(bag_dir)
+    checked = check_bag(bag)
+    folder = Path(work_dir) / scene.scene_id
+    write_episode_set(folder, [scene], [episode])  # the mapping node's ORACLE captions
+    out = Path(maps_dir) / scene.scene_id
+    cmd = [sys.executable, "-m", "personal", "launch", "bag_map", f"bag:={bag.resolve()}",
+           f"episodes_dir:={folder.resolve()}", f"maps_dir:={Path(maps_dir).resolve()}", f"map_name:={scene.scene_id}",
+           f"feature_resolution:={resolution}", f"encoder:={'oracle' if 'oracle' in encoder else encoder}",
+           f"rate:={rate}", f"camera_prefix:={camera_prefix}"]
+    keep = lambda line: any(k in line for k in ("playing [", "played ", "maps saved", "ERROR", "error:", "not acknowledged"))  # noqa: E731
+    t0 = time.perf_counter()
+    with child_domain() as env:
+        code, tail = run_child(cmd, env, timeout_s, log, keep)
+    frames = saved_map_frames(out)
+    if code != 0 or frames is None:
+        errors = [l for l in tail if "error" in l.lower()] or tail[-5:]
+        raise ReplayError(f"bag {bag}: the bag_map graph exited with code {code} and saved no map: {' | '.join(errors)[-800:]}")
+    info = {"bag": str(bag), "messages": checked["messages"], "bag duration (s)": checked["duration_s"],
+            "bag size (MB)": checked["size_mb"], "frames live": checked["live_frames"], "frames replayed": frames,
+            "frames identical": checked["live_frames"] == frames, "seconds": round(time.perf_counter() - t0, 1),
+            "rate": rate, "map": str(out / "features.yaml")}
+    return info
