@@ -64,6 +64,18 @@ def node_command(
     return cmd
 
 
+def _die_with_parent() -> None:
+    """In the child, before exec: ask Linux to SIGTERM it when the runner dies.
+
+    The runner stops its nodes itself on SIGINT/SIGTERM; this covers SIGKILL and crashes,
+    where nothing else would stop processes living in their own sessions."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 @dataclass
 class _Child:
     node: ResolvedNode
@@ -128,6 +140,7 @@ class GraphRunner:
                 errors="replace",
                 bufsize=1,
                 start_new_session=True,  # own process group: Ctrl-C reaches the runner only
+                preexec_fn=_die_with_parent,  # a SIGKILLed runner must not orphan its nodes
             )
             child = _Child(node, proc)
             child.reader = threading.Thread(target=self._pump, args=(index, child), daemon=True)

@@ -201,3 +201,45 @@ def test_cli_launch_and_graphs():
     assert dry.returncode == 0, dry.stderr
     assert "-m sim_bridge.bridge_node --ros-args -r __node:=sim_bridge -p " in dry.stdout
     assert " -p split:=hard -p scenes:=1 " in dry.stdout
+
+
+def test_nodes_die_with_a_killed_runner(dummy_pkg, tmp_path):
+    """SIGKILL leaves the runner no chance to stop its nodes: the kernel must (PR_SET_PDEATHSIG)."""
+    script = tmp_path / "run_graph.py"
+    script.write_text(textwrap.dedent(
+        """
+        import sys
+        from personal.graphs import Graph, NodeSpec
+        from personal.runner import GraphRunner
+        g = Graph("t", "", [NodeSpec("a", "a", "dummy_node"), NodeSpec("b", "b", "dummy_node")])
+        r = GraphRunner(g, colour=False)
+        r.start()
+        print("pids", *[c.proc.pid for c in r.children], flush=True)
+        r.supervise()
+        """
+    ))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(dummy_pkg), os.getcwd()])}
+    runner = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=env)
+    line = ""
+    while not line.startswith("pids"):
+        line = runner.stdout.readline()
+        assert line or runner.poll() is None, "runner ended before starting its nodes"
+    pids = [int(p) for p in line.split()[1:]]
+    runner.kill()
+    runner.wait(5)
+    deadline = time.monotonic() + 10
+    alive = pids
+    while alive and time.monotonic() < deadline:
+        alive = [p for p in pids if _alive(p)]
+        time.sleep(0.1)
+    assert not alive, f"nodes {alive} outlived their SIGKILLed runner"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie has exited; only a running process counts
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().split()[2] != "Z"
