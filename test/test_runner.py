@@ -203,28 +203,31 @@ def test_cli_launch_and_graphs():
     assert " -p split:=hard -p scenes:=1 " in dry.stdout
 
 
-def test_nodes_die_with_a_killed_runner(dummy_pkg, tmp_path):
+def test_nodes_die_with_a_killed_runner(tmp_path):
     """SIGKILL leaves the runner no chance to stop its nodes: the kernel must (PR_SET_PDEATHSIG)."""
+    (tmp_path / "sleeper_node.py").write_text("import time\nprint('up', flush=True)\ntime.sleep(120)\n")
     script = tmp_path / "run_graph.py"
     script.write_text(textwrap.dedent(
         """
         import sys
         from personal.graphs import Graph, NodeSpec
         from personal.runner import GraphRunner
-        g = Graph("t", "", [NodeSpec("a", "a", "dummy_node"), NodeSpec("b", "b", "dummy_node")])
+        g = Graph("t", "", [NodeSpec("a", "a", "sleeper_node"), NodeSpec("b", "b", "sleeper_node")])
         r = GraphRunner(g, colour=False)
         r.start()
         print("pids", *[c.proc.pid for c in r.children], flush=True)
         r.supervise()
         """
     ))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(dummy_pkg), os.getcwd()])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.getcwd()])}
     runner = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=env)
     line = ""
     while not line.startswith("pids"):
         line = runner.stdout.readline()
         assert line or runner.poll() is None, "runner ended before starting its nodes"
     pids = [int(p) for p in line.split()[1:]]
+    time.sleep(1.0)
+    assert all(_alive(p) for p in pids), "the sleeper nodes should be running"
     runner.kill()
     runner.wait(5)
     deadline = time.monotonic() + 10
