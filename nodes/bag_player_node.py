@@ -96,17 +96,20 @@ class BagPlayer(Node):
         self.get_logger().warn("starting playback before every topic has a subscriber")
 
     def _keep_subscribed(self, timeout: float, settle: float = 1.5) -> None:
-        """Wait for a first subscriber, give discovery ``settle`` s to show the consumer's
-        other subscriptions, then drop the topics nobody subscribes to."""
+        """Wait for a first subscriber and until the set of subscribed topics has not changed
+        for ``settle`` s (discovery shows a consumer's subscriptions one by one), then drop the
+        topics nobody subscribes to."""
         deadline = time.monotonic() + timeout
-        first = None
+        seen: frozenset = frozenset()
+        changed = time.monotonic()
         while time.monotonic() < deadline:
-            if first is None and any(p.get_subscription_count() > 0 for p in self.publishers_.values()):
-                first = time.monotonic()
-            if first is not None and time.monotonic() - first >= settle:
+            now_seen = frozenset(t for t, p in self.publishers_.items() if p.get_subscription_count() > 0)
+            if now_seen != seen:
+                seen, changed = now_seen, time.monotonic()
+            elif seen and time.monotonic() - changed >= settle:
                 break
             rclpy.spin_once(self, timeout_sec=0.05)
-        unused = [t for t, p in self.publishers_.items() if p.get_subscription_count() == 0]
+        unused = [t for t in self.publishers_ if t not in seen]
         for topic in unused:
             self.destroy_publisher(self.publishers_.pop(topic))
         if not self.publishers_:
