@@ -313,9 +313,10 @@ class PogEvaluatorNode(Node):
             self.scene_failures[sid] = ("bag_error", str(exc))
             return _empty_map()
         self.explore_info[sid] = info
-        say = self.get_logger().info if info["frames identical"] else self.get_logger().error
-        say(f"scene {sid} replayed: frames integrated live {info['frames live']}, replayed {info['frames replayed']} "
-            f"({info['seconds']} s)")
+        say = self.get_logger().info if info["frames identical"] and info["map identical to live"] is not False \
+            else self.get_logger().error
+        say(f"scene {sid} replayed: frames integrated live {info['frames live']}, replayed {info['frames replayed']}; "
+            f"map identical to the live map: {info['map identical to live']} ({info['seconds']} s)")
         from personal.eval.pog_run import load_saved_map
 
         return load_saved_map(info["map"])
@@ -404,7 +405,9 @@ class PogEvaluatorNode(Node):
                                   f"(bag_map graph, rate {self.replay_rate}, camera prefix {self.camera_prefix})"}[self.map_source],
             "pre-exploration": self.explore_info or "n/a",
             **({"frames integrated (live / replayed)": {s: f"{i.get('frames live')} / {i.get('frames replayed')}"
-                                                        for s, i in self.explore_info.items()}} if self.map_source == "bag" else {}),
+                                                        for s, i in self.explore_info.items()},
+                "replayed map identical to the live map": {s: i.get("map identical to live") for s, i in self.explore_info.items()}}
+               if self.map_source == "bag" else {}),
             **({"recorded bags": self.record_dir} if self.record_dir else {}),
             "map resolution (m)": sorted({round(v.resolution, 3) for v in self.maps.values() if v.dim}) or [self.resolution],
             "observed cells per map": {sid: int(v.valid.sum()) for sid, v in self.maps.items()},

@@ -11,6 +11,8 @@ def launch(
     assignments: Optional[List[str]] = typer.Argument(None, help="Graph arguments as name:=value."),
     sigint_timeout: float = typer.Option(5.0, help="Seconds to wait after SIGINT before SIGTERM."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print each node's command line and exit."),
+    domain_id: str = typer.Option("", "--domain-id", help="ROS_DOMAIN_ID of every node: a number, or 'auto' = a free "
+                                  "one claimed for this run (so concurrent graphs never cross-talk); default: inherited."),
 ) -> None:
     """Start a graph as supervised processes; Ctrl-C stops every node."""
     from personal.graphs import GraphError, get_graph, parse_assignments
@@ -33,7 +35,32 @@ def launch(
             cmd = node_command(spec.module, spec.name, node.namespace, node.parameters, node.remappings)
             typer.echo(shlex.join(cmd))
         raise typer.Exit(0)
-    raise typer.Exit(run_graph(g, overrides, sigint_timeout=sigint_timeout))
+    env, lock = _domain_environment(domain_id)
+    try:
+        code = run_graph(g, overrides, sigint_timeout=sigint_timeout, env=env)
+    finally:
+        if lock is not None:
+            lock.close()
+    raise typer.Exit(code)
+
+
+def _domain_environment(domain_id: str):
+    """(environment for the nodes or None, lock held while the graph runs or None)."""
+    import os
+
+    if not domain_id:
+        return None, None
+    if domain_id == "auto":
+        from personal.ros_env import claim_domain_id
+
+        number, lock = claim_domain_id()
+    elif domain_id.isdigit() and int(domain_id) <= 232:
+        number, lock = int(domain_id), None
+    else:
+        typer.echo(f"error: --domain-id must be 0..232 or 'auto', got {domain_id!r}", err=True)
+        raise typer.Exit(2)
+    typer.echo(f"[personal launch] ROS_DOMAIN_ID={number}")
+    return {**os.environ, "ROS_DOMAIN_ID": str(number)}, lock
 
 
 def graphs(verbose: bool = typer.Option(False, "--verbose", "-v", help="Show nodes and arguments.")) -> None:

@@ -87,6 +87,8 @@ def test_replay_gives_identical_metrics(recorded, tmp_path):
     meta = summary_replay["meta"]
     info = meta["pre-exploration"][sid]
     assert info["frames live"] == info["frames replayed"] and info["frames identical"] is True
+    assert info["map identical to live"] is True  # digest of the live map, noted next to the bag when recording
+    assert (bags / sid / "live_map.yaml").is_file()
     assert meta["frames integrated (live / replayed)"][sid] == f"{info['frames live']} / {info['frames live']}"
     assert "replayed: frames integrated live" in log
     assert "live / replayed" in (replay_run / "report.md").read_text()

@@ -42,6 +42,7 @@ SENSOR_TOPICS = ("/camera/aligned_depth_to_color/image_raw", "/camera/color/came
                  "/camera/pose", "/odom", "/episode")
 COLOUR_TOPIC = "/camera/color/image_raw"
 FRAME_LOG_TOPIC = "/map/status"  # the live mapping node's status after every integrated frame
+LIVE_MAP_NOTE = "live_map.yaml"  # next to metadata.yaml: frames and digest of the map the live run saved
 
 
 class ReplayError(RuntimeError):
@@ -139,6 +140,50 @@ def _status_frames(cdr: bytes) -> int | None:
         return None
 
 
+def map_digest(map_dir: str | Path) -> str:
+    """sha256 of a saved map's content (feature arrays, cloud, occupancy image), not of file times."""
+    import hashlib
+
+    import numpy as np
+
+    d = Path(map_dir)
+    h = hashlib.sha256()
+    if (d / "features.npz").is_file():
+        with np.load(d / "features.npz") as npz:
+            for key in sorted(npz.files):
+                arr = np.ascontiguousarray(npz[key])
+                h.update(f"{key}{arr.shape}{arr.dtype}".encode())
+                h.update(arr.tobytes())
+    for name in ("cloud.npy", "occupancy.pgm"):
+        if (d / name).is_file():
+            h.update((d / name).read_bytes() if name.endswith(".pgm") else np.load(d / name).tobytes())
+    return h.hexdigest()
+
+
+def note_live_map(bag_dir: str | Path, map_dir: str | Path) -> str | None:
+    """After a recording: write the live map's frames and digest next to the bag (rosbag2 readers
+    ignore extra files) so a replay can say whether it rebuilt the same map. Returns the bag
+    directory, or None when no bag was written."""
+    bag, map_dir = Path(bag_dir), Path(map_dir)
+    if not (bag / "metadata.yaml").is_file():
+        return None
+    if (map_dir / "map.yaml").is_file():
+        note = {"map": str(map_dir), "frames": saved_map_frames(map_dir), "digest": map_digest(map_dir)}
+        (bag / LIVE_MAP_NOTE).write_text(yaml.safe_dump(note, sort_keys=False))
+    return str(bag)
+
+
+def read_live_map_note(bag_dir: str | Path) -> dict:
+    path = Path(bag_dir) / LIVE_MAP_NOTE
+    if not path.is_file():
+        return {}
+    try:
+        note = yaml.safe_load(path.read_text())
+    except yaml.YAMLError:
+        return {}
+    return note if isinstance(note, dict) else {}
+
+
 def saved_map_frames(map_dir: str | Path) -> int | None:
     path = Path(map_dir) / "map.yaml"
     if not path.is_file():
@@ -189,8 +234,11 @@ def replay_bag_map(scene: Scene, episode: Episode, bag_dir: str | Path, maps_dir
     if code != 0 or frames is None:
         errors = [l for l in tail if "error" in l.lower()] or tail[-5:]
         raise ReplayError(f"bag {bag}: the bag_map graph exited with code {code} and saved no map: {' | '.join(errors)[-800:]}")
+    live = read_live_map_note(bag)
+    live_frames = checked["live_frames"] if checked["live_frames"] is not None else live.get("frames")
     info = {"bag": str(bag), "messages": checked["messages"], "bag duration (s)": checked["duration_s"],
-            "bag size (MB)": checked["size_mb"], "frames live": checked["live_frames"], "frames replayed": frames,
-            "frames identical": checked["live_frames"] == frames, "seconds": round(time.perf_counter() - t0, 1),
-            "rate": rate, "map": str(out / "features.yaml")}
+            "bag size (MB)": checked["size_mb"], "frames live": live_frames, "frames replayed": frames,
+            "frames identical": live_frames == frames,
+            "map identical to live": (map_digest(out) == live["digest"]) if live.get("digest") else "unknown (no live_map.yaml)",
+            "seconds": round(time.perf_counter() - t0, 1), "rate": rate, "map": str(out / "features.yaml")}
     return info

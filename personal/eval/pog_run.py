@@ -181,7 +181,9 @@ def explore_with_graph(scene: Scene, episode: Episode, maps_dir: str | Path, res
     out = Path(maps_dir) / scene.scene_id / "features.yaml"
     info = {"seconds": round(time.perf_counter() - t0, 1), "exit_code": code, "map": str(out) if out.exists() else None}
     if bag_dir:
-        info["bag"] = str(bag_dir) if (Path(bag_dir) / "metadata.yaml").exists() else None
+        from personal.eval.pog_replay import note_live_map
+
+        info["bag"] = note_live_map(bag_dir, Path(maps_dir) / scene.scene_id)
     return info
 
 
