@@ -13,7 +13,7 @@ import numpy as np
 from personal.verification.attributes import Attribute, predict_category
 from personal.verification.env import DIRECTION_OFFSETS, Observation, VerificationEnv
 from personal.verification.nbv import PlannerState
-from personal.verification.reader import load_image, load_mask
+from personal.verification.reader import load_depth, load_image, load_mask
 from personal.verification.schema import HORIZON, CaptureEpisode, PairEpisode, Viewpoint
 from personal.verification.tracker import Decision, Tracker
 from personal.verification.verifier import ViewInput, ViewVerdict
@@ -120,8 +120,9 @@ def view_input(capture: CaptureEpisode, vp: Viewpoint, detection: str = "mask") 
             bbox = [int(xs.min()), int(ys.min()), int(xs.max()) + 1, int(ys.max()) + 1]
         mask = None
     camera = capture.extra.get("camera") or {}
+    depth = load_depth(capture.root / vp.depth) if vp.depth else None
     return ViewInput(rgb=rgb, mask=mask, bbox_xyxy=bbox, distance_m=vp.distance_m,
-                     hfov_deg=float(camera.get("hfov_deg", 90.0)), pitch_deg=vp.pitch_deg)
+                     hfov_deg=float(camera.get("hfov_deg", 90.0)), pitch_deg=vp.pitch_deg, depth=depth)
 
 
 def run_episode(pair: PairEpisode, agent: VerificationAgent, nbv, seed: int = 0) -> dict:

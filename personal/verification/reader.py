@@ -63,7 +63,7 @@ META_OPTIONAL = {
 VIEWPOINT_REQUIRED = {"navigable": bool, "mask_meets_threshold": bool, "sector_index": int, "rgb": (str, type(None))}
 VIEWPOINT_OPTIONAL = {
     "tag", "view_type", "mask", "mask_bbox_xyxy", "mask_area", "azimuth_deg", "position",
-    "distance_m", "rotation", "yaw_deg", "pitch_deg",
+    "distance_m", "rotation", "yaw_deg", "pitch_deg", "depth",
 }
 _RGB_NAME = re.compile(r"rgb_s(\d+)_(near|far)\.\w+$")
 
@@ -182,13 +182,16 @@ def load_meta(meta_path: Path, strict: bool = True) -> CaptureEpisode:
         mask = vp.get("mask")
         if mask and vp["navigable"] and not (root / mask).is_file():
             raise DatasetError(f"{where}: missing mask image {root / mask}")
+        depth = vp.get("depth")
+        if depth and vp["navigable"] and not (root / depth).is_file():
+            raise DatasetError(f"{where}: missing depth image {root / depth}")
         bbox = vp.get("mask_bbox_xyxy")
         if bbox is not None and (not isinstance(bbox, list) or len(bbox) != 4):
             raise DatasetError(f"{where}: mask_bbox_xyxy must be [x0, y0, x1, y1]")
         viewpoints.append(Viewpoint(
             tag=vp.get("tag") or capture_tag(vp["sector_index"], view_type),
             sector_index=vp["sector_index"], view_type=view_type, navigable=vp["navigable"],
-            mask_meets_threshold=vp["mask_meets_threshold"], rgb=rgb or "", mask=mask,
+            mask_meets_threshold=vp["mask_meets_threshold"], rgb=rgb or "", mask=mask, depth=depth,
             mask_bbox_xyxy=bbox, mask_area=vp.get("mask_area"), azimuth_deg=vp.get("azimuth_deg"),
             position=vp.get("position"), distance_m=vp.get("distance_m"), pitch_deg=vp.get("pitch_deg"),
         ))
@@ -304,3 +307,16 @@ def load_mask(path: Path) -> np.ndarray:
     if arr.ndim == 3:
         arr = arr[..., 0]
     return arr > 0
+
+
+def load_depth(path: Path) -> np.ndarray:
+    """Planar depth in metres (float32, 0 = invalid) from a 16-bit millimetre PNG."""
+    from PIL import Image
+
+    if not path.is_file():
+        raise DatasetError(f"{path}: depth image not found")
+    with Image.open(path) as im:
+        arr = np.asarray(im)
+    if arr.ndim != 2 or arr.dtype not in (np.uint16, np.int32, np.uint8):
+        raise DatasetError(f"{path}: depth must be a single-channel 16-bit PNG in millimetres (got {arr.dtype}, {arr.shape})")
+    return arr.astype(np.float32) / 1000.0

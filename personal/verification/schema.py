@@ -81,6 +81,7 @@ class Viewpoint:
     mask_meets_threshold: bool
     rgb: str  # path relative to the episode folder, "rgb/rgb_s2_near.png"
     mask: str | None = None  # "mask/mask_s2_near.png"
+    depth: str | None = None  # "depth/depth_s2_near.png", uint16 mm (optional; generated sets only)
     mask_bbox_xyxy: list[int] | None = None
     mask_area: int | None = None
     azimuth_deg: float | None = None  # camera position around the goal, CCW from map +x

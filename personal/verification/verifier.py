@@ -17,6 +17,7 @@ from personal.verification.attributes import Attribute
 from personal.verification.colors import COLOR_NAMES, color_names_in, shading_invariant_distance, srgb_to_lab
 from personal.verification.openai_compat import ChatClient, LLMError, extract_json
 from personal.verification.schema import mask_threshold
+from personal.verification.shape import ShapeChecker
 
 STATUSES = ("Yes", "No", "Unsure")
 CROP_PAD_PX = 3
@@ -35,6 +36,7 @@ class ViewInput:
     hfov_deg: float = 90.0
     pitch_deg: float | None = None  # camera pitch, for the apparent height bound
     detection_confidence: float = 1.0
+    depth: np.ndarray | None = None  # HxW float32 planar depth in metres (0 = invalid), when the data has it
 
 
 @dataclass
@@ -121,11 +123,12 @@ class BuiltinImageVerifier:
 
     def __init__(self, main_yes: float = 0.30, main_no: float = 0.10, part_yes: float = 0.015,
                  unexplained_no: float = 0.04, min_part_px: int = 12, size_upper: float = 1.2, size_lower: float = 0.35,
-                 category_gate: bool = True):
+                 category_gate: bool = True, shape_check: bool = True):
         self.main_yes, self.main_no = main_yes, main_no
         self.part_yes, self.unexplained_no, self.min_part_px = part_yes, unexplained_no, min_part_px
         self.size_upper, self.size_lower = size_upper, size_lower
         self.category_gate = category_gate
+        self.shape = ShapeChecker() if shape_check else None
         self._extents = category_extent_prior()
 
     # -- public -----------------------------------------------------------
@@ -153,6 +156,8 @@ class BuiltinImageVerifier:
         confidence = view.detection_confidence * min(1.0, 0.4 + 0.2 * visible / tau)
         notes = []
         gate = self._category_check(mask, view, category) if self.category_gate else None
+        if gate is None and self.shape is not None and view.mask is not None:
+            gate = self._shape_check(view, category)
         if gate is not None:
             notes.append(gate)
             return ViewVerdict([Judgement(a.name, "No", gate, "other category") for a in attributes], confidence, visible, notes)
@@ -207,6 +212,12 @@ class BuiltinImageVerifier:
             return (f"object extent {width_m:.2f}x{height_m:.2f} m is inconsistent with a {category} "
                     f"(nominal {W:.2f}x{D:.2f}x{H:.2f} m)")
         return None
+
+    def _shape_check(self, view: ViewInput, category: str) -> str | None:
+        """A reason string when no orientation of the category's box model fits the mask (and depth)."""
+        fit = self.shape.check(category, view.mask, view.depth, view.distance_m or 0.0, view.pitch_deg or 0.0,
+                               view.hfov_deg)
+        return None if fit is None or fit.consistent else fit.reason(category)
 
     def _judge(self, a: Attribute, stats: "_ColorStats", described: list[str],
                context: list[Attribute] | None = None) -> Judgement:

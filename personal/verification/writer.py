@@ -115,6 +115,11 @@ def differs_in_described(query: PoolObject, target: PoolObject) -> bool:
 
 
 # ----------------------------------------------------------------------------- capture
+def depth_to_mm(depth: np.ndarray) -> np.ndarray:
+    """Metres (0 = invalid) -> uint16 millimetres (0 = invalid), the usual 16-bit depth PNG."""
+    return np.clip(np.round(np.nan_to_num(depth, nan=0.0) * 1000.0), 0, 65535).astype(np.uint16)
+
+
 def _look_at(cam_xy, cam_z, goal) -> tuple[float, float]:
     dx, dy = goal[0] - cam_xy[0], goal[1] - cam_xy[1]
     yaw = math.atan2(dy, dx)
@@ -182,7 +187,8 @@ def capture_episode(backend, scene, obj, ep_dir: Path, base_seed: int, min_navig
                 "distance_m": round(math.dist((x, y, cam_z), goal), 4),
                 "yaw_deg": round(math.degrees(yaw), 3), "pitch_deg": round(math.degrees(pitch), 3),
             })
-            renders.append((vp, obs.rgb, mask))
+            vp["depth"] = f"depth/depth_{tag}.png"
+            renders.append((vp, obs.rgb, mask, obs.depth))
         viewpoints.append(vp)
     navigable = {v["sector_index"] for v in viewpoints if v["navigable"]}
     visible = {v["sector_index"] for v in viewpoints if v["mask_meets_threshold"]}
@@ -190,9 +196,11 @@ def capture_episode(backend, scene, obj, ep_dir: Path, base_seed: int, min_navig
         return None
     (ep_dir / "rgb").mkdir(parents=True, exist_ok=True)
     (ep_dir / "mask").mkdir(parents=True, exist_ok=True)
-    for vp, rgb, mask in renders:
+    (ep_dir / "depth").mkdir(parents=True, exist_ok=True)
+    for vp, rgb, mask, depth in renders:
         Image.fromarray(rgb).save(ep_dir / vp["rgb"], optimize=False, compress_level=1)
         Image.fromarray((mask * 255).astype(np.uint8)).save(ep_dir / vp["mask"], compress_level=1)
+        Image.fromarray(depth_to_mm(depth)).save(ep_dir / vp["depth"], compress_level=1)
     meta = {
         "scene_key": scene.scene_id, "episode_id": ep_dir.name, "object_id": f"{scene.scene_id}.{obj.object_id}",
         "object_category": obj.category, "goal_position_nominal": [round(v, 4) for v in goal],
