@@ -14,7 +14,10 @@ timed stream, so a consumer knows the context before the first frame; ``subscrib
 plays only the topics some node subscribes to (after ``wait_subscribers``, so a recorded
 frame log such as ``map/status`` is not replayed onto the consumer's own topic);
 ``done_service`` (a std_srvs/Trigger service, e.g. ``map/save``) is called once the bag is
-played, every reliable message acknowledged and ``drain_s`` seconds passed.
+played, every reliable message acknowledged and ``drain_s`` seconds passed — with ``idle_topic``
+(a std_msgs/String topic such as the mapping node's ``map/status``; never played from the bag)
+``drain_s`` seconds without a message there, so a consumer still working through a backlog
+(fast ``rate``) is waited for.
 The node exits when the bag is played (code 2 on a broken bag or a failed done service),
 so a graph can mark it required.
 """
@@ -48,19 +51,28 @@ class BagPlayer(Node):
         self.declare_parameter("subscribed_only", False)
         self.declare_parameter("done_service", "")
         self.declare_parameter("drain_s", 2.0)
+        self.declare_parameter("idle_topic", "")
         self.reader = BagReader(self.get_parameter("bag").value)
         self.rate = float(self.get_parameter("rate").value)
         self.validate = bool(self.get_parameter("validate").value)
         self.reliable = bool(self.get_parameter("reliable").value)
         remaps = parse_remaps([r for r in self.get_parameter("remap").value if r])
         wanted = [t for t in self.get_parameter("topics").value if t]
-        self.topics = wanted or list(self.reader.topics)
+        idle = self.get_parameter("idle_topic").value
+        idle = ("/" + idle.lstrip("/")) if idle else ""
+        self.topics = [t for t in (wanted or list(self.reader.topics)) if remaps.get(t, t) != idle]
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if self.get_parameter("clock").value else None
         self.publishers_ = {}
         self.classes = {}
         self.latched = set()
         self.skipped = 0
         self.played_by_topic: dict[str, int] = {}
+        self.last_activity = time.monotonic()
+        if idle:  # only arrival times matter
+            from std_msgs.msg import String
+
+            self.create_subscription(String, idle, self._on_activity, QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE),
+                                     raw=True)
         for name in self.topics:
             info = self.reader.topics.get(name)
             if info is None:
@@ -75,11 +87,14 @@ class BagPlayer(Node):
                 self.latched.add(name)
             self.publishers_[name] = self.create_publisher(self.classes[name], remaps.get(name, name), qos)
 
+    def _on_activity(self, _data: bytes) -> None:
+        self.last_activity = time.monotonic()
+
     def _qos(self, info) -> QoSProfile:
         p = info.qos_profiles[0] if info.qos_profiles else {}
         reliable = self.reliable or p.get("reliability") != 2
         return QoSProfile(
-            depth=max(int(p.get("depth", 10) or 10), 100 if self.reliable else 10),
+            depth=max(int(p.get("depth", 10) or 10), 500 if self.reliable else 10),  # reliable: room for unacknowledged samples
             reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
             durability=DurabilityPolicy.TRANSIENT_LOCAL if p.get("durability") == 1 else DurabilityPolicy.VOLATILE,
         )
@@ -173,8 +188,8 @@ class BagPlayer(Node):
         """Drain, then call ``done_service`` if set; False when it fails."""
         self._wait_acked(10.0)
         drain = float(self.get_parameter("drain_s").value)
-        end = time.monotonic() + drain
-        while time.monotonic() < end:
+        self.last_activity = max(self.last_activity, time.monotonic())
+        while time.monotonic() - self.last_activity < drain:  # idle_topic messages push this on
             rclpy.spin_once(self, timeout_sec=0.05)
         name = self.get_parameter("done_service").value
         if not name:

@@ -217,6 +217,8 @@ def replay_bag_map(scene: Scene, episode: Episode, bag_dir: str | Path, maps_dir
     seconds, map}; raises BagError (broken bag) or ReplayError (the graph failed)."""
     from personal.world.habitat_format import write_episode_set
 
+    if rate <= 0:  # measured: as-fast-as-possible playback can outrun the mapping node and lose frames
+        raise ReplayError(f"replay rate must be > 0 to reproduce the recorded run, got {rate}")
     bag = Path(bag_dir)
     checked = check_bag(bag)
     folder = Path(work_dir) / scene.scene_id

@@ -25,12 +25,12 @@ GRAPH = Graph(
         "feature_resolution": (1.0, "feature-map cell size, m (use the recording run's)"),
         "maps_dir": ("maps", "the map is saved to <maps_dir>/<map_name or scene_id>/"),
         "map_name": ("", "folder name of the saved map (default: the scene id of the bag's episode)"),
-        "rate": (1.0, "playback rate (1 = recorded timing)"),
+        "rate": (1.0, "playback rate, > 0 (1 = recorded timing; identical maps measured up to 4; 0 = unpaced loses frames)"),
         "camera_prefix": ("camera", "camera topic prefix in the bag: camera (sim bridge) | camera/camera (RealSense)"),
         "pose_source": ("camera_pose", "camera_pose (sim bridge camera/pose) | odom (base odometry + camera mount)"),
         "odom_topic": ("odom", "odometry topic in the bag (pose_source:=odom)"),
         "wait_subscribers": (180.0, "seconds the player waits for the mapping node (it loads its encoder first)"),
-        "drain_s": (2.0, "seconds between the last message and map/save"),
+        "drain_s": (2.0, "map/save once the mapping node has integrated nothing for this long after the last message"),
     },
     nodes=[
         NodeSpec(
@@ -52,6 +52,7 @@ GRAPH = Graph(
             parameters={
                 "bag": Arg("bag"), "rate": Arg("rate"), "reliable": True, "latched_first": True, "subscribed_only": True,
                 "wait_subscribers": Arg("wait_subscribers"), "done_service": "map/save", "drain_s": Arg("drain_s"),
+                "idle_topic": "map/status",
             },
             required=True,
         ),

@@ -20,7 +20,7 @@ GRAPH = Graph(
     arguments={
         **{k: POG_EVAL.arguments[k] for k in SHARED},
         "bags_dir": ("bags", "recorded bags, one per scene: <bags_dir>/<scene_id>/ (from pog_eval record_dir)"),
-        "replay_rate": (1.0, "playback rate of the bags (1 = recorded timing)"),
+        "replay_rate": (1.0, "playback rate of the bags, > 0 (1 = recorded timing; identical maps measured up to 4)"),
         "camera_prefix": ("camera", "camera topic prefix in the bags: camera (sim bridge) | camera/camera (RealSense)"),
         "out_dir": ("runs/pog_replay", "run folders are created under this (replayed maps in <run>/replayed_maps/)"),
     },
