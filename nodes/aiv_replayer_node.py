@@ -6,8 +6,9 @@ Environment semantics (relative directions, ±30° resolution, unreachable / tra
 steps, start sector, horizon) are ``personal.verification.env``'s.
 
 Subscribes ``aiv/command`` (std_msgs/String, JSON ``personal/msg/AivCommand``)
-Publishes  ``aiv/observation`` (JSON ``AivObservation``), ``aiv/capture/rgb`` (rgb8) and
-           ``aiv/capture/mask`` (mono8, 255 = target) with header.frame_id = request id,
+Publishes  ``aiv/observation`` (JSON ``AivObservation``), ``aiv/capture/rgb`` (rgb8),
+           ``aiv/capture/mask`` (mono8, 255 = target) and ``aiv/capture/depth`` (32FC1, metres,
+           when the dataset has depth) with header.frame_id = request id,
            ``aiv/dataset`` (JSON ``AivDataset``, transient local) once the data is ready.
 """
 from __future__ import annotations
@@ -35,9 +36,9 @@ def image_msg(array: np.ndarray, encoding: str, frame_id: str, stamp) -> Image:
     msg.header.frame_id, msg.header.stamp = frame_id, stamp
     msg.height, msg.width = int(array.shape[0]), int(array.shape[1])
     msg.encoding = encoding
-    channels = 3 if encoding == "rgb8" else 1
-    msg.step = msg.width * channels
-    msg.data = np.ascontiguousarray(array, dtype=np.uint8).tobytes()
+    dtype, channels = {"rgb8": (np.uint8, 3), "mono8": (np.uint8, 1), "32FC1": (np.float32, 1)}[encoding]
+    msg.step = msg.width * channels * np.dtype(dtype).itemsize
+    msg.data = np.ascontiguousarray(array, dtype=dtype).tobytes()
     return msg
 
 
@@ -55,6 +56,7 @@ class AivReplayerNode(Node):
         self.obs_pub = self.create_publisher(String, "aiv/observation", RELIABLE)
         self.rgb_pub = self.create_publisher(Image, "aiv/capture/rgb", RELIABLE)
         self.mask_pub = self.create_publisher(Image, "aiv/capture/mask", RELIABLE)
+        self.depth_pub = self.create_publisher(Image, "aiv/capture/depth", RELIABLE)
         self.dataset_pub = self.create_publisher(String, "aiv/dataset", LATCHED)
         self.server: CaptureServer | None = None
         try:
@@ -75,7 +77,7 @@ class AivReplayerNode(Node):
         """Announce the dataset once the verifier and the planner are matched on our topics,
         so the first observation cannot be lost to discovery (or after 15 s regardless)."""
         matched = (self.obs_pub.get_subscription_count() >= 2 and self.rgb_pub.get_subscription_count() >= 1
-                   and self.mask_pub.get_subscription_count() >= 1)
+                   and self.mask_pub.get_subscription_count() >= 1 and self.depth_pub.get_subscription_count() >= 1)
         waited = time.monotonic() - self._t_ready
         if not matched and waited < 15.0:
             return
@@ -107,12 +109,12 @@ class AivReplayerNode(Node):
             self.get_logger().error(f"aiv/command: malformed message dropped: {exc}")
             return
         try:
-            obs, rgb, mask = self.server.handle(cmd)
+            obs, rgb, mask, depth = self.server.handle(cmd)
         except Exception as exc:  # a broken capture must cost one step, not the node
             obs = {"request_id": cmd["request_id"], "episode_index": cmd["episode_index"], "episode_key": "",
                    "step": 0, "status": "error", "sector_index": -1, "azimuth_deg": 0.0, "new_view": False,
                    "bbox_xyxy": [], "descriptions": [], "error": f"{type(exc).__name__}: {exc}"}
-            rgb = mask = None
+            rgb = mask = depth = None
         if obs.get("error"):
             self.get_logger().warn(f"command {cmd['command']} episode {cmd['episode_index']}: {obs['error']}")
         stamp = self.get_clock().now().to_msg()
@@ -120,6 +122,8 @@ class AivReplayerNode(Node):
             self.rgb_pub.publish(image_msg(rgb, "rgb8", cmd["request_id"], stamp))
             if mask is not None:
                 self.mask_pub.publish(image_msg(mask.astype(np.uint8) * 255, "mono8", cmd["request_id"], stamp))
+            if depth is not None:
+                self.depth_pub.publish(image_msg(depth, "32FC1", cmd["request_id"], stamp))
         self.obs_pub.publish(String(data=encode("AivObservation", obs)))
 
 

@@ -1,7 +1,8 @@
 """PInVerify verifier node: per-view attribute evidence, multi-view tracker, decision.
 
 Subscribes ``aiv/observation`` (JSON ``personal/msg/AivObservation``) and the capture
-images ``aiv/capture/rgb`` / ``aiv/capture/mask`` (matched by header.frame_id = request id).
+images ``aiv/capture/rgb`` / ``aiv/capture/mask`` / ``aiv/capture/depth`` (32FC1 metres; used by
+the built-in verifier's shape check), matched by header.frame_id = request id.
 Publishes ``aiv/verdict`` (JSON ``AivVerdict``) once per observation.
 Backends: decomposer builtin | llm, verifier builtin | vlm (OpenAI-compatible endpoints
 from PERSONAL_LLM_* / PERSONAL_VLM_* environment variables).
@@ -25,14 +26,18 @@ RELIABLE = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
 STALE_S = 30.0
 
 
+ENCODINGS = {"rgb8": (np.uint8, 3), "mono8": (np.uint8, 1), "32FC1": (np.float32, 1)}
+
+
 def image_array(msg: Image) -> np.ndarray:
-    channels = {"rgb8": 3, "mono8": 1}.get(msg.encoding)
-    if channels is None:
-        raise ValueError(f"unsupported image encoding {msg.encoding!r} (rgb8 | mono8)")
-    arr = np.frombuffer(bytes(msg.data), dtype=np.uint8)
-    if arr.size != msg.height * msg.step:
-        raise ValueError(f"image data has {arr.size} bytes, expected {msg.height}x{msg.step}")
-    arr = arr.reshape(msg.height, msg.step)[:, : msg.width * channels]
+    if msg.encoding not in ENCODINGS:
+        raise ValueError(f"unsupported image encoding {msg.encoding!r} ({' | '.join(ENCODINGS)})")
+    dtype, channels = ENCODINGS[msg.encoding]
+    raw = bytes(msg.data)
+    if len(raw) != msg.height * msg.step or msg.step < msg.width * channels * np.dtype(dtype).itemsize:
+        raise ValueError(f"image data has {len(raw)} bytes, expected {msg.height} rows of {msg.step}")
+    rows = np.frombuffer(raw, dtype=np.uint8).reshape(msg.height, msg.step)
+    arr = rows[:, : msg.width * channels * np.dtype(dtype).itemsize].copy().view(dtype)
     return arr.reshape(msg.height, msg.width, 3) if channels == 3 else arr.reshape(msg.height, msg.width)
 
 
@@ -44,11 +49,12 @@ class VerifierNode(Node):
                              detection=p("detection", "mask", "mask (GT mask) | box (GT box only)"),
                              min_coverage=p("min_coverage", 0.0, "judgeable attribute weight seen before a unanimity stop"))
         self.session = VerifierSession(config, p("decomposer", "builtin", "builtin | llm"), p("verifier", "builtin", "builtin | vlm"))
-        self.pending: dict[str, dict] = {}  # request id -> {"obs", "rgb", "mask", "t"}
+        self.pending: dict[str, dict] = {}  # request id -> {"obs", "rgb", "mask", "depth", "t"}
         self.pub = self.create_publisher(String, "aiv/verdict", RELIABLE)
         self.create_subscription(String, "aiv/observation", self._on_obs, RELIABLE)
         self.create_subscription(Image, "aiv/capture/rgb", lambda m: self._on_image(m, "rgb"), RELIABLE)
         self.create_subscription(Image, "aiv/capture/mask", lambda m: self._on_image(m, "mask"), RELIABLE)
+        self.create_subscription(Image, "aiv/capture/depth", lambda m: self._on_image(m, "depth"), RELIABLE)
         self.get_logger().info(f"verifier ready ({config.mode}-view, verifier {self.session.agent.verifier.name})")
 
     def _declare(self, name, default, description):
@@ -60,7 +66,7 @@ class VerifierNode(Node):
         now = time.monotonic()
         for k in [k for k, v in self.pending.items() if now - v["t"] > STALE_S]:
             del self.pending[k]  # parts of a step that never completed
-        return self.pending.setdefault(request_id, {"obs": None, "rgb": None, "mask": None, "t": now})
+        return self.pending.setdefault(request_id, {"obs": None, "rgb": None, "mask": None, "depth": None, "t": now})
 
     def _on_image(self, msg: Image, kind: str) -> None:
         try:
@@ -68,7 +74,7 @@ class VerifierNode(Node):
         except ValueError as exc:
             self.get_logger().error(f"aiv/capture/{kind}: {exc}")
             return
-        self._slot(msg.header.frame_id)[kind] = arr if kind == "rgb" else arr > 0
+        self._slot(msg.header.frame_id)[kind] = arr > 0 if kind == "mask" else arr
         self._try(msg.header.frame_id)
 
     def _on_obs(self, msg: String) -> None:
@@ -85,11 +91,13 @@ class VerifierNode(Node):
         if slot is None or slot["obs"] is None:
             return
         obs = slot["obs"]
-        if obs["new_view"] and not obs.get("error") and (slot["rgb"] is None or (obs.get("has_mask") and slot["mask"] is None)):
+        missing = (slot["rgb"] is None or (obs.get("has_mask") and slot["mask"] is None)
+                   or (obs.get("has_depth") and slot["depth"] is None))
+        if obs["new_view"] and not obs.get("error") and missing:
             return  # images still on their way
         del self.pending[request_id]
         try:
-            verdict = self.session.handle(obs, slot["rgb"], slot["mask"])
+            verdict = self.session.handle(obs, slot["rgb"], slot["mask"], slot["depth"])
         except Exception as exc:  # a bug costs one episode, not the node
             self.get_logger().error(f"episode {obs['episode_index']} step {obs['step']}: {type(exc).__name__}: {exc}")
             verdict = error_verdict(request_id, obs["episode_index"], obs["step"], f"{type(exc).__name__}: {exc}")

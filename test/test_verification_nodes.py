@@ -21,9 +21,11 @@ def drive(pairs, cfg):
     server, verifier, planner = CaptureServer(pairs, seed=cfg.seed), VerifierSession(cfg), PlannerSession(pairs, cfg)
     cmd = planner.start_next()
     while cmd is not None:
-        obs, rgb, mask = server.handle(cmd)
+        obs, rgb, mask, depth = server.handle(cmd)
+        if obs["new_view"] and not obs.get("error"):  # the shape check needs the capture's depth
+            assert obs["has_depth"] and depth.dtype == "float32" and depth.shape == mask.shape
         planner.on_observation(obs)
-        cmd = planner.on_verdict(verifier.handle(obs, rgb, mask))
+        cmd = planner.on_verdict(verifier.handle(obs, rgb, mask, depth))
     return planner.records
 
 
@@ -42,12 +44,12 @@ def test_sessions_match_offline_runner(index, mode, nbv, detection):
 
 def test_capture_server_reports_bad_commands(index):
     server = CaptureServer(load_index(index))
-    obs, _, _ = server.handle({"request_id": "r", "episode_index": 99, "command": "reset", "direction": ""})
+    obs, *_ = server.handle({"request_id": "r", "episode_index": 99, "command": "reset", "direction": ""})
     assert obs["status"] == "error" and "out of range" in obs["error"]
-    obs, _, _ = server.handle({"request_id": "r", "episode_index": 0, "command": "move", "direction": "back"})
+    obs, *_ = server.handle({"request_id": "r", "episode_index": 0, "command": "move", "direction": "back"})
     assert "move before reset" in obs["error"]
     server.handle({"request_id": "r", "episode_index": 0, "command": "reset", "direction": ""})
-    obs, _, _ = server.handle({"request_id": "r", "episode_index": 0, "command": "move", "direction": "sideways"})
+    obs, *_ = server.handle({"request_id": "r", "episode_index": 0, "command": "move", "direction": "sideways"})
     assert "unknown direction" in obs["error"]
 
 

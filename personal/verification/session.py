@@ -31,13 +31,14 @@ class CaptureServer:
         self.pairs, self.seed, self.horizon = pairs, seed, horizon
         self.envs: dict[int, VerificationEnv] = {}
 
-    def handle(self, cmd: dict) -> tuple[dict, np.ndarray | None, np.ndarray | None]:
-        """(AivObservation payload, rgb or None, mask or None) for one AivCommand payload."""
+    def handle(self, cmd: dict) -> tuple[dict, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+        """(AivObservation payload, rgb, mask, depth in metres; each image None when absent)
+        for one AivCommand payload."""
         i = int(cmd["episode_index"])
         base = {"request_id": cmd["request_id"], "episode_index": i, "episode_key": "", "step": 0, "status": "error",
                 "sector_index": -1, "azimuth_deg": 0.0, "new_view": False, "bbox_xyxy": [], "descriptions": []}
         if i >= len(self.pairs):
-            return {**base, "error": f"episode_index {i} out of range (0..{len(self.pairs) - 1})"}, None, None
+            return {**base, "error": f"episode_index {i} out of range (0..{len(self.pairs) - 1})"}, None, None, None
         pair = self.pairs[i]
         base["episode_key"] = pair.key
         try:
@@ -47,13 +48,13 @@ class CaptureServer:
             elif cmd["command"] == "move":
                 env = self.envs.get(i)
                 if env is None:
-                    return {**base, "error": f"episode {i}: move before reset"}, None, None
+                    return {**base, "error": f"episode {i}: move before reset"}, None, None, None
                 requested = env.current.azimuth() + DIRECTION_OFFSETS.get(cmd["direction"], 0.0)
                 obs = env.move(cmd["direction"])
             else:
-                return {**base, "error": f"unknown command {cmd['command']!r} (reset|move)"}, None, None
+                return {**base, "error": f"unknown command {cmd['command']!r} (reset|move)"}, None, None, None
         except (ValueError, EpisodeOver) as exc:
-            return {**base, "error": str(exc)}, None, None
+            return {**base, "error": str(exc)}, None, None, None
         payload = {
             **base, "step": obs.step, "status": obs.status, "sector_index": obs.sector_index,
             "azimuth_deg": float(obs.azimuth_deg), "requested_azimuth_deg": float(requested),
@@ -61,15 +62,15 @@ class CaptureServer:
             "new_view": obs.new_view, "done": env.done,
             "descriptions": pair.query_texts if cmd["command"] == "reset" else [],
         }
-        rgb = mask = None
+        rgb = mask = depth = None
         if obs.new_view and obs.viewpoint is not None:
             vi = view_input(env.capture, obs.viewpoint, "mask")
-            rgb, mask = vi.rgb, vi.mask
-            payload.update({"tag": obs.viewpoint.tag, "has_mask": mask is not None,
+            rgb, mask, depth = vi.rgb, vi.mask, vi.depth
+            payload.update({"tag": obs.viewpoint.tag, "has_mask": mask is not None, "has_depth": depth is not None,
                             "bbox_xyxy": [int(v) for v in (vi.bbox_xyxy or [])],
                             "distance_m": float(vi.distance_m or 0.0), "hfov_deg": float(vi.hfov_deg),
                             "pitch_deg": float(vi.pitch_deg or 0.0)})
-        return payload, rgb, mask
+        return payload, rgb, mask, depth
 
 
 def error_verdict(request_id: str, episode_index: int, step: int, error: str) -> dict:
@@ -87,7 +88,8 @@ class VerifierSession:
         self.agent = VerificationAgent(make_decomposer(decomposer), make_verifier(verifier), config)
         self.episode: int | None = None
 
-    def handle(self, obs: dict, rgb: np.ndarray | None, mask: np.ndarray | None) -> dict:
+    def handle(self, obs: dict, rgb: np.ndarray | None, mask: np.ndarray | None,
+               depth: np.ndarray | None = None) -> dict:
         base = error_verdict(obs["request_id"], obs["episode_index"], obs["step"], "")
         if obs.get("error"):
             return {**base, "error": f"observation error: {obs['error']}"}
@@ -106,7 +108,8 @@ class VerifierSession:
             use_mask = obs.get("has_mask") and self.config.detection == "mask"  # "box": GT box only
             view = ViewInput(rgb=rgb, mask=mask if use_mask else None,
                              bbox_xyxy=list(obs.get("bbox_xyxy") or []) or None, distance_m=obs.get("distance_m") or None,
-                             hfov_deg=obs.get("hfov_deg", 90.0), pitch_deg=obs.get("pitch_deg"))
+                             hfov_deg=obs.get("hfov_deg", 90.0), pitch_deg=obs.get("pitch_deg"),
+                             depth=depth if obs.get("has_depth") else None)
         decision = self.agent.observe(env_obs, view, requested_azimuth=obs.get("requested_azimuth_deg"))
         entry = self.agent.transcript[-1]
         entry["tag"] = obs.get("tag") or None
