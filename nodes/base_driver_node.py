@@ -3,8 +3,12 @@
 Subscribes ``action`` (DiscreteAction JSON), ``odom`` (nav_msgs/Odometry), ``estop``
 (std_msgs/Bool). Publishes ``cmd_vel`` (while an action runs, then one zero), ``action_outcome``
 (ActionOutcome JSON: succeeded / blocked / timed_out / stale_odom / estop / rejected),
-``camera_tilt`` (std_msgs/Float64, radians, for the pan-tilt servo) and ``camera/pose``
-(PoseStamped of the optical frame in the odometry frame). Camera extrinsics come from the
+``camera_tilt`` (std_msgs/Float64, radians, for the pan-tilt servo), ``camera/pose``
+(PoseStamped of the optical frame in the odometry frame) and, after every outcome,
+``agent_state`` (AgentState JSON, reliable + transient local like the sim bridge's: odometry
+position and yaw, pitch = camera tilt, collided = the move was blocked, step = actions
+executed since start or since the last STOP, stopped after STOP, the action's request_id),
+so the navigation node drives this base as it drives the bridge. Camera extrinsics come from the
 ``camera_*`` parameters, or from TF when ``tf2_ros`` is importable and ``use_tf`` is true.
 """
 from __future__ import annotations
@@ -16,12 +20,14 @@ import rclpy
 from geometry_msgs.msg import PoseStamped, Twist
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Bool, Float64, String
 
 from personal.interfaces.codec import CodecError, decode, encode
 from personal.robot.base_controller import ACTION_NAMES, BaseController, Limits, Outcome, Pose2D
 from personal.robot.extrinsics import T_base_optical, T_map_base, quaternion_from_matrix
 
+STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 LIMIT_PARAMS = ("max_linear", "max_angular", "linear_accel", "angular_accel", "linear_tolerance",
                 "action_timeout", "odom_timeout", "blocked_window", "forward_m")
 
@@ -38,6 +44,7 @@ class BaseDriver(Node):
         self.declare_parameter("camera_xyz", [0.0, 0.0, 0.88])
         self.declare_parameter("camera_frame", "camera_color_optical_frame")
         self.declare_parameter("use_tf", True)
+        self.declare_parameter("episode_id", "locobot")  # echoed in agent_state
         p = {n: float(self.get_parameter(n).value) for n in LIMIT_PARAMS}
         limits = Limits(**p, turn_rad=math.radians(self.get_parameter("turn_deg").value),
                         angular_tolerance=math.radians(self.get_parameter("angular_tolerance_deg").value))
@@ -46,10 +53,14 @@ class BaseDriver(Node):
         self.tf_buffer = self._maybe_tf()
         self.request_id = ""
         self.odom_frame = "odom"
+        self.odom_z = 0.0
+        self.steps = 0  # actions executed since start or since the last STOP
+        self.stopped = False
         self.cmd_pub = self.create_publisher(Twist, "cmd_vel", 10)
         self.outcome_pub = self.create_publisher(String, "action_outcome", 10)
         self.tilt_pub = self.create_publisher(Float64, "camera_tilt", 10)
         self.pose_pub = self.create_publisher(PoseStamped, "camera/pose", 10)
+        self.state_pub = self.create_publisher(String, "agent_state", STATE_QOS)
         self.create_subscription(String, "action", self._on_action, 10)
         self.create_subscription(Odometry, "odom", self._on_odom, 20)
         self.create_subscription(Bool, "estop", self._on_estop, 10)
@@ -73,12 +84,14 @@ class BaseDriver(Node):
         except CodecError as e:
             self.get_logger().error(f"action: rejected malformed message: {e}")
             return
-        self.request_id = data["request_id"]
+        rid = data["request_id"]
         out = self.ctl.start(data["action"], time.monotonic())
         self.get_logger().info(f"action {ACTION_NAMES[data['action']] if data['action'] < 6 else data['action']}"
-                               f" ({self.request_id or 'no id'})")
-        if out is not None:
-            self._report(out)
+                               f" ({rid or 'no id'})")
+        if out is None:
+            self.request_id = rid  # the running action's id (a rejected one must not overwrite it)
+        else:
+            self._report(out, rid)
             if data["action"] in (4, 5) and out.succeeded:
                 self.tilt_pub.publish(Float64(data=self.ctl.tilt))
 
@@ -86,6 +99,7 @@ class BaseDriver(Node):
         q = msg.pose.pose.orientation
         yaw = math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z))
         p = msg.pose.pose.position
+        self.odom_z = p.z
         self.ctl.update_odometry(Pose2D(p.x, p.y, yaw, time.monotonic()))
         self.odom_frame = msg.header.frame_id or "odom"
         self._publish_camera_pose(msg, p.x, p.y, yaw)
@@ -116,12 +130,30 @@ class BaseDriver(Node):
         if out is not None:
             self._report(out)
 
-    def _report(self, out: Outcome) -> None:
+    def _report(self, out: Outcome, request_id: str | None = None) -> None:
+        rid = self.request_id if request_id is None else request_id
         log = self.get_logger().info if out.succeeded else self.get_logger().warn
         log(f"{ACTION_NAMES[out.action] if 0 <= out.action < 6 else out.action}: {out.status} ({out.detail})")
         self.outcome_pub.publish(String(data=encode("ActionOutcome", {
-            "request_id": self.request_id, "action": max(0, min(255, out.action)), "status": out.status,
+            "request_id": rid, "action": max(0, min(255, out.action)), "status": out.status,
             "detail": out.detail, "duration": out.duration, "distance": out.distance, "rotation": out.rotation,
+        })))
+        self._publish_state(out, rid)
+
+    def _publish_state(self, out: Outcome, request_id: str) -> None:
+        """AgentState after an outcome, as the sim bridge publishes it after a step."""
+        if out.status != "rejected":
+            if self.stopped:  # the first action after a STOP begins a new run
+                self.steps, self.stopped = 0, False
+            self.steps += 1
+            self.stopped = out.action == 0 and out.succeeded
+        pose = self.ctl.pose
+        x, y, yaw = (pose.x, pose.y, pose.yaw) if pose is not None else (0.0, 0.0, 0.0)
+        self.state_pub.publish(String(data=encode("AgentState", {
+            "episode_id": str(self.get_parameter("episode_id").value),
+            "position": {"x": float(x), "y": float(y), "z": float(self.odom_z)}, "yaw": float(yaw),
+            "pitch": float(self.ctl.tilt), "collided": out.status == "blocked", "step": self.steps,
+            "stopped": self.stopped, "request_id": request_id,
         })))
 
 

@@ -8,9 +8,13 @@ from rclpy.parameter import Parameter  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
 from conftest import wait_for  # noqa: E402
-from nodes.base_driver_node import BaseDriver  # noqa: E402
+from nodes.base_driver_node import STATE_QOS, BaseDriver  # noqa: E402
 from nodes.kinematic_base_node import KinematicBaseNode  # noqa: E402
 from personal.interfaces.codec import decode, encode  # noqa: E402
+
+
+class _Outcomes(list):
+    states: list  # AgentState messages, in arrival order
 
 
 def _params(**kw):
@@ -21,8 +25,11 @@ def _setup(ros_context, **base_params):
     base = ros_context.add_node(KinematicBaseNode(context=ros_context.context, parameter_overrides=_params(**base_params)))
     driver = ros_context.add_node(BaseDriver(context=ros_context.context, parameter_overrides=_params(use_tf=False)))
     probe = ros_context.make_node("probe")
-    outcomes = []
+    outcomes = _Outcomes()
     probe.create_subscription(String, "action_outcome", lambda m: outcomes.append(decode(m.data, "ActionOutcome")[1]), 10)
+    states = []
+    probe.create_subscription(String, "agent_state", lambda m: states.append(decode(m.data, "AgentState")[1]), STATE_QOS)
+    outcomes.states = states
     pub = probe.create_publisher(String, "action", 10)
     wait_for(lambda: pub.get_subscription_count() > 0 and driver.cmd_pub.get_subscription_count() > 0
              and driver.ctl.pose is not None)
@@ -59,6 +66,22 @@ def test_forward_and_turn_complete(ros_context):
     wait_for(lambda: len(outcomes) == 2, timeout=10)
     assert outcomes[-1]["status"] == "succeeded"
     assert abs(base.base.yaw - 0.5236) < 0.08
+    # one agent_state per outcome, from odometry, like the sim bridge's
+    wait_for(lambda: len(outcomes.states) == 2, timeout=5)
+    fwd, left = outcomes.states
+    assert (fwd["request_id"], fwd["step"], fwd["collided"], fwd["stopped"]) == ("fwd", 1, False, False)
+    assert fwd["position"]["x"] == pytest.approx(0.25, abs=0.04) and fwd["episode_id"] == "locobot"
+    assert (left["request_id"], left["step"]) == ("left", 2)
+    assert left["yaw"] == pytest.approx(0.5236, abs=0.08) and left["pitch"] == 0.0
+    _send(pub, 4, "up")  # LOOK_UP: instant, the state's pitch is the camera tilt
+    _send(pub, 0, "stop")
+    wait_for(lambda: len(outcomes.states) == 4, timeout=5)
+    up, stop = outcomes.states[2:]
+    assert up["pitch"] == pytest.approx(0.5236, abs=1e-4) and up["step"] == 3 and not up["stopped"]
+    assert stop["stopped"] and stop["step"] == 4 and stop["request_id"] == "stop"
+    _send(pub, 3, "again")  # the first action after STOP starts a new count
+    wait_for(lambda: len(outcomes.states) == 5, timeout=10)
+    assert outcomes.states[-1]["step"] == 1 and not outcomes.states[-1]["stopped"]
 
 
 def test_blocked_move_is_reported(ros_context):
@@ -67,6 +90,9 @@ def test_blocked_move_is_reported(ros_context):
     wait_for(lambda: outcomes, timeout=10)
     assert outcomes[-1]["status"] == "blocked"
     assert base.base.x < 0.2
+    wait_for(lambda: outcomes.states, timeout=5)
+    st = outcomes.states[-1]
+    assert st["collided"] and st["request_id"] == "blocked" and st["position"]["x"] < 0.2
 
 
 def test_silent_odometry_stops_the_base(ros_context):
