@@ -172,14 +172,17 @@ class PogEvaluatorNode(Node):
             else:
                 view = load_saved_map(path)
         elif self.map_source == "explore_graph":
-            from personal.eval.pog_run import explore_with_graph, load_saved_map
+            from personal.eval.pog_run import explore_with_graph, load_saved_map, remember_map_source, reusable_map
 
             first = next(e for e in self.episodes if e.scene_id == sid)
             path = Path(self.maps_dir) / sid / "features.yaml"
-            if self.reuse_maps and path.exists() and not self.record_dir:
-                self.get_logger().info(f"scene {sid}: reusing saved map {path}")
+            reuse, why = reusable_map(path.parent, self.scenes[sid], self.resolution, self.encoder_name)
+            if self.reuse_maps and reuse and not self.record_dir:
+                self.get_logger().info(f"scene {sid}: reusing saved map {path} (same scene, resolution and encoder)")
                 self.explore_info[sid] = {"reused": str(path)}
             else:
+                if self.reuse_maps and path.exists():
+                    self.get_logger().info(f"scene {sid}: not reusing {path}: {why}")
                 self.get_logger().info(f"pre-exploring scene {sid} ({self.scene_idx + 1}/{len(self.scene_order)}) with the "
                                        f"'explore' graph (sim bridge + mapping + explore nodes)")
                 info = explore_with_graph(self.scenes[sid], first, self.maps_dir, self.resolution, self.explore_steps,
@@ -187,6 +190,8 @@ class PogEvaluatorNode(Node):
                                           log=lambda line: self.get_logger().info(f"  [explore {sid}] {line}"),
                                           bag_dir=Path(self.record_dir) / sid if self.record_dir else None)
                 self.explore_info[sid] = info
+                if path.exists():
+                    remember_map_source(path.parent, self.scenes[sid], self.resolution, self.encoder_name)
                 self.get_logger().info(f"scene {sid} mapped by the explore graph: {info}")
             try:
                 view = load_saved_map(path)

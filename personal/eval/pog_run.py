@@ -153,6 +153,42 @@ def explore_scene_map(scene: Scene, encoder_name: str = "oracle", resolution: fl
     return MapView.of(builder.feature_map), info
 
 
+MAP_SOURCE_FILE = "source.json"
+
+
+def map_source_record(scene: Scene, resolution: float, encoder: str) -> dict:
+    """What a saved pre-exploration map was built from: a map is reused only for the same
+    scene geometry and objects, cell size and encoder (scene ids alone repeat across
+    generator versions and episode folders)."""
+    import hashlib
+    import json
+
+    digest = hashlib.sha256(json.dumps(scene.to_dict(), sort_keys=True).encode()).hexdigest()
+    return {"scene_id": scene.scene_id, "scene_digest": digest, "resolution": float(resolution), "encoder": encoder}
+
+
+def reusable_map(map_dir: str | Path, scene: Scene, resolution: float, encoder: str) -> tuple[bool, str]:
+    """(reusable, why) for ``<maps_dir>/<scene_id>/``."""
+    import json
+
+    map_dir = Path(map_dir)
+    if not (map_dir / "features.yaml").exists():
+        return False, "no saved map"
+    try:
+        saved = json.loads((map_dir / MAP_SOURCE_FILE).read_text())
+    except (OSError, ValueError):
+        return False, f"{map_dir / MAP_SOURCE_FILE} missing or unreadable"
+    want = map_source_record(scene, resolution, encoder)
+    diff = [k for k in want if saved.get(k) != want[k]]
+    return (not diff), ("matches" if not diff else f"built for a different {', '.join(diff)}")
+
+
+def remember_map_source(map_dir: str | Path, scene: Scene, resolution: float, encoder: str) -> None:
+    import json
+
+    (Path(map_dir) / MAP_SOURCE_FILE).write_text(json.dumps(map_source_record(scene, resolution, encoder), indent=1))
+
+
 def explore_with_graph(scene: Scene, episode: Episode, maps_dir: str | Path, resolution: float, max_steps: int,
                        encoder: str = "oracle", work_dir: str | Path = "explore_sets", timeout_s: float = 900.0,
                        log=None, bag_dir: str | Path | None = None) -> dict:

@@ -5,11 +5,13 @@ query goes through every configured method in the grounding node; the evaluator 
 required node) scores the answers against the episode ground truth, writes the run
 folder and exits, which stops the graph.
 
-Maps (``map_source``): ``explore`` (default) — the evaluator pre-explores each scene
-with the mapping library (frontier explorer + MapBuilder on the synthetic simulator) and
-hands the map to the grounding node on ``feature_map``; ``explore_graph`` — each scene is
-pre-explored by the ROS ``explore`` graph (sim bridge + mapping node + explore node, run as
-a child graph; maps saved to ``maps_dir``, reused next time); ``topic`` — maps come from a
+Maps (``map_source``): ``explore_graph`` (default) — each scene is pre-explored by the ROS
+``explore`` graph (sim bridge + mapping node + frontier explore node, run as a child graph on
+its own ROS domain; maps saved to ``maps_dir/<scene_id>/`` and reused next time only if they
+were built from the same scene, cell size and encoder); ``explore`` — the evaluator
+pre-explores in-process with the mapping library (frontier explorer + MapBuilder on the
+synthetic simulator, 160x120 render) and hands the map to the grounding node on
+``feature_map``; ``topic`` — maps come from a
 mapping node on ``feature_map`` + ``feature_map/descriptor``; ``saved`` — ``maps_dir/<scene>/``;
 ``oracle`` — ORACLE top-down maps from the scene ground truth. With ``explore_graph``,
 ``record_dir:=DIR`` records each scene's sensor topics to ``DIR/<scene_id>/`` for ``pog_replay``.
@@ -32,9 +34,9 @@ GRAPH = Graph(
         "extractor": ("builtin", "ownership-phrase extractor: builtin | llm"),
         "llm_base_url": ("", "OpenAI-compatible endpoint for extractor:=llm (else $OPENAI_BASE_URL)"),
         "llm_model": ("", "chat model for extractor:=llm (else $OPENAI_MODEL)"),
-        "map_source": ("explore", "explore | explore_graph | topic | saved | oracle"),
+        "map_source": ("explore_graph", "explore_graph | explore | topic | saved | oracle"),
         "maps_dir": ("maps", "maps folder (<maps_dir>/<scene_id>/features.yaml): read by saved, written by explore_graph"),
-        "reuse_maps": (True, "explore_graph: reuse an existing <maps_dir>/<scene_id>/ instead of exploring again"),
+        "reuse_maps": (True, "explore_graph: reuse <maps_dir>/<scene_id>/ when built from the same scene, resolution and encoder"),
         "record_dir": ("", "explore_graph: also record each scene's sensor topics to <record_dir>/<scene_id>/ (rosbag2 MCAP; replay with pog_replay)"),
         "resolution": (0.5, "feature-map cell size in metres"),
         "explore_steps": (2500, "pre-exploration step budget per scene"),

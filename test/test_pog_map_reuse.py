@@ -1,0 +1,22 @@
+"""pog_eval reuses a saved pre-exploration map only when it was built from the same scene,
+cell size and encoder — scene ids alone repeat across generator versions and folders."""
+import dataclasses
+
+from personal.eval.pog_run import remember_map_source, reusable_map
+from personal.world.generator import generate_scene
+
+
+def test_reuse_only_for_the_same_scene_resolution_and_encoder(tmp_path):
+    scene = generate_scene(0)
+    map_dir = tmp_path / scene.scene_id
+    assert reusable_map(map_dir, scene, 0.5, "oracle") == (False, "no saved map")
+    map_dir.mkdir()
+    (map_dir / "features.yaml").write_text("{}")
+    ok, why = reusable_map(map_dir, scene, 0.5, "oracle")
+    assert not ok and "source.json" in why  # a map of unknown origin is not trusted
+    remember_map_source(map_dir, scene, 0.5, "oracle")
+    assert reusable_map(map_dir, scene, 0.5, "oracle") == (True, "matches")
+    assert reusable_map(map_dir, scene, 1.0, "oracle") == (False, "built for a different resolution")
+    assert reusable_map(map_dir, scene, 0.5, "clip")[0] is False
+    other = dataclasses.replace(generate_scene(1), scene_id=scene.scene_id)  # same id, other house
+    assert reusable_map(map_dir, other, 0.5, "oracle") == (False, "built for a different scene_digest")
