@@ -14,13 +14,19 @@ map (megabytes) over DDS every step; running the same library code in-process co
 step and keeps the loop above 20 steps/s on an idle machine.
 
 Subscribes: ``episode`` (EpisodeDescriptor JSON), ``agent_state`` (AgentState JSON),
-``camera/aligned_depth_to_color/image_raw``, ``camera/semantic/image_raw`` (ORACLE perception
-only), ``camera/color/camera_info``, ``camera/pose``, ``odom``, ``nav/start``
-(NavigationStart JSON, from the evaluator). Publishes: ``action``, ``nav/result``
-(NavigationRun JSON), ``nav/occupancy`` (nav_msgs/OccupancyGrid, transient local).
+``camera/aligned_depth_to_color/image_raw``, ``camera/semantic/image_raw`` (only with the
+ORACLE caption encoder, ``encoder:=oracle``), ``camera/color/image_raw`` (only with an image
+encoder, ``encoder:=clip|siglip|blip2`` + ``model_path``), ``camera/color/camera_info``,
+``camera/pose``, ``odom``, ``nav/start`` (NavigationStart JSON, from the evaluator or a user).
+Publishes: ``action``, ``nav/result`` (NavigationRun JSON), ``nav/occupancy``
+(nav_msgs/OccupancyGrid, transient local).
 
-On a real LoCoBot remap ``action`` to the base driver's input (nodes/base_driver_node.py
-executes each discrete action closed-loop and publishes ``cmd_vel``).
+A ``nav/start`` that carries a ``query`` (and ``summary`` / ``owner``) needs no episode
+descriptor: that is how a run starts on a real robot. ``sync:=live`` pairs observations for
+live sensors: the base driver (nodes/base_driver_node.py) answers each action with an
+``agent_state`` once it has executed it closed-loop, the base then stands still, and the next
+frame arriving after that (plus ``settle_s``) is the observation; the first pose is the newest
+odometry. ``sync:=bridge`` (default) is the sim bridge's exact pairing (one stamp per observation).
 """
 from __future__ import annotations
 
@@ -49,7 +55,17 @@ PARAMETERS = {
     "policy": ("value-map-rpg-owner", "default policy: random-frontier | value-map-qs | value-map-rpg | value-map-rpg-owner | oracle"),
     "autostart": (True, "drive every new episode with the default policy (false: wait for nav/start)"),
     "max_steps": (500, "step budget (PersONAL PAN: 500)"),
-    "encoder": ("oracle", "feature encoder for the value-map explorers (oracle = ground-truth captions, an ORACLE)"),
+    "encoder": ("oracle", "feature encoder for the value-map explorers: oracle (ground-truth captions, an ORACLE) "
+                          "| clip | siglip | blip2 (dense image features of camera/color/image_raw)"),
+    "model_path": ("", "local model directory for clip / siglip / blip2 (never downloaded)"),
+    "sync": ("bridge", "observation pairing: bridge (one stamp per observation, odom = agent state) | "
+                       "live (real sensors: the first frame after each agent_state)"),
+    "settle_s": (0.0, "sync:=live: frames younger than this after the agent_state are skipped, s"),
+    "image_slop": (0.02, "sync:=live: depth and colour match when their stamps differ by at most this, s"),
+    "map_frame": ("map", "frame_id of nav/occupancy (odom on a robot without localisation)"),
+    "floor_z": (0.0, "floor height for runs started by a nav/start query (no episode descriptor), m"),
+    "threshold": (0.40, "value-map detection threshold (cosine; tuned on the ORACLE caption encoder)"),
+    "phrase_floor": (0.68, "RPG scorers: least ownership-phrase similarity of a detection (tuned on the ORACLE encoder)"),
     "extractor": ("builtin", "ownership-phrase extractor: builtin | llm"),
     "episodes_dir": ("", "episode source of the bridge (scenes for ORACLE perception / the oracle policy)"),
     "split": ("all", "as the bridge"),
@@ -104,8 +120,20 @@ class NavigationNode(Node):
         self.K: np.ndarray | None = None
         from personal.navigation.sync import FrameSync
 
+        from personal.navigation.sync import LiveSync
+
+        # the ORACLE caption encoder reads instance ids; image encoders read the colour image
+        self.oracle_perception = str(self.p["encoder"]).startswith("oracle")
+        self.feature_key = "ids" if self.oracle_perception else "rgb"
+        self.live = self.p["sync"] == "live"
+        if self.p["sync"] not in ("bridge", "live"):
+            self.get_logger().error(f"parameter 'sync': {self.p['sync']!r} unknown (bridge | live); using bridge")
         self.sync = FrameSync(required=("depth", "pose", "odom"))
-        self.sync_ids = FrameSync(required=("depth", "pose", "odom", "ids"))
+        self.sync_feat = FrameSync(required=("depth", "pose", "odom", self.feature_key))
+        self.live_sync = LiveSync(("depth",), int(float(self.p["image_slop"]) * 1e9), float(self.p["settle_s"]))
+        self.live_sync_feat = LiveSync(("depth", self.feature_key), int(float(self.p["image_slop"]) * 1e9),
+                                       float(self.p["settle_s"]))
+        self.latest_odom: tuple[float, float, float, float] | None = None  # x, y, z, yaw
 
         self.pub_action = self.create_publisher(String, "action", COMMAND_QOS)
         self.pub_result = self.create_publisher(String, "nav/result", COMMAND_QOS)
@@ -114,19 +142,23 @@ class NavigationNode(Node):
         self.create_subscription(String, "agent_state", self.on_state, STATE_QOS)
         self.create_subscription(String, "nav/start", self.on_start, COMMAND_QOS)
         self.create_subscription(Image, "camera/aligned_depth_to_color/image_raw", self.on_depth, qos_profile_sensor_data)
-        self.create_subscription(Image, "camera/semantic/image_raw", self.on_ids, qos_profile_sensor_data)
+        if self.oracle_perception:
+            self.create_subscription(Image, "camera/semantic/image_raw", self.on_ids, qos_profile_sensor_data)
+        else:
+            self.create_subscription(Image, "camera/color/image_raw", self.on_rgb, qos_profile_sensor_data)
         self.create_subscription(CameraInfo, "camera/color/camera_info", self.on_info, qos_profile_sensor_data)
         self.create_subscription(PoseStamped, "camera/pose", self.on_pose, qos_profile_sensor_data)
         self.create_subscription(Odometry, "odom", self.on_odom, qos_profile_sensor_data)
         self.create_timer(0.5, self.watchdog)
-        self.get_logger().info(f"navigation ready: default policy {self.p['policy']!r}, autostart={self.p['autostart']}")
+        self.get_logger().info(f"navigation ready: default policy {self.p['policy']!r}, encoder {self.p['encoder']!r}, "
+                               f"sync {self.p['sync']!r}, autostart={self.p['autostart']}")
 
     # -- components (lazy: the text model loads only when a value-map policy runs) ---------
     def components(self):
         if self._components is None:
             from personal.eval.pan_run import make_components
 
-            self._components = make_components(self.p["encoder"], self.p["extractor"])
+            self._components = make_components(self.p["encoder"], self.p["extractor"], self.p["model_path"])
         return self._components
 
     def scenes(self) -> dict:
@@ -157,7 +189,11 @@ class NavigationNode(Node):
                 from personal.eval.pan_run import PanComponents
 
                 comps = PanComponents(encoder=None, embed=None, extractor=None)
-            self._loops[policy] = build_loop(policy, comps, max_steps=int(self.p["max_steps"]))
+            loop = build_loop(policy, comps, max_steps=int(self.p["max_steps"]))
+            if needs_model:  # thresholds depend on the encoder's similarity scale
+                loop.policy.vcfg.threshold = float(self.p["threshold"])
+                loop.policy.scorer.phrase_floor = float(self.p["phrase_floor"])
+            self._loops[policy] = loop
             if needs_model:
                 comps.embed(["warm up the text model"])  # load it now, not inside a timed step
         return self._loops[policy]
@@ -180,9 +216,14 @@ class NavigationNode(Node):
         except CodecError as exc:
             self.get_logger().error(f"topic 'nav/start': rejected message: {exc}")
             return
-        self.start(d["episode_id"], d["policy"] or self.p["policy"], int(d["max_steps"]))
+        spec = None
+        if d["query"].strip():  # the task comes with the command (a real robot has no episode descriptor)
+            from personal.navigation.policies import EpisodeSpec
 
-    def start(self, episode_id: str, policy: str, max_steps: int) -> None:
+            spec = EpisodeSpec(d["episode_id"], d["query"], d["summary"], d["owner"], float(self.p["floor_z"]))
+        self.start(d["episode_id"], d["policy"] or self.p["policy"], int(d["max_steps"]), spec)
+
+    def start(self, episode_id: str, policy: str, max_steps: int, spec=None) -> None:
         if self.run is not None and not self.run["done"]:
             self.finish("superseded by a new start")
         ep = self.episode
@@ -195,33 +236,49 @@ class NavigationNode(Node):
         loop.max_steps = max_steps
         self.run = {"episode_id": episode_id, "policy": policy, "loop": loop, "done": False, "await": ("", 0),
                     "state": None, "xs": [], "ys": [], "yaws": [], "actions": [], "collided": [],
-                    "since": time.monotonic(), "t0": time.monotonic(), "failure": "", "started": False}
-        if ep is None or ep["episode_id"] != episode_id:
+                    "since": time.monotonic(), "t0": time.monotonic(), "failure": "", "started": False, "spec": spec}
+        if spec is None and (ep is None or ep["episode_id"] != episode_id):
             self.get_logger().info(f"start {policy} for {episode_id}: waiting for that episode on 'episode'")
         self._try_begin()
 
     def _try_begin(self) -> None:
-        """Reset the loop once the episode descriptor and its step-0 agent state are in."""
+        """Reset the loop once the task (episode descriptor, or the nav/start query) and the
+        step-0 state (the bridge's reset state; live: the newest odometry) are in."""
         run, ep = self.run, self.episode
-        if run is None or run["started"] or ep is None or ep["episode_id"] != run["episode_id"]:
+        if run is None or run["started"]:
             return
         from personal.navigation.policies import EpisodeSpec
 
         loop = run["loop"]
-        try:
-            if loop.policy.is_oracle:
-                self._oracle_ground_truth(loop.policy, ep)
-            if loop.policy.needs_features:
-                self._oracle_captions(ep)
-        except Exception as exc:
-            self.get_logger().error(f"episode {ep['episode_id']}: {exc}")
-            self.finish(f"setup failed: {exc}")
-            return
-        loop.reset(EpisodeSpec(ep["episode_id"], ep["query"], ep["summary"], ep["owner"],
-                               float(ep["start_position"]["z"]), int(ep["floor_id"])))
+        spec = run["spec"]
+        oracle_captions = loop.policy.needs_features and self.oracle_perception
+        if spec is None or loop.policy.is_oracle or oracle_captions:  # these read the episode's ground truth
+            if ep is None or ep["episode_id"] != run["episode_id"]:
+                return
+            try:
+                if loop.policy.is_oracle:
+                    self._oracle_ground_truth(loop.policy, ep)
+                if oracle_captions:
+                    self._oracle_captions(ep)
+            except Exception as exc:
+                self.get_logger().error(f"episode {ep['episode_id']}: {exc}")
+                self.finish(f"setup failed: {exc}")
+                return
+        if self.live and self.latest_odom is None:
+            return  # retried on the next odometry message
+        loop.reset(spec or EpisodeSpec(ep["episode_id"], ep["query"], ep["summary"], ep["owner"],
+                                       float(ep["start_position"]["z"]), int(ep["floor_id"])))
         run["started"] = True
         run["since"] = time.monotonic()  # loop.reset may have loaded the text model
         run["await"] = ("", 0)  # the reset's state: request_id "" at step 0
+        if self.live:  # the base stands where odometry says; observe from here
+            x, y, z, yaw = self.latest_odom
+            self._arm()
+            run["state"] = {"episode_id": run["episode_id"], "position": {"x": x, "y": y, "z": z}, "yaw": yaw,
+                            "collided": False, "step": 0, "stopped": False, "request_id": ""}
+            self.get_logger().info(f"{run['episode_id']} {run['policy']}: driving for {loop.policy.spec.query!r}")
+            self._advance()
+            return
         st = self.latest_state
         if st is not None and st["episode_id"] == run["episode_id"] and st["request_id"] == "" and st["step"] == 0:
             run["state"] = st
@@ -254,9 +311,19 @@ class NavigationNode(Node):
 
     def _add(self, msg, key: str, value) -> None:
         st = self._stamp(msg)
-        self.sync.add(st, key, value)
-        self.sync_ids.add(st, key, value)
+        if self.live:
+            now, ns = time.monotonic(), st[0] * 1_000_000_000 + st[1]
+            self.live_sync.add(key, ns, value, now)
+            self.live_sync_feat.add(key, ns, value, now)
+        else:
+            self.sync.add(st, key, value)
+            self.sync_feat.add(st, key, value)
         self._advance()
+
+    def _arm(self) -> None:
+        now = time.monotonic()
+        self.live_sync.arm(now)
+        self.live_sync_feat.arm(now)
 
     def on_depth(self, msg: Image) -> None:
         try:
@@ -270,6 +337,14 @@ class NavigationNode(Node):
         except ValueError as exc:
             self.get_logger().error(f"topic 'camera/semantic/image_raw': {exc}", throttle_duration_sec=5.0)
 
+    def on_rgb(self, msg: Image) -> None:
+        from personal.mapping.ros_io import rgb_from_msg
+
+        try:
+            self._add(msg, "rgb", rgb_from_msg(msg, "camera/color/image_raw"))
+        except ValueError as exc:
+            self.get_logger().error(str(exc), throttle_duration_sec=5.0)
+
     def on_info(self, msg: CameraInfo) -> None:
         K = np.asarray(msg.k, dtype=float).reshape(3, 3)
         if K[0, 0] > 0 and K[1, 1] > 0:
@@ -282,6 +357,10 @@ class NavigationNode(Node):
 
     def on_odom(self, msg: Odometry) -> None:
         p = msg.pose.pose
+        self.latest_odom = (p.position.x, p.position.y, p.position.z, yaw_of(p.orientation))
+        if self.live and self.run is not None and not self.run["started"] and not self.run["done"]:
+            self._try_begin()
+            return
         self._add(msg, "odom", (p.position.x, p.position.y, yaw_of(p.orientation)))
 
     def on_state(self, msg: String) -> None:
@@ -297,8 +376,14 @@ class NavigationNode(Node):
         if not run["started"]:
             self._try_begin()
             return
-        if st["episode_id"] == run["episode_id"] and (st["request_id"], st["step"]) == run["await"]:
+        if self.live:  # the base driver's own step count / episode id: the request id identifies the answer
+            answers = bool(st["request_id"]) and st["request_id"] == run["await"][0]
+        else:
+            answers = st["episode_id"] == run["episode_id"] and (st["request_id"], st["step"]) == run["await"]
+        if answers:
             run["since"] = time.monotonic()
+            if self.live:
+                self._arm()
             if st["stopped"] or run["loop"].done:  # STOP answered or budget spent: no observation needed
                 self._record(run, st)
                 self.finish("")
@@ -324,15 +409,27 @@ class NavigationNode(Node):
         st = run["state"]
         pose = (st["position"]["x"], st["position"]["y"], st["yaw"])
         loop = run["loop"]
-        group = (self.sync_ids if loop.policy.needs_features else self.sync).match(pose)
+        if self.live:
+            group = (self.live_sync_feat if loop.policy.needs_features else self.live_sync).match()
+        else:
+            group = (self.sync_feat if loop.policy.needs_features else self.sync).match(pose)
         if group is None:
             return
         from personal.navigation.loop import Frame
 
+        parts = group.parts
+        rgb = parts.get("rgb")
+        if rgb is not None and rgb.shape[:2] != parts["depth"].shape[:2]:
+            self.get_logger().error(f"camera/color/image_raw {rgb.shape[1]}x{rgb.shape[0]} does not match the aligned "
+                                    f"depth {parts['depth'].shape[1]}x{parts['depth'].shape[0]}: frame skipped",
+                                    throttle_duration_sec=5.0)
+            return
+        if self.live:
+            self.live_sync.arm(None)  # this observation is taken; collect again after the next action
+            self.live_sync_feat.arm(None)
         run["state"] = None
         self._record(run, st)
-        parts = group.parts
-        frame = Frame(pose, parts["depth"], self.K, parts["pose"], parts.get("ids"), None, bool(st["collided"]))
+        frame = Frame(pose, parts["depth"], self.K, parts["pose"], parts.get("ids"), rgb, bool(st["collided"]))
         try:
             action = loop.step(frame)
         except Exception as exc:  # a bug in a policy must not take the node down
@@ -396,7 +493,7 @@ class NavigationNode(Node):
     def publish_map(self, mapper) -> None:
         f = mapper.occupancy.to_occupancy_grid_msg_fields()
         msg = OccupancyGrid()
-        msg.header.frame_id = "map"
+        msg.header.frame_id = str(self.p["map_frame"])
         msg.header.stamp = self.get_clock().now().to_msg()
         msg.info.resolution = f["resolution"]
         msg.info.width, msg.info.height = f["width"], f["height"]

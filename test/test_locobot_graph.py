@@ -1,5 +1,7 @@
 """The locobot graph's wiring: the base driver in the robot namespace drives a kinematic
-base on the Interbotix topics, and the mapping node listens to the RealSense layout."""
+base on the Interbotix topics, the mapping and navigation nodes listen to the RealSense
+layout, and the navigation node drives the base through the base driver's action /
+agent_state loop."""
 from __future__ import annotations
 
 import pytest
@@ -25,6 +27,11 @@ def test_remaps_follow_namespace_and_camera_prefix():
     assert ("camera/aligned_depth_to_color/image_raw", "camera/camera/aligned_depth_to_color/image_raw") in mapping.remappings
     driver = _node(nodes, "base_driver")
     assert ("cmd_vel", "mobile_base/cmd_vel") in driver.remappings and driver.namespace == "robot1"
+    nav = _node(nodes, "navigation")  # shares action / agent_state / camera/pose with the driver (same namespace)
+    assert nav.namespace == "robot1" and nav.parameters["sync"] == "live" and not nav.parameters["autostart"]
+    assert ("camera/color/image_raw", "camera/camera/color/image_raw") in nav.remappings
+    assert ("odom", "mobile_base/odom") in nav.remappings
+    assert not any(a in ("action", "agent_state", "camera/pose") for a, _ in nav.remappings + driver.remappings)
 
 
 def test_base_driver_drives_interbotix_topics(ros_context, run_node):
@@ -44,3 +51,64 @@ def test_base_driver_drives_interbotix_topics(ros_context, run_node):
     assert outcomes[-1]["status"] == "succeeded", proc.log()
     wait_for(lambda: poses[-1].pose.position.x > 0.2, timeout=5)
     assert poses[-1].pose.position.z == pytest.approx(0.88)
+
+
+class _FakeRealSense:
+    """Publishes a small aligned-depth frame (a wall 2 m ahead) and its camera info at 20 Hz,
+    stamped with the wall clock like a live camera."""
+
+    def __init__(self, node) -> None:
+        import numpy as np
+        from rclpy.qos import qos_profile_sensor_data
+        from sensor_msgs.msg import CameraInfo, Image
+
+        self.node = node
+        self.depth = Image(height=48, width=64, encoding="16UC1", step=128,
+                           data=np.full((48, 64), 2000, np.uint16).tobytes())
+        self.info = CameraInfo(height=48, width=64, k=[40.0, 0.0, 31.5, 0.0, 40.0, 23.5, 0.0, 0.0, 1.0])
+        self.pub_depth = node.create_publisher(Image, "camera/aligned_depth_to_color/image_raw", qos_profile_sensor_data)
+        self.pub_info = node.create_publisher(CameraInfo, "camera/color/camera_info", qos_profile_sensor_data)
+        node.create_timer(0.05, self.tick)
+
+    def tick(self) -> None:
+        stamp = self.node.get_clock().now().to_msg()
+        for msg, pub in ((self.depth, self.pub_depth), (self.info, self.pub_info)):
+            msg.header.stamp = stamp
+            pub.publish(msg)
+
+
+def test_navigation_drives_the_base_driver_live(ros_context):
+    """nav/start with a query → navigation (sync live) → action → base driver → kinematic base →
+    odometry → agent_state → the next frame → ... → STOP, with no simulator in the loop."""
+    from rclpy.parameter import Parameter
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+    from nodes.base_driver_node import BaseDriver
+    from nodes.kinematic_base_node import KinematicBaseNode
+    from nodes.navigation_node import NavigationNode
+
+    ctx = ros_context.context
+    nav_spec = _node(get_graph("locobot").resolve({}), "navigation")
+    ros_context.add_node(KinematicBaseNode(context=ctx))
+    base = ros_context.nodes[-1]
+    ros_context.add_node(BaseDriver(context=ctx, parameter_overrides=[Parameter("use_tf", value=False)]))
+    params = {**nav_spec.parameters, "encoder": "none", "policy": "random-frontier", "settle_s": 0.1}
+    nav = ros_context.add_node(NavigationNode(context=ctx, parameter_overrides=[
+        Parameter(k, value=v) for k, v in params.items()]))
+    io = ros_context.make_node("locobot_nav_io")
+    _FakeRealSense(io)
+    reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+    results = []
+    io.create_subscription(String, "nav/result", lambda m: results.append(decode(m.data, "NavigationRun")[1]), reliable)
+    start = io.create_publisher(String, "nav/start", reliable)
+    wait_for(lambda: start.get_subscription_count() > 0 and nav.K is not None and nav.latest_odom is not None, 15)
+    start.publish(String(data=encode("NavigationStart", {"episode_id": "hall", "policy": "", "max_steps": 3,
+                                                         "query": "Find Lisa's backpack."})))
+    wait_for(lambda: results, 25)
+    r = results[0]
+    assert r["failure_reason"] == "" and r["policy"] == "random-frontier", r
+    assert r["actions"] == [2, 2, 0] and r["stopped"]  # initial spin, then STOP at the budget's end
+    assert r["yaws"][0] == pytest.approx(0.0, abs=0.02)
+    assert r["yaws"][-1] == pytest.approx(1.047, abs=0.08)  # two 30° turns, read back from odometry
+    assert base.base.yaw == pytest.approx(r["yaws"][-1], abs=0.02)
+    assert nav._loops["random-frontier"].mapper.timer.frames == 3  # one camera frame per action

@@ -51,12 +51,14 @@ class PanComponents:
     notes: list[str] = field(default_factory=list)
 
 
-def make_components(encoder: str = "oracle", extractor: str = "builtin") -> PanComponents:
+def make_components(encoder: str = "oracle", extractor: str = "builtin", model_path: str = "") -> PanComponents:
+    """``encoder``: ``oracle`` (ORACLE captions) or an image encoder (``clip`` | ``siglip`` |
+    ``blip2``) loaded from the local ``model_path``."""
     from personal.grounding.extract import make_extractor
     from personal.grounding.pipeline import TextEmbedder
     from personal.models.base import make_encoder
 
-    enc = make_encoder(encoder)
+    enc = make_encoder(encoder, model_path=model_path) if model_path else make_encoder(encoder)
     return PanComponents(enc, TextEmbedder(enc), make_extractor(extractor))
 
 

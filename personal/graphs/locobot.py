@@ -9,6 +9,11 @@ base topics ``<ns>/mobile_base/cmd_vel`` and ``<ns>/mobile_base/odom``.
 Without a localisation node, maps live in the odometry frame (``map_frame:=odom``).
 The feature map needs a real image encoder (``encoder:=clip|siglip|blip2`` with
 ``model_path`` pointing at local weights); the ORACLE encoder only exists in simulation.
+
+Navigation: the navigation node waits for a ``<ns>/nav/start`` command carrying the query
+and the ownership summary, then drives the base through the base driver (``<ns>/action`` →
+``<ns>/agent_state``), pairing observations with ``sync:=live`` (the first RealSense frame
+after each executed action, the base standing still).
 """
 from personal.graphs import Arg, Graph, NodeSpec, Template
 
@@ -17,7 +22,7 @@ CAMERA_TOPICS = ("color/image_raw", "aligned_depth_to_color/image_raw", "color/c
 
 GRAPH = Graph(
     name="locobot",
-    description="Real LoCoBot + RealSense: base driver, mapping and grounding in the robot namespace.",
+    description="Real LoCoBot + RealSense: base driver, mapping, grounding and navigation in the robot namespace.",
     arguments={
         "ns": ("locobot", "robot namespace of the Interbotix driver"),
         "camera_prefix": ("camera", "RealSense topic prefix inside the namespace: camera | camera/camera"),
@@ -31,6 +36,12 @@ GRAPH = Graph(
         "methods": ("rpg-owner,rpg,qs", "grounding methods"),
         "max_linear": (0.3, "base driver velocity limit, m/s"),
         "max_angular": (1.0, "base driver velocity limit, rad/s"),
+        "nav_policy": ("value-map-rpg-owner", "navigation policy when nav/start names none: "
+                                              "random-frontier | value-map-qs | value-map-rpg | value-map-rpg-owner"),
+        "max_steps": (500, "navigation step budget (nav/start may set its own)"),
+        "settle_s": (0.3, "navigation: skip camera frames this young after an action ended, s"),
+        "nav_threshold": (0.40, "value-map detection threshold (cosine; tuned on the ORACLE encoder: calibrate for yours)"),
+        "phrase_floor": (0.68, "RPG scorers' least ownership-phrase similarity (tuned on the ORACLE encoder)"),
     },
     nodes=[
         NodeSpec(
@@ -61,6 +72,21 @@ GRAPH = Graph(
             module="nodes.grounding_node",
             namespace=NS,
             parameters={"methods": Arg("methods"), "encoder": Arg("encoder")},
+        ),
+        NodeSpec(
+            name="navigation",
+            executable="navigation_node",
+            module="nodes.navigation_node",
+            namespace=NS,
+            parameters={
+                "encoder": Arg("encoder"), "model_path": Arg("model_path"), "sync": "live", "settle_s": Arg("settle_s"),
+                "map_frame": Arg("map_frame"),
+                "autostart": False, "policy": Arg("nav_policy"), "max_steps": Arg("max_steps"),
+                "threshold": Arg("nav_threshold"), "phrase_floor": Arg("phrase_floor"),
+            },
+            # action / agent_state / camera/pose: the base driver's, in the same namespace
+            remappings=[(f"camera/{t}", Template("{camera_prefix}/" + t)) for t in CAMERA_TOPICS]
+            + [("odom", "mobile_base/odom")],
         ),
     ],
 )

@@ -55,3 +55,56 @@ class FrameSync:
 
     def clear(self) -> None:
         self._groups.clear()
+
+
+class LiveSync:
+    """Pairing for live sensors (a real base, or any source with unrelated stamps).
+
+    A real base stands still between discrete actions, so the observation after an action is
+    any camera frame that arrives once the action's ``AgentState`` is in (plus ``settle_s``,
+    for the last deceleration and the camera's exposure pipeline). Images must share a stamp
+    (within ``slop_ns``: the RealSense aligns depth to the colour frame it belongs to); the
+    camera pose is the newest received after arming (its stamp comes from odometry, another
+    clock). Frames arriving before :meth:`arm` are ignored.
+    """
+
+    def __init__(self, images=("depth",), slop_ns: int = 20_000_000, settle_s: float = 0.0, keep: int = 4) -> None:
+        self.images = tuple(images)
+        self.slop_ns = int(slop_ns)
+        self.settle_s = float(settle_s)
+        self.keep = keep
+        self.armed_at: float | None = None
+        self._queues: dict[str, list[tuple[int, Any]]] = {k: [] for k in self.images}
+        self._pose: Any = None
+
+    def arm(self, now: float | None) -> None:
+        """Collect frames received from ``now + settle_s`` on (``None``: collect nothing)."""
+        self.armed_at = now
+        self._queues = {k: [] for k in self.images}
+        self._pose = None
+
+    def add(self, key: str, stamp_ns: int, value: Any, now: float) -> None:
+        if self.armed_at is None or now < self.armed_at + self.settle_s:
+            return
+        if key == "pose":
+            self._pose = value
+        elif key in self._queues:
+            q = self._queues[key]
+            q.append((int(stamp_ns), value))
+            del q[: max(0, len(q) - self.keep)]
+
+    def match(self) -> FrameParts | None:
+        """Newest image set (one stamp) plus the newest pose, once both arrived after arming."""
+        if self._pose is None:
+            return None
+        first, rest = self.images[0], self.images[1:]
+        for stamp, value in reversed(self._queues[first]):
+            parts = {first: value, "pose": self._pose}
+            for k in rest:
+                near = [v for s, v in self._queues[k] if abs(s - stamp) <= self.slop_ns]
+                if not near:
+                    break
+                parts[k] = near[-1]
+            else:
+                return FrameParts((stamp // 1_000_000_000, stamp % 1_000_000_000), parts)
+        return None
