@@ -67,3 +67,27 @@ def test_navigation_with_clip_drives_the_bridge(ros_context, tiny_clip, sync):
     assert fm.encoder == f"clip:{tiny_clip.name}" and fm.dim == 32
     assert (fm.confidence > 0).sum() > 0  # colour frames were encoded into the map
     assert loop.mapper.timer.frames == r["steps"]  # one observation per action
+
+
+def test_missing_model_directory_is_answered_not_fatal(ros_context, tmp_path):
+    from rclpy.parameter import Parameter
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from std_msgs.msg import String
+
+    from nodes.navigation_node import NavigationNode
+    from personal.interfaces.codec import decode, encode
+
+    missing = tmp_path / "no_such_model"
+    ros_context.add_node(NavigationNode(context=ros_context.context, parameter_overrides=[
+        Parameter("encoder", value="clip"), Parameter("model_path", value=str(missing)),
+        Parameter("autostart", value=False), Parameter("sync", value="live")]))
+    io = ros_context.make_node("clip_nav_bad_io")
+    reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+    results = []
+    io.create_subscription(String, "nav/result", lambda m: results.append(decode(m.data, "NavigationRun")[1]), reliable)
+    start = io.create_publisher(String, "nav/start", reliable)
+    wait_for(lambda: start.get_subscription_count() > 0 and io.count_publishers("nav/result") > 0, 10)
+    start.publish(String(data=encode("NavigationStart", {"episode_id": "r1", "policy": "value-map-qs", "query": "Find the mug."})))
+    wait_for(lambda: results, 10)
+    assert results[0]["steps"] == 0 and "cannot start" in results[0]["failure_reason"]
+    assert str(missing) in results[0]["failure_reason"]
