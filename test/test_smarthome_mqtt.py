@@ -82,16 +82,32 @@ def test_anonymous_and_wrong_password_are_refused(broker):
     c.loop_stop()
 
 
-def test_discovery_configs_follow_home_assistant_conventions(bridge, listener):
-    c, msgs = listener
-    c.subscribe("homeassistant/#")
-    configs = {}
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and len(configs) < len(bridge.discovery_messages()):
-        topic, payload, retained = msgs.get(timeout=5)
-        assert retained and topic.endswith("/config")
+def _collect_configs(listener, n):
+    listener.subscribe("homeassistant/#")
+    configs, retained = {}, set()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and len(configs) < n:
+        topic, payload, retain = listener.msgs.get(timeout=10)
+        assert topic.endswith("/config"), topic
         configs[topic] = json.loads(payload)
-    assert len(configs) == len(bridge.discovery_messages())
+        if retain:
+            retained.add(topic)
+    return configs, retained
+
+
+def test_discovery_configs_follow_home_assistant_conventions(bridge, listener, broker):
+    n = len(bridge.discovery_messages())
+    # the first subscriber may catch the bridge's publications live (retain flag off on delivery)
+    configs, _ = _collect_configs(listener[0], n)
+    assert len(configs) == n
+    # a client that subscribes afterwards (Home Assistant restarting) gets every config retained
+    late = Listener(broker)
+    try:
+        late_configs, retained = _collect_configs(late, n)
+    finally:
+        late.client.disconnect()
+        late.client.loop_stop()
+    assert late_configs == configs and retained == set(configs)
     sw = configs["homeassistant/switch/hand01/tv_power/config"]
     assert sw["command_topic"] == "test/home/hand01/tv/power/set" and sw["state_topic"] == "test/home/hand01/tv/state"
     assert sw["unique_id"] == "personal_hand01_tv_power" and sw["device"]["suggested_area"] == "Living Room"
