@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import rclpy
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
@@ -26,6 +25,7 @@ from std_msgs.msg import String
 from personal.interfaces.codec import CodecError, decode, encode
 from personal.verification.reader import DatasetError, load_index
 from personal.verification.session import CaptureServer
+from nodes.lifecycle import run_node
 
 RELIABLE = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -128,15 +128,7 @@ class AivReplayerNode(Node):
 
 
 def main(args=None) -> None:
-    rclpy.init(args=args)
-    node = AivReplayerNode()
-    try:
-        rclpy.spin(node)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run_node(AivReplayerNode, args)
 
 
 if __name__ == "__main__":

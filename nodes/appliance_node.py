@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import threading
 
-import rclpy
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
@@ -26,6 +25,7 @@ from personal.smarthome.generator import generate_household
 from personal.smarthome.household import load_household
 from personal.smarthome.plans import PlanExecutor
 from personal.smarthome.tools import PersonalHomeTools, ToolExecutor
+from nodes.lifecycle import run_node
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 RELIABLE = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
@@ -143,15 +143,7 @@ def _request_id(text: str) -> str:
 
 
 def main(args=None) -> None:
-    rclpy.init(args=args)
-    node = ApplianceNode()
-    try:
-        rclpy.spin(node)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run_node(ApplianceNode, args)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 import time
 
-import rclpy
 from geometry_msgs.msg import PoseStamped, Twist
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
@@ -26,6 +25,7 @@ from std_msgs.msg import Bool, Float64, String
 from personal.interfaces.codec import CodecError, decode, encode
 from personal.robot.base_controller import ACTION_NAMES, BaseController, Limits, Outcome, Pose2D
 from personal.robot.extrinsics import T_base_optical, T_map_base, quaternion_from_matrix
+from nodes.lifecycle import run_node
 
 STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 LIMIT_PARAMS = ("max_linear", "max_angular", "linear_accel", "angular_accel", "linear_tolerance",
@@ -158,16 +158,7 @@ class BaseDriver(Node):
 
 
 def main(args=None) -> None:
-    rclpy.init(args=args)
-    node = BaseDriver()
-    try:
-        rclpy.spin(node)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        node.cmd_pub.publish(Twist())
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run_node(BaseDriver, args, on_exit=lambda n: n.cmd_pub.publish(Twist()))
 
 
 if __name__ == "__main__":

@@ -18,9 +18,7 @@ import math
 import time
 
 import numpy as np
-import rclpy
 from nav_msgs.msg import OccupancyGrid as OccupancyGridMsg
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
@@ -29,6 +27,7 @@ from std_srvs.srv import Trigger
 from personal.interfaces.codec import CodecError, decode, encode
 from personal.mapping.exploration import Act, ExplorerConfig, FrontierExplorer
 from personal.mapping.grid import GridGeometry
+from nodes.lifecycle import run_node
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -181,18 +180,7 @@ class ExploreNode(Node):
 
 
 def main(args=None) -> None:
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = ExploreNode()
-        while rclpy.ok() and not (node.finished and node.p["exit_on_finish"]):
-            rclpy.spin_once(node, timeout_sec=0.1)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+    run_node(ExploreNode, args, until=lambda n: n.finished and n.p["exit_on_finish"])
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ import time
 from collections import deque
 from pathlib import Path
 
-import rclpy
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float32MultiArray, String
@@ -30,6 +29,7 @@ from personal.grounding.pipeline import (
     CachingExtractor, MapView, TextEmbedder, failed_payloads, ground_query, prefetch_queries, result_payloads,
 )
 from personal.interfaces.codec import CodecError, decode, encode
+from nodes.lifecycle import run_node
 
 RELIABLE = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -230,15 +230,7 @@ class GroundingNode(Node):
 
 
 def main(args=None) -> None:
-    rclpy.init(args=args)
-    node = GroundingNode()
-    try:
-        rclpy.spin(node)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run_node(GroundingNode, args)
 
 
 if __name__ == "__main__":

@@ -9,12 +9,12 @@ from __future__ import annotations
 import math
 import time
 
-import rclpy
 from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 
 from personal.robot.kinematic_base import KinematicBase
+from nodes.lifecycle import run_node
 
 
 class KinematicBaseNode(Node):
@@ -53,15 +53,7 @@ class KinematicBaseNode(Node):
 
 
 def main(args=None) -> None:
-    rclpy.init(args=args)
-    node = KinematicBaseNode()
-    try:
-        rclpy.spin(node)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run_node(KinematicBaseNode, args)
 
 
 if __name__ == "__main__":

@@ -35,11 +35,9 @@ from collections import deque
 from pathlib import Path
 
 import numpy as np
-import rclpy
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import OccupancyGrid as OccupancyGridMsg
 from nav_msgs.msg import Odometry
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from sensor_msgs.msg import CameraInfo, Image, PointCloud2, PointField
@@ -55,6 +53,7 @@ from personal.mapping.ros_io import (
     ApproxTimeSync, FrameError, base_pose_from_camera, camera_from_base, depth_from_msg, feature_map_to_wire,
     ids_from_msg, intrinsics_from_info, pose_to_matrix, rgb_from_msg, stamp_ns,
 )
+from nodes.lifecycle import run_node
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -383,17 +382,7 @@ def _typed_array(typecode: str, values: np.ndarray) -> array.array:
 
 
 def main(args=None) -> None:
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = MappingNode()
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+    run_node(MappingNode, args)
 
 
 if __name__ == "__main__":

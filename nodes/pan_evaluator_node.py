@@ -15,13 +15,13 @@ import json
 import time
 from pathlib import Path
 
-import rclpy
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 from personal.interfaces.codec import CodecError, default_registry
+from nodes.lifecycle import run_until_exit_code
 
 COMMAND_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 
@@ -207,19 +207,7 @@ class PanEvaluatorNode(Node):
 
 
 def main(args=None) -> None:
-    rclpy.init(args=args)
-    node = PanEvaluatorNode()
-    code = 1
-    try:
-        while rclpy.ok() and node.exit_code is None:
-            rclpy.spin_once(node, timeout_sec=0.1)
-        code = node.exit_code if node.exit_code is not None else 1
-    except KeyboardInterrupt:
-        code = 130
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    raise SystemExit(code)
+    run_until_exit_code(PanEvaluatorNode, args)
 
 
 if __name__ == "__main__":

@@ -14,8 +14,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
@@ -25,6 +23,7 @@ from personal.manipulation.evaluate import eval_tasks, write_results
 from personal.manipulation.report import write_report
 from personal.manipulation.scoring import score_episode
 from personal.manipulation.trajectory import Trajectory
+from nodes.lifecycle import run_node
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 
@@ -168,16 +167,7 @@ class PermEvaluatorNode(Node):
 
 
 def main(args=None) -> None:
-    rclpy.init(args=args)
-    node = PermEvaluatorNode()
-    try:
-        while rclpy.ok() and not node.finished:
-            rclpy.spin_once(node, timeout_sec=0.1)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass  # Ctrl-C / the launcher's SIGINT: a clean stop
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run_node(PermEvaluatorNode, args, until=lambda n: n.finished)
 
 
 if __name__ == "__main__":

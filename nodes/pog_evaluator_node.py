@@ -28,7 +28,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
-import rclpy
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float32MultiArray, MultiArrayDimension, String
@@ -38,6 +37,7 @@ from personal.grounding.map_wire import MapWireError, descriptor_json, map_from_
 from personal.grounding.methods import parse_method_list
 from personal.grounding.pipeline import MapView, target_boxes
 from personal.interfaces.codec import CodecError, decode, encode
+from nodes.lifecycle import run_until_exit_code
 
 MAP_SOURCES = ("explore", "explore_graph", "topic", "saved", "oracle", "bag")
 RELIABLE = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
@@ -441,19 +441,7 @@ def _empty_map() -> MapView:
 
 
 def main(args=None) -> None:
-    rclpy.init(args=args)
-    node = PogEvaluatorNode()
-    code = 1
-    try:
-        while rclpy.ok() and node.exit_code is None:
-            rclpy.spin_once(node, timeout_sec=0.1)
-        code = node.exit_code if node.exit_code is not None else 1
-    except KeyboardInterrupt:
-        code = 130
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    raise SystemExit(code)
+    run_until_exit_code(PogEvaluatorNode, args)
 
 
 if __name__ == "__main__":

@@ -18,8 +18,6 @@ import json
 import time
 
 import numpy as np
-import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
@@ -28,6 +26,7 @@ from std_msgs.msg import Float32, Float32MultiArray, MultiArrayDimension, String
 from personal.manipulation.backends.base import IMAGE_SIZE
 from personal.manipulation.policies import ObservationError, make_policy
 from personal.manipulation.policies.base import check_actions, validate_observation
+from nodes.lifecycle import run_node
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 
@@ -177,15 +176,7 @@ class PolicyNode(Node):
 
 
 def main(args=None) -> None:
-    rclpy.init(args=args)
-    node = PolicyNode()
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass  # Ctrl-C / the launcher's SIGINT: a clean stop
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run_node(PolicyNode, args)
 
 
 if __name__ == "__main__":

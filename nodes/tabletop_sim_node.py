@@ -18,8 +18,6 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
@@ -28,6 +26,7 @@ from std_msgs.msg import Float32MultiArray, String
 from personal.manipulation.backends import make_backend
 from personal.manipulation.policies.base import make_observation
 from personal.manipulation.suite import make_layout
+from nodes.lifecycle import run_node
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 
@@ -120,16 +119,7 @@ class TabletopSimNode(Node):
 
 
 def main(args=None) -> None:
-    rclpy.init(args=args)
-    node = TabletopSimNode()
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass  # Ctrl-C / the launcher's SIGINT: a clean stop
-    finally:
-        node.backend.close()
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run_node(TabletopSimNode, args, on_exit=lambda n: n.backend.close())
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import rclpy
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
@@ -21,6 +20,7 @@ from std_msgs.msg import String
 from personal.interfaces.codec import CodecError, decode, encode
 from personal.verification.agent import AgentConfig
 from personal.verification.session import VerifierSession, error_verdict
+from nodes.lifecycle import run_node
 
 RELIABLE = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
 STALE_S = 30.0
@@ -105,15 +105,7 @@ class VerifierNode(Node):
 
 
 def main(args=None) -> None:
-    rclpy.init(args=args)
-    node = VerifierNode()
-    try:
-        rclpy.spin(node)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run_node(VerifierNode, args)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 
-import rclpy
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
@@ -20,6 +19,7 @@ from personal.interfaces.codec import CodecError, decode, encode
 from personal.verification.agent import AgentConfig
 from personal.verification.reader import DatasetError, load_index
 from personal.verification.session import PlannerSession
+from nodes.lifecycle import run_until_exit_code
 
 RELIABLE = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -140,19 +140,7 @@ class ViewPlannerNode(Node):
 
 
 def main(args=None) -> None:
-    rclpy.init(args=args)
-    node = ViewPlannerNode()
-    code = 1
-    try:
-        while rclpy.ok() and node.exit_code is None:
-            rclpy.spin_once(node, timeout_sec=0.1)
-        code = node.exit_code if node.exit_code is not None else 1
-    except KeyboardInterrupt:
-        code = 130
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    raise SystemExit(code)
+    run_until_exit_code(ViewPlannerNode, args)
 
 
 if __name__ == "__main__":

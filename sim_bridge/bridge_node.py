@@ -42,7 +42,6 @@ import numpy as np
 import rclpy
 from geometry_msgs.msg import PoseStamped, Twist
 from nav_msgs.msg import Odometry
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from rosgraph_msgs.msg import Clock
@@ -55,6 +54,7 @@ from sim_bridge.backends.base import Action, Observation
 from sim_bridge.bridge_logic import (
     TwistIntegrator, check_action, encode_depth, encode_ids, episode_descriptor, generate_episodes, load_episodes,
 )
+from nodes.lifecycle import run_node
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -324,17 +324,7 @@ def _quat_from_matrix(R: np.ndarray) -> tuple[float, float, float, float]:
 
 
 def main(args=None) -> None:
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = SimBridgeNode()
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+    run_node(SimBridgeNode, args)
 
 
 if __name__ == "__main__":
