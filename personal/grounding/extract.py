@@ -11,13 +11,14 @@ in the living room." into ``OwnershipPhrase`` records whose ``.text`` reads
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
 from dataclasses import dataclass
 
 import requests
+
+from personal.llm_reply import json_in_reply
 
 
 @dataclass(frozen=True)
@@ -132,20 +133,9 @@ _SYSTEM_PROMPT = (
 
 
 def _parse_relations(content: str, url: str) -> list[OwnershipPhrase]:
-    text = content.strip()
-    fence = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
-    if fence:
-        text = fence.group(1).strip()
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError:
-        m = re.search(r"(\{.*\}|\[.*\])", text, re.DOTALL)
-        try:
-            doc = json.loads(m.group(1)) if m else None
-        except json.JSONDecodeError:
-            doc = None
-        if doc is None:
-            raise ExtractorError(f"LLM at {url} did not return JSON: {content[:200]!r}") from None
+    doc = json_in_reply(content)
+    if doc is None:
+        raise ExtractorError(f"LLM at {url} did not return JSON: {content[:200]!r}")
     rels = doc.get("relations", doc.get("ownership")) if isinstance(doc, dict) else doc
     if not isinstance(rels, list):
         raise ExtractorError(f"LLM at {url}: expected a 'relations' list, got {str(doc)[:200]!r}")

@@ -22,6 +22,8 @@ from typing import Any, Callable, Protocol
 
 import requests
 
+from personal.llm_reply import json_in_reply, strip_fences
+
 from personal.smarthome.appliances import CATALOGUE
 from personal.smarthome.household import Household
 from personal.smarthome.memory import MemoryIndex
@@ -86,21 +88,9 @@ def task_prompt(task: Task) -> str:
             "get_appliance_features to find valid appliance names, feature methods and arguments.")
 
 
-def _strip_fences(text: str) -> str:
-    return re.sub(r"^\s*```(?:json)?\s*|\s*```\s*$", "", text.strip())
-
-
 def parse_final(task: Task, text: str) -> Any:
     """The answer field of the model's final message (raw text when it is not the asked JSON)."""
-    body = _strip_fences(text)
-    try:
-        data = json.loads(body)
-    except json.JSONDecodeError:
-        m = re.search(r"\{.*\}|\[.*\]", body, re.S)
-        try:
-            data = json.loads(m.group(0)) if m else None
-        except json.JSONDecodeError:
-            data = None
+    data = json_in_reply(text)
     if task.family == "PG":
         return data if data is not None else text
     if task.family == "FR":
@@ -108,7 +98,7 @@ def parse_final(task: Task, text: str) -> Any:
     if isinstance(data, dict) and "answer" in data:
         ans = data["answer"]
         return ", ".join(map(str, ans)) if isinstance(ans, list) else str(ans)
-    return body
+    return strip_fences(text)
 
 
 # ---------------------------------------------------------------- OpenAI-compatible client
@@ -219,7 +209,7 @@ class LLMJudge:
         msg = self.client.chat([{"role": "system", "content": self.PROMPT},
                                 {"role": "user", "content": json.dumps({"pred": pred, "gt": gt})}])
         try:
-            score = json.loads(_strip_fences(msg.get("content") or ""))["score"]
+            score = json.loads(strip_fences(msg.get("content") or ""))["score"]
             return int(score) if score in (1, 0, -1) else -1
         except (json.JSONDecodeError, KeyError, TypeError):
             return -1
@@ -246,7 +236,7 @@ class RolePlayingJudge:
         user = json.dumps({"situation": situation, "household_members": members, "generated_plans": plan}, default=str)
         msg = self.client.chat([{"role": "system", "content": self.PROMPT}, {"role": "user", "content": user}])
         try:
-            data = json.loads(_strip_fences(msg.get("content") or ""))
+            data = json.loads(strip_fences(msg.get("content") or ""))
             data = data[0] if isinstance(data, list) else data
             score = int(data["overall_score"])
         except (json.JSONDecodeError, KeyError, TypeError, ValueError, IndexError):

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 import os
-import re
 from dataclasses import dataclass
 
 import numpy as np
 import requests
+
+from personal.llm_reply import json_in_reply
 
 
 class LLMError(RuntimeError):
@@ -74,21 +74,7 @@ def png_base64(image: np.ndarray) -> str:
 
 def extract_json(text: str) -> dict:
     """First JSON object in a model reply (tolerates ```json fences and chatter)."""
-    fenced = re.search(r"```(?:json)?\s*(\{.*?\})\s*```", text, re.S)
-    candidates = [fenced.group(1)] if fenced else []
-    start = text.find("{")
-    if start >= 0:
-        depth = 0
-        for i in range(start, len(text)):
-            depth += {"{": 1, "}": -1}.get(text[i], 0)
-            if depth == 0:
-                candidates.append(text[start:i + 1])
-                break
-    for c in candidates:
-        try:
-            obj = json.loads(c)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(obj, dict):
-            return obj
+    obj = json_in_reply(text)
+    if isinstance(obj, dict):
+        return obj
     raise LLMError(f"no JSON object in model reply: {text[:200]!r}")
