@@ -21,7 +21,7 @@ from scipy import ndimage
 from scipy.sparse.csgraph import dijkstra
 
 from personal.mapping.frontier import Frontier, detect_frontiers
-from personal.mapping.grid import GridGeometry
+from personal.mapping.grid import GridGeometry, snap_to_cell
 from personal.mapping.occupancy import FREE, OCCUPIED
 
 
@@ -238,19 +238,7 @@ class _CoarsePlanner:
         self._graph = _grid_graph(self.nav)
 
     def _start(self, x: float, y: float) -> int | None:
-        iy, ix = self.geo.cell(x, y)
-        ny, nx = self.nav.shape
-        if 0 <= iy < ny and 0 <= ix < nx and self.nav[iy, ix]:
-            return iy * nx + ix
-        # standing in an inflated margin (e.g. after a collision): start from the nearest navigable cell
-        rows, cols = np.nonzero(self.nav)
-        if len(rows) == 0:
-            return None
-        d = (rows - iy) ** 2 + (cols - ix) ** 2
-        j = int(np.argmin(d))
-        if d[j] * self.geo.resolution**2 > 0.6**2:
-            return None
-        return int(rows[j] * nx + cols[j])
+        return snap_to_cell(self.nav, self.geo, x, y, max_snap=0.6)
 
     def _dijkstra(self, start: int):
         dist, pred = dijkstra(self._graph, directed=False, indices=start, return_predecessors=True)

@@ -84,3 +84,21 @@ def grow_array(arr: np.ndarray, shape: tuple[int, int], offset: tuple[int, int],
     r, c = offset
     out[r : r + arr.shape[0], c : c + arr.shape[1]] = arr
     return out
+
+
+def snap_to_cell(mask: np.ndarray, geometry: GridGeometry, x: float, y: float, max_snap: float) -> int | None:
+    """Flat index of the cell holding (x, y) if ``mask`` is true there, else of the nearest true
+    cell within ``max_snap`` metres (an agent standing in an inflated margin, e.g. after a
+    collision); None when there is none."""
+    iy, ix = geometry.cell(x, y)
+    ny, nx = mask.shape
+    if 0 <= iy < ny and 0 <= ix < nx and mask[iy, ix]:
+        return iy * nx + ix
+    rows, cols = np.nonzero(mask)
+    if len(rows) == 0:
+        return None
+    d = (rows - iy) ** 2 + (cols - ix) ** 2
+    j = int(np.argmin(d))
+    if d[j] * geometry.resolution**2 > max_snap**2:
+        return None
+    return int(rows[j] * nx + cols[j])

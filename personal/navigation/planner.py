@@ -16,7 +16,7 @@ import scipy.sparse as sp
 from scipy import ndimage
 from scipy.sparse.csgraph import dijkstra
 
-from personal.mapping.grid import GridGeometry
+from personal.mapping.grid import GridGeometry, snap_to_cell
 from personal.mapping.occupancy import FREE, OCCUPIED
 
 
@@ -122,18 +122,7 @@ class PlanGrid:
 
     def start_cell(self, x: float, y: float, max_snap: float = 0.6) -> int | None:
         """The agent's coarse cell, or the nearest navigable one (standing in an inflated margin)."""
-        iy, ix = self.geo.cell(x, y)
-        ny, nx = self.nav.shape
-        if 0 <= iy < ny and 0 <= ix < nx and self.nav[iy, ix]:
-            return iy * nx + ix
-        rows, cols = np.nonzero(self.nav)
-        if len(rows) == 0:
-            return None
-        d = (rows - iy) ** 2 + (cols - ix) ** 2
-        j = int(np.argmin(d))
-        if d[j] * self.geo.resolution**2 > max_snap**2:
-            return None
-        return int(rows[j] * nx + cols[j])
+        return snap_to_cell(self.nav, self.geo, x, y, max_snap)
 
     def distances_from(self, x: float, y: float) -> DistanceField | None:
         start = self.start_cell(x, y)
