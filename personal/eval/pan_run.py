@@ -28,17 +28,11 @@ EXPLORERS = ("value-map-qs", "value-map-rpg", "value-map-rpg-owner")
 
 def generate_pan_set(n_scenes: int, splits: Sequence[str] = SPLITS, per_split: int = 2, seed: int = 100,
                      episode_seed: int = 0) -> tuple[dict[str, Scene], list[Episode]]:
-    """``n_scenes`` generated households (seeds ``seed``…), ``per_split`` episodes per split each."""
-    from personal.world.episodes import generate_episodes
-    from personal.world.generator import generate_scene
+    """``n_scenes`` generated households (seeds ``seed``…), ``per_split`` episodes per split each
+    (PAN's defaults: scene seeds from 100, episodes drawn with seed 0)."""
+    from personal.eval.pog_run import generate_episode_set
 
-    scenes, episodes = {}, []
-    for i in range(n_scenes):
-        scene = generate_scene(seed + i)
-        scenes[scene.scene_id] = scene
-        for sp in splits:
-            episodes.extend(generate_episodes(scene, sp, per_split, episode_seed))
-    return scenes, episodes
+    return generate_episode_set(n_scenes, splits, per_split, seed=seed, episode_seed=episode_seed)
 
 
 @dataclass

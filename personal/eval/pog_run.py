@@ -53,8 +53,10 @@ def load_episode_folder(directory: str | Path, splits: Sequence[str] = SPLITS) -
     return scenes, episodes, problems
 
 
-def generate_episode_set(n_scenes: int, splits: Sequence[str], per_split: int, seed: int = 0) -> tuple[dict[str, Scene], list[Episode]]:
-    """``n_scenes`` generated households, ``per_split`` episodes per split and scene."""
+def generate_episode_set(n_scenes: int, splits: Sequence[str], per_split: int, seed: int = 0,
+                         episode_seed: int | None = None) -> tuple[dict[str, Scene], list[Episode]]:
+    """``n_scenes`` generated households (scene seeds ``seed``, ``seed + 1``, ...), ``per_split``
+    episodes per split and scene drawn with ``episode_seed`` (default: ``seed``)."""
     from personal.world.episodes import generate_episodes
     from personal.world.generator import generate_scene
 
@@ -64,7 +66,7 @@ def generate_episode_set(n_scenes: int, splits: Sequence[str], per_split: int, s
         scene = generate_scene(seed + i)
         scenes[scene.scene_id] = scene
         for sp in splits:
-            episodes.extend(generate_episodes(scene, sp, per_split, seed))
+            episodes.extend(generate_episodes(scene, sp, per_split, seed if episode_seed is None else episode_seed))
     return scenes, episodes
 
 
