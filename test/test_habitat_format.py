@@ -74,16 +74,19 @@ def test_layout_and_field_names(episode_set):
         assert isinstance(ep["object_id"], (str, list))
         assert isinstance(ep["query"], list) and isinstance(ep["extracted_summary"], list) and isinstance(ep["description"], list)
         assert "geodesic_distance" in ep["info"]
-        key = f"synth_b_{ep['object_category']}"
-        goal_ids = [g["object_id"] for g in doc["goals_by_category"][key]]
+        assert ep["goals"] == [] and isinstance(ep["floor_id"], str)
+        assert "personal" not in ep and "personal" in ep["info"]  # extras only inside info
+        key = f"synth_b.ply_{ep['object_category']}"  # habitat-lab's goals_key keeps the extension
+        goal_names = [g["object_name"] for g in doc["goals_by_category"][key]]
         for oid in ep["object_id"] if isinstance(ep["object_id"], list) else [ep["object_id"]]:
-            assert oid in goal_ids
+            assert oid in goal_names
     n_vp = 0
     for key, goals in doc["goals_by_category"].items():
-        assert key.startswith("synth_b_")
+        assert key.startswith("synth_b.ply_")
         for g in goals:
             assert set(GOAL_FIELDS) <= set(g)
-            assert key == f"synth_b_{g['object_category']}"
+            assert "instance_id" not in g and isinstance(g["object_id"], int) and isinstance(g["floor_id"], str)
+            assert key == f"synth_b.ply_{g['object_category']}"
             for vp in g["view_points"]:
                 assert set(vp) == {"agent_state", "iou"} and set(vp["agent_state"]) == {"position", "rotation"}
                 assert 0 < vp["iou"] <= 1
@@ -98,7 +101,8 @@ def test_view_points_near_their_goal(episode_set):
         doc = json.load(f)
     for goals in doc["goals_by_category"].values():
         for g in goals:
-            obj = scene.object(g["object_id"])
+            obj = scene.object(g["object_name"])
+            assert g["object_id"] == obj.instance_id
             for vp in g["view_points"]:
                 x, y, _ = habitat_to_map(vp["agent_state"]["position"])
                 assert obj.box.distance_2d(x, y) <= 1.0 + 1e-6
@@ -166,7 +170,7 @@ def test_unknown_scene_and_unknown_object(episode_set, tmp_path):
     d2 = _copy(episode_set[0], tmp_path / "bad2")
 
     def retarget(doc):
-        doc["episodes"][0]["personal"]["target_object_ids"] = ["unicorn_999"]
+        doc["episodes"][0]["info"]["personal"]["target_object_ids"] = ["unicorn_999"]
 
     _rewrite(d2 / "easy" / "content" / "synth_a.json.gz", retarget)
     with pytest.raises(EpisodeFormatError, match="unicorn_999"):

@@ -3,9 +3,26 @@ episode-set folders.
 
 Folder layout written by :func:`write_episode_set`::
 
+    OUT/{split}/{split}.json.gz              # split file: no episodes, the category maps
     OUT/{split}/content/{scene_id}.json.gz   # habitat-lab episodes + goals_by_category
     OUT/scenes/{scene_id}.scene.json         # Scene.to_dict()
     OUT/scenes/{scene_id}.ply (+ .npz)       # triangle mesh with colours / instance ids
+
+The files load with habitat-lab's ``ObjectNavDatasetV1`` (config-driven:
+``data_path=OUT/{split}/{split}.json.gz``, ``scenes_dir=OUT``) once its episode and
+goal classes carry the PersONAL fields, as the PersONAL authors' ``habitat-utils/``
+set-up does, and with their ``PersonalizedObjectNavDatasetV1`` filters
+(``g.floor_id in episode.floor_id and g.object_name in episode.object_id``):
+
+- ``goals_by_category`` keys are habitat's ``goals_key``:
+  ``f"{os.path.basename(scene_id)}_{object_category}"`` (``synth_00000.ply_vase``);
+- every episode has ``"goals": []`` (habitat fills it from ``goals_by_category``);
+- ``floor_id`` is a string on episodes and goals (``"0"``);
+- a goal's ``object_id`` is the instance id (the value in the semantic image) and its
+  ``object_name`` the instance name the episode's ``object_id`` refers to
+  (``vase_12``), like the public files;
+- attrs classes reject unknown keys, so our extras (split, people, ownership,
+  the ownership matrix, target ids, exact yaw) live under ``info["personal"]``.
 
 Frames: our map frame is REP 103 (x forward, y left, z up); Habitat is y-up with
 -z forward. A point converts as map (x, y, z) -> habitat (x, z, -y) and back as
@@ -13,17 +30,19 @@ habitat (hx, hy, hz) -> map (hx, -hz, hy). A heading yaw (about map +z, 0 = +x)
 becomes a rotation about habitat +y by (yaw - pi/2), stored as an (x, y, z, w)
 quaternion (habitat's agent looks along its local -z).
 
-Episode fields follow the public PersONAL files; our extras (split, people,
-ownership, the ownership matrix, target ids, yaw) live under the ``"personal"``
-key of each episode so that a round trip is lossless.
+Reading accepts the public PersONAL files as published (string or int
+``floor_id``, ``object_id`` a string or a list) and our older files (extras in a
+top-level ``"personal"`` key). A round trip of our own files is lossless.
 """
 from __future__ import annotations
 
 import gzip
 import json
 import math
+import os
 from pathlib import Path
 
+from personal.world.catalog import CATEGORIES
 from personal.world.episodes import FloorNav, ownership_matrix, straight_line_distance
 from personal.world.mesh import scene_mesh, write_ply
 from personal.world.model import SPLITS, Episode, Scene
@@ -34,6 +53,8 @@ EPISODE_FIELDS = (
     "floor_id", "description", "owner", "summary", "extracted_summary", "query",
 )
 GOAL_FIELDS = ("object_id", "object_name", "object_category", "position", "view_points", "room_id", "room_name")
+# key of our extras inside an episode's ``info`` (older files: a top-level key of the episode)
+EXTRAS_KEY = "personal"
 
 
 class EpisodeFormatError(ValueError):
@@ -64,16 +85,28 @@ def habitat_quat_to_yaw(q) -> float:
 
 
 def scene_basename(scene_id: str) -> str:
+    """``scenes/synth_00000.ply`` -> ``synth_00000`` (our scene id)."""
     return Path(scene_id).name.split(".")[0]
+
+
+def scene_path(scene_id: str) -> str:
+    """The episode's ``scene_id`` field: the mesh path relative to the set's root (habitat's ``scenes_dir``)."""
+    return f"scenes/{scene_id}.ply"
+
+
+def goals_key(scene_file: str, category: str) -> str:
+    """habitat-lab's ``ObjectGoalNavEpisode.goals_key``: scene file name, extension included."""
+    return f"{os.path.basename(scene_file)}_{category}"
 
 
 # ---------------------------------------------------------------- export
 def _goal(scene: Scene, obj, nav: FloorNav) -> dict:
     vps = nav.view_points(obj)
     room = scene.room(obj.room_id)
+    # only fields of the PersONAL authors' ObjectGoal (habitat-lab's plus floor_id): attrs rejects others
     return {
-        "object_id": obj.object_id,
-        "object_name": obj.caption,
+        "object_id": obj.instance_id,  # id in the semantic image, like the public files' goals
+        "object_name": obj.object_id,  # "vase_12": what the episode's object_id names
         "object_category": obj.category,
         "position": map_to_habitat(obj.box.center),
         "view_points": [
@@ -83,8 +116,7 @@ def _goal(scene: Scene, obj, nav: FloorNav) -> dict:
         ],
         "room_id": room.room_id,
         "room_name": room.name,
-        "floor_id": obj.floor,
-        "instance_id": obj.instance_id,
+        "floor_id": str(obj.floor),
     }
 
 
@@ -93,32 +125,37 @@ def episode_to_habitat(ep: Episode, scene: Scene) -> dict:
     geo = ep.geodesic_distance
     return {
         "episode_id": ep.episode_id,
-        "scene_id": f"scenes/{ep.scene_id}.ply",
+        "scene_id": scene_path(ep.scene_id),
         "start_position": map_to_habitat(ep.start_position),
         "start_rotation": yaw_to_habitat_quat(ep.start_yaw),
-        "info": {
-            "geodesic_distance": None if math.isnan(geo) else geo,
-            # straight line to the nearest target footprint: a lower bound, not the geodesic
-            "euclidean_distance_lower_bound": round(straight_line_distance(scene, ep), 4),
-        },
+        "goals": [],  # habitat fills it from goals_by_category[goals_key]
         "object_category": ep.object_category,
         "object_id": targets[0] if len(targets) == 1 else list(targets),
-        "floor_id": ep.floor_id,
+        "floor_id": str(ep.floor_id),
         "description": list(ep.description),
         "owner": ep.owner,
         "summary": ep.summary,
         "extracted_summary": list(ep.extracted_summary),
         "query": [ep.query],
-        "personal": {
-            "split": ep.split,
-            "people": list(ep.people),
-            "ownership": {p: list(o) for p, o in ep.ownership.items()},
-            "ownership_matrix": _matrix_json(ep.ownership),
-            "target_object_ids": list(targets),
-            "start_yaw": ep.start_yaw,
-            "start_position_map": list(ep.start_position),
-            "scene_id": ep.scene_id,
+        "info": {
+            "geodesic_distance": None if math.isnan(geo) else geo,
+            # straight line to the nearest target footprint: a lower bound, not the geodesic
+            "euclidean_distance_lower_bound": round(straight_line_distance(scene, ep), 4),
+            EXTRAS_KEY: _extras(ep, targets),
         },
+    }
+
+
+def _extras(ep: Episode, targets) -> dict:
+    return {
+        "split": ep.split,
+        "people": list(ep.people),
+        "ownership": {p: list(o) for p, o in ep.ownership.items()},
+        "ownership_matrix": _matrix_json(ep.ownership),
+        "target_object_ids": list(targets),
+        "start_yaw": ep.start_yaw,
+        "start_position_map": list(ep.start_position),
+        "scene_id": ep.scene_id,
     }
 
 
@@ -127,28 +164,43 @@ def _matrix_json(ownership) -> dict:
     return {"people": people, "objects": objects, "A": a.tolist()}
 
 
-def scene_content(scene: Scene, episodes: list[Episode]) -> dict:
+def category_maps(scenes: list[Scene]) -> dict:
+    """``category_to_task_category_id`` and ``category_to_scene_annotation_category_id``,
+    the same in every file of a set (habitat-lab asserts both exist with equal keys; the
+    last file read sets them). Our semantic images hold instance ids, so the scene
+    annotation id is just the category's index too."""
+    names = sorted(set(CATEGORIES) | {o.category for s in scenes for o in s.objects})
+    ids = {c: i for i, c in enumerate(names)}
+    return {"category_to_task_category_id": ids, "category_to_scene_annotation_category_id": dict(ids)}
+
+
+def scene_content(scene: Scene, episodes: list[Episode], maps: dict | None = None) -> dict:
     """The ``{split}/content/{scene}.json.gz`` document for one scene."""
-    base = scene_basename(scene.scene_id)
+    scene_file = scene_path(scene.scene_id)
     categories = sorted({e.object_category for e in episodes} | {scene.object(o).category for e in episodes for o in e.target_object_ids})
     navs = {f.index: FloorNav(scene, f.index) for f in scene.floors}
     goals = {
-        f"{base}_{c}": [_goal(scene, o, navs[o.floor]) for o in scene.objects if o.category == c]
+        goals_key(scene_file, c): [_goal(scene, o, navs[o.floor]) for o in scene.objects if o.category == c]
         for c in categories
     }
     return {
         "dataset_type": DATASET_TYPE,
         "goals_by_category": goals,
         "episodes": [episode_to_habitat(e, scene) for e in episodes],
-        "category_to_task_category_id": {c: i for i, c in enumerate(categories)},
+        **(maps or category_maps([scene])),
     }
+
+
+def _write_gz(path: Path, doc: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        json.dump(doc, f)
 
 
 def write_episode_set(out_dir: str | Path, scenes: list[Scene], episodes: list[Episode]) -> list[Path]:
     """Write a self-contained episode folder (see module doc); returns the content files."""
     out = Path(out_dir)
     by_id = {s.scene_id: s for s in scenes}
-    written = []
     for s in scenes:
         sdir = out / "scenes"
         sdir.mkdir(parents=True, exist_ok=True)
@@ -161,11 +213,14 @@ def write_episode_set(out_dir: str | Path, scenes: list[Scene], episodes: list[E
         if e.split not in SPLITS:
             raise EpisodeFormatError(f"episode {e.episode_id!r}: unknown split {e.split!r}")
         groups.setdefault((e.split, e.scene_id), []).append(e)
+    maps = category_maps(scenes)
+    written = []
+    for split in sorted({sp for sp, _ in groups}):
+        # habitat-lab's config-driven loading opens data_path={split}/{split}.json.gz first
+        _write_gz(out / split / f"{split}.json.gz", {"episodes": [], **maps})
     for (split, sid), eps in sorted(groups.items()):
         path = out / split / "content" / f"{sid}.json.gz"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with gzip.open(path, "wt", encoding="utf-8") as f:
-            json.dump(scene_content(by_id[sid], eps), f)
+        _write_gz(path, scene_content(by_id[sid], eps, maps))
         written.append(path)
     return written
 
@@ -177,11 +232,26 @@ def _need(d: dict, key: str, where: str):
     return d[key]
 
 
+def _extras_of(d: dict) -> dict:
+    info = d.get("info") if isinstance(d.get("info"), dict) else {}
+    return info.get(EXTRAS_KEY) or d.get(EXTRAS_KEY) or {}
+
+
+def _floor(value, where: str) -> int:
+    """``floor_id`` as published ("0", a string) or as older files wrote it (0)."""
+    if value is None:
+        return 0
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise EpisodeFormatError(f"{where}: field 'floor_id' must be a floor number such as \"0\", got {value!r}") from None
+
+
 def episode_from_habitat(d: dict, where: str, split: str | None = None) -> Episode:
     """Episode from one habitat episode dict; ``where`` names file/index for errors."""
     for k in EPISODE_FIELDS:
         _need(d, k, where)
-    extra = d.get("personal", {})
+    extra = _extras_of(d)
     try:
         pos = habitat_to_map(d["start_position"])
         yaw = extra.get("start_yaw", habitat_quat_to_yaw(d["start_rotation"]))
@@ -209,7 +279,7 @@ def episode_from_habitat(d: dict, where: str, split: str | None = None) -> Episo
         description=list(d["description"]),
         start_position=pos,
         start_yaw=float(yaw),
-        floor_id=int(d["floor_id"]) if d["floor_id"] is not None else 0,
+        floor_id=_floor(d["floor_id"], where),
         geodesic_distance=float("nan") if geo is None else float(geo),
     )
 
