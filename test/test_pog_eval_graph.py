@@ -24,7 +24,7 @@ def episode_folder(tmp_path: Path) -> Path:
     path = next((out / "hard" / "content").glob("*.json.gz"))
     doc = json.loads(gzip.open(path, "rt").read())
     doc["episodes"][0]["object_id"] = "unicorn_999"
-    doc["episodes"][0].setdefault("personal", {})["target_object_ids"] = ["unicorn_999"]
+    doc["episodes"][0]["info"]["personal"]["target_object_ids"] = ["unicorn_999"]  # our extras live in info
     with gzip.open(path, "wt") as f:
         json.dump(doc, f)
     return out
