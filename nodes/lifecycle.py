@@ -1,8 +1,13 @@
-"""The one way every node process starts, spins and stops (used by each node's ``main``).
+"""The one way every node process starts, spins and stops (used by each node's ``main``), and
+the one way every node subscribes to a topic.
 
 ``run_node(Factory)`` spins until Ctrl-C or the launcher's SIGINT; ``until`` makes it spin
 until the node says it is done; ``exit_code`` turns the node's result into the process exit
 status (130 on Ctrl-C), which is what a graph's required node reports to the runner.
+
+``subscribe(node, MsgType, topic, callback, qos)`` is how every node in nodes/ and sim_bridge/
+subscribes (callbacks receive the typed message): the single place where a guard around all
+subscription callbacks belongs.
 """
 from __future__ import annotations
 
@@ -13,6 +18,12 @@ from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 
 N = TypeVar("N", bound=Node)
+M = TypeVar("M")
+
+
+def subscribe(node: Node, msg_type: type[M], topic: str, callback: Callable[[M], None], qos, **kwargs):
+    """``node.create_subscription`` for every subscription of the project's nodes (see above)."""
+    return node.create_subscription(msg_type, topic, callback, qos, **kwargs)
 
 
 def run_node(factory: Callable[[], N], args=None, until: Callable[[N], bool] | None = None,

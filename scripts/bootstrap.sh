@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Idempotent set-up: Debian packages, .venv with pinned pip packages, the project (editable).
-# Re-runs are a no-op unless requirements, constraints, setup.py or this script changed.
+# Idempotent set-up: Debian packages, .venv with pinned pip packages, the project (editable),
+# then the typed ROS 2 interfaces (msg/*.msg and tf2_msgs, scripts/build_interfaces.sh).
+# Re-runs are a no-op unless requirements, constraints, setup.py or this script changed (venv)
+# or a .msg / the interface CMake files changed (interfaces only, incremental).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -8,9 +10,14 @@ PY="${PYTHON:-python3.11}"
 command -v "$PY" >/dev/null 2>&1 || PY=python3
 # libusb: open3d's import needs it. mosquitto: the MQTT broker the smart-home tests start.
 # libegl1 + libegl-mesa0 + libgl1-mesa-dri: MuJoCo offscreen rendering with MUJOCO_GL=egl on the CPU (robosuite).
-APT_PKGS=(libusb-1.0-0 mosquitto mosquitto-clients libegl1 libegl-mesa0 libgl1-mesa-dri)
+# cmake + g++ + make + python3.11-dev: rosidl builds the typed interfaces into .venv.
+APT_PKGS=(libusb-1.0-0 mosquitto mosquitto-clients libegl1 libegl-mesa0 libgl1-mesa-dri cmake g++ make python3.11-dev)
 STAMP=.venv/.bootstrap-stamp
 want=$(cat requirements.txt constraints.txt setup.py scripts/bootstrap.sh | sha256sum | cut -d' ' -f1)
+IFACE_STAMP=.venv/.interfaces-stamp
+# the venv's stamp is part of it: new pins (ROS wheels) rebuild the interfaces
+iface_want=$( (echo "$want"; cat CMakeLists.txt package.xml cmake/*.cmake msg/*.msg scripts/build_interfaces.sh \
+  interfaces/tf2_msgs/CMakeLists.txt interfaces/tf2_msgs/package.xml.in interfaces/tf2_msgs/msg/*.msg) | sha256sum | cut -d' ' -f1)
 
 missing=()
 for p in "${APT_PKGS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
@@ -21,11 +28,18 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then exit 0; fi
-echo "[bootstrap] preparing .venv (pinned packages, about 2 minutes the first time)" >&2
-[ -x .venv/bin/python ] || "$PY" -m venv .venv
-.venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -r requirements.txt -c constraints.txt
-.venv/bin/python -m pip install -q --no-deps --no-build-isolation -e .
-echo "$want" > "$STAMP"
-echo "[bootstrap] ready" >&2
+if ! { [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; }; then
+  echo "[bootstrap] preparing .venv (pinned packages, about 2 minutes the first time)" >&2
+  [ -x .venv/bin/python ] || "$PY" -m venv .venv
+  .venv/bin/python -m pip install -q --upgrade pip >/dev/null
+  .venv/bin/python -m pip install -q -r requirements.txt -c constraints.txt
+  .venv/bin/python -m pip install -q --no-deps --no-build-isolation -e .
+  echo "$want" > "$STAMP"
+fi
+
+if ! { [ -f "$IFACE_STAMP" ] && [ "$(cat "$IFACE_STAMP")" = "$iface_want" ]; }; then
+  echo "[bootstrap] building the typed ROS 2 interfaces (msg/*.msg, tf2_msgs) into .venv" >&2
+  bash scripts/build_interfaces.sh .venv
+  echo "$iface_want" > "$IFACE_STAMP"
+  echo "[bootstrap] ready" >&2
+fi

@@ -4,7 +4,9 @@ The environment is set at import time, before any test module imports rclpy:
 - a ROS_DOMAIN_ID unique to this pytest session (1..101, claimed with a lock file, starting
   from the pid) so concurrent sessions on one machine do not see each other;
 - ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST and the shipped Fast DDS shared-memory
-  profile (personal.ros_env).
+  profile (personal.ros_env);
+- ROS_PYTHON_CHECK_FIELDS=1: the generated message classes check every field's type and range
+  (in the test process and in the nodes it starts).
 
 Fixtures:
 - ``ros_context``: an rclpy Context, a node factory and an executor spinning in a
@@ -57,6 +59,8 @@ _DOMAIN_LOCK: list = []
 if "PERSONAL_TEST_DOMAIN_ID" not in os.environ:  # child processes inherit the parent's id
     os.environ["PERSONAL_TEST_DOMAIN_ID"] = str(_claim_domain_id())
 os.environ["ROS_DOMAIN_ID"] = os.environ["PERSONAL_TEST_DOMAIN_ID"]
+# generated message classes check field types and ranges only with this set (read at import)
+os.environ["ROS_PYTHON_CHECK_FIELDS"] = "1"
 os.environ.update(ros_environment({**os.environ, "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}))
 ROS_DOMAIN_ID = int(os.environ["ROS_DOMAIN_ID"])
 

@@ -1,0 +1,32 @@
+# The PyPI (ros-kilted-*) message wheels export the include dir of the container they were built
+# in (/opt/python/cp311-cp311/include/python3.11). personal_fix_wheel_python_includes() points
+# such missing Python include dirs of the imported *__rosidl_generator_py targets at this
+# Python's and NumPy's. Call it after rosidl_generate_interfaces(). On a normal ROS install every
+# listed dir exists and nothing changes.
+macro(personal_fix_wheel_python_includes)
+  get_property(_pfwpi_imported DIRECTORY PROPERTY IMPORTED_TARGETS)
+  foreach(_pfwpi_target IN LISTS _pfwpi_imported)
+    if(NOT _pfwpi_target MATCHES "__rosidl_generator_py$")
+      continue()
+    endif()
+    get_target_property(_pfwpi_dirs ${_pfwpi_target} INTERFACE_INCLUDE_DIRECTORIES)
+    if(NOT _pfwpi_dirs)
+      continue()
+    endif()
+    set(_pfwpi_fixed "")
+    set(_pfwpi_changed FALSE)
+    foreach(_pfwpi_dir IN LISTS _pfwpi_dirs)
+      if(IS_ABSOLUTE "${_pfwpi_dir}" AND NOT EXISTS "${_pfwpi_dir}" AND _pfwpi_dir MATCHES "python3")
+        list(APPEND _pfwpi_fixed ${Python3_INCLUDE_DIRS} ${Python3_NumPy_INCLUDE_DIRS})
+        set(_pfwpi_changed TRUE)
+      else()
+        list(APPEND _pfwpi_fixed "${_pfwpi_dir}")
+      endif()
+    endforeach()
+    if(_pfwpi_changed)
+      list(REMOVE_DUPLICATES _pfwpi_fixed)
+      set_target_properties(${_pfwpi_target} PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${_pfwpi_fixed}")
+      message(STATUS "${_pfwpi_target}: missing Python include dir replaced by ${_pfwpi_fixed}")
+    endif()
+  endforeach()
+endmacro()
