@@ -16,8 +16,10 @@ def make_pair(viewpoints, valid=None, index=0):
     cap = CaptureEpisode(root=Path("/nonexistent"), scene_key="s", episode_id="e", object_id="o",
                          object_category="mug", viewpoints=viewpoints)
     valid = valid if valid is not None else cap.visible_sectors()
-    return PairEpisode("s", "e", "o", "mug", "e", [], "o", ["a", "b", "c"], [], None, "positive", 1,
-                       valid, cap.navigable_sectors(), index=index, capture=cap)
+    return PairEpisode(scene_key="s", episode_id="e", object_id="o", object_category="mug", episode_path="e",
+                       query_object_id="o", query_descriptions=["a", "b", "c"], target_descriptions=["a", "b", "c"],
+                       pair_type="positive", label=1, valid_start_sectors=valid,
+                       navigable_sectors=cap.navigable_sectors(), index=index, capture=cap)
 
 
 def test_offsets_are_60_degree_multiples_and_symmetric():

@@ -27,15 +27,14 @@ def test_hand_computed_metrics():
     m = compute_metrics(RECORDS)
     assert m["n"] == 6
     assert m["accuracy"] == pytest.approx(4 / 6, abs=1e-4)
-    assert m["per_pair_type"]["positive"] == {"n": 2, "accuracy": 0.5}
-    assert m["per_pair_type"]["neg_same"] == {"n": 2, "accuracy": 0.5}
-    assert m["per_pair_type"]["neg_diff"] == {"n": 2, "accuracy": 1.0}
+    assert {pt: (v["n"], v["accuracy"]) for pt, v in m["per_pair_type"].items()} == {
+        "positive": (2, 0.5), "neg_same": (2, 0.5), "neg_diff": (2, 1.0)}
     assert m["per_category"]["mug"]["n"] == 3 and m["per_category"]["mug"]["accuracy"] == pytest.approx(2 / 3, abs=1e-4)
     assert m["per_category"]["hat"]["neg_same"] == 0.5
     assert m["asd"] == pytest.approx(12 / 6)
-    nav = m["navigation"]
-    assert (nav["moves"], nav["unreachable"], nav["trap"], nav["failures"]) == (6, 1, 2, 3)
-    assert nav["failure_rate"] == 0.5 and nav["unreachable_rate"] == pytest.approx(1 / 6, abs=1e-4)
+    nav = m["navigation"]  # RECORDS use our older field names (nav_unreachable, object_category, flips)
+    assert (nav["moves"], nav["nav_fail_unreachable"], nav["nav_fail_trap"], nav["nav_failures"]) == (6, 1, 2, 3)
+    assert nav["failure_rate_per_move"] == 0.5 and nav["unreachable_rate_per_move"] == pytest.approx(1 / 6, abs=1e-4)
     assert nav["failure_rate_per_step"] == pytest.approx(3 / 12, abs=1e-4)
     # first view: pos Yes ok, pos Yes ok, neg_same Yes wrong, neg_same Yes wrong, neg_diff No ok x2 -> 4/6
     assert m["first_view_accuracy"] == pytest.approx(4 / 6, abs=1e-4)
@@ -55,7 +54,7 @@ def test_bad_records_name_the_record():
         compute_metrics(bad)
     with pytest.raises(RecordError, match="record 0: pair_type"):
         compute_metrics([dict(RECORDS[0], pair_type="pos")])
-    with pytest.raises(RecordError, match="record 0: prediction"):
+    with pytest.raises(RecordError, match="record 0: field 'prediction'"):
         compute_metrics([dict(RECORDS[0], prediction="Maybe")])
 
 

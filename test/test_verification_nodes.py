@@ -38,7 +38,7 @@ def test_sessions_match_offline_runner(index, mode, nbv, detection):
     online = drive(pairs, cfg)
     for a, b in zip(offline, online, strict=True):
         for key in ("episode_key", "prediction", "steps", "first_view_prediction", "interim_predictions",
-                    "nav_unreachable", "nav_trap"):
+                    "nav_fail_unreachable", "nav_fail_trap"):
             assert a[key] == b[key], key
 
 

@@ -43,7 +43,8 @@ def build(root, *, extra_line_field=None, drop_line_field=None, drop_image=None,
         "query_object_id": "mug_1", "text_pos": TEXTS, "text_neg": NEG, "neg_object_id": None,
         "pair_type": "positive", "label": 1, "valid_start_sectors": [0], "navigable_sectors": [0, 2],
     }
-    neg = dict(line, query_object_id="mug_2", neg_object_id="mug_2", pair_type="neg_same", label=0)
+    # public semantics: text_pos holds what the agent is asked about (the query), text_neg the target
+    neg = dict(line, query_object_id="mug_2", neg_object_id="mug_2", pair_type="neg_same", label=0, text_pos=NEG, text_neg=TEXTS)
     if extra_line_field:
         neg[extra_line_field] = 1
     if drop_line_field:
@@ -61,6 +62,7 @@ def test_reads_public_layout(tmp_path):
     assert [p.pair_type for p in pairs] == ["positive", "neg_same"]
     pos, neg = pairs
     assert pos.query_texts == TEXTS and neg.query_texts == NEG  # negatives are queried with the distractor's text
+    assert neg.target_descriptions == TEXTS and pos.target_descriptions == TEXTS
     assert pos.capture is neg.capture  # one meta.json read per episode
     cap = pos.capture
     assert cap.navigable_sectors() == [0, 2] and cap.visible_sectors() == [0] and cap.trap_sectors() == [2]
@@ -78,8 +80,8 @@ def test_unknown_field_names_file_and_line(tmp_path):
 
 
 def test_missing_field_names_file_and_line(tmp_path):
-    with pytest.raises(DatasetError, match=r"pv_index_all.jsonl:2: missing field\(s\) \['text_neg'\]"):
-        load_index(build(tmp_path, drop_line_field="text_neg"))
+    with pytest.raises(DatasetError, match=r"pv_index_all.jsonl:2: missing field 'episode_path' \(or 'meta_path'\)"):
+        load_index(build(tmp_path, drop_line_field="episode_path"))
 
 
 def test_malformed_line(tmp_path):
@@ -126,7 +128,11 @@ def test_azimuth_from_positions_in_either_frame(tmp_path):
     assert [round(v.azimuth_deg) for v in zup] == [0, 90, 180]
     yup = vps([[2.0, 0.1, 1.0], [1.0, 0.1, 2.0], [1.0, 0.1, 0.0]])  # habitat y-up, goal (1, 0.6, 1)
     _fill_azimuths(yup, [1.0, 0.6, 1.0])
-    assert [round(v.azimuth_deg) for v in yup] == [0, 90, -90]
+    assert [round(v.azimuth_deg) for v in yup] == [0, -90, 90]  # habitat +z is map -y
+    cams = [Viewpoint(f"s{i}_far", i, "far", True, True, "x.png", camera_position=p)
+            for i, p in enumerate([[2.0, 0.9, 1.0], [1.0, 0.9, 2.0], [1.0, 0.9, 0.0]])]
+    _fill_azimuths(cams, [1.0, 0.4, 1.0])  # public camera_position around goal_position_nominal
+    assert [round(v.azimuth_deg) for v in cams] == [0, -90, 90]
 
 
 def test_cli_check_and_eval_report_errors(tmp_path, monkeypatch):

@@ -33,7 +33,8 @@ def test_layout_and_balance(dataset):
                 lo, hi = (0.9, 1.2) if v.view_type == "near" else (1.4, 1.7)
                 assert v.mask_meets_threshold == (v.mask_area >= mask_threshold(cap.object_category))
                 assert (cap.root / v.rgb).is_file() and (cap.root / v.mask).is_file()
-                horizontal = ((v.position[0] - cap.goal_position_nominal[0]) ** 2 + (v.position[1] - cap.goal_position_nominal[1]) ** 2) ** 0.5
+                g, c = cap.goal_position_nominal, v.camera_position  # habitat frame: y up, ground plane (x, z)
+                horizontal = ((c[0] - g[0]) ** 2 + (c[2] - g[2]) ** 2) ** 0.5
                 assert lo - 1e-3 <= horizontal <= hi + 1e-3
         assert p.query_object_id in descs and len(descs[p.query_object_id]) == 3
 
@@ -44,9 +45,42 @@ def test_neg_same_differs_in_a_described_colour(dataset):
     for p in load_index(root / "a" / "val" / "pv_index_all.jsonl"):
         if p.pair_type != "neg_same":
             continue
-        target = {a.name: a.value for a in parser.decompose(p.text_pos) if a.type == "color"}
-        query = {a.name: a.value for a in parser.decompose(p.text_neg) if a.type == "color"}
-        assert any(target.get(k) != v for k, v in query.items()), (p.text_pos, p.text_neg)
+        target = {a.name: a.value for a in parser.decompose(p.target_descriptions) if a.type == "color"}
+        query = {a.name: a.value for a in parser.decompose(p.query_descriptions) if a.type == "color"}
+        assert any(target.get(k) != v for k, v in query.items()), (p.target_descriptions, p.query_descriptions)
+
+
+def test_public_layout_rows_and_captures(dataset):
+    """What the public evaluator reads (scripts/evaluate.py, pver/envs/env.py): the query from
+    query_descriptions / text_pos, the target from target_descriptions / text_neg, the captures
+    from meta_path's meta.json with habitat-frame camera_position around goal_position_nominal."""
+    import math
+
+    root, _ = dataset
+    base = root / "a"
+    descs = load_descriptions(base)
+    rows = [json.loads(line) for line in (base / "val" / "pv_index_all.jsonl").read_text().splitlines()]
+    for row in rows:
+        assert "captures_meta" not in row  # the public env would prefer it to meta.json and find no coordinates
+        assert row["query_descriptions"] == row["text_pos"] == descs[row["query_object_id"]]
+        assert row["target_descriptions"] == descs[row["target_object_id"]]
+        if row["pair_type"] != "positive":
+            assert row["text_neg"] == row["target_descriptions"] != row["text_pos"]  # negatives ask about the query
+        meta = json.loads((base / row["meta_path"]).read_text())
+        assert row["n_navigable"] == len(row["navigable_sectors"]) and row["n_mask_visible"] == len(row["valid_start_sectors"])
+        gx, _, gz = meta["goal_position_nominal"]
+        by_tag = {v["tag"]: v for v in meta["viewpoints"]}
+        virtual = set()
+        caps = sorted(meta["captures"], key=lambda c: c["sector_index"])
+        assert len(caps) == sum(v["navigable"] for v in meta["viewpoints"])
+        ref = math.atan2(caps[0]["camera_position"][2] - gz, caps[0]["camera_position"][0] - gx)
+        for c in caps:
+            assert (base / row["episode_path"] / c["rgb_filename"]).is_file()
+            angle = math.atan2(c["camera_position"][2] - gz, c["camera_position"][0] - gx)  # the public env's angle
+            # the same direction as our map-frame azimuth (habitat z = -map y)
+            assert abs(math.remainder(math.degrees(-angle) - by_tag[c["tag"]]["azimuth_deg"], 360)) < 0.01
+            virtual.add(round(((angle - ref) % (2 * math.pi)) / (math.pi / 3)) % 6)
+        assert len(virtual) >= len(row["navigable_sectors"]) - 1  # 6 sectors, 60 degrees apart (jitter may merge two)
 
 
 def test_deterministic_per_episode(dataset, tmp_path):
@@ -64,8 +98,13 @@ def test_offline_evaluation_runs_all_configs(dataset, tmp_path):
     assert set(runs) == {"SV", "MV-random", "MV-fps", "MV-random-cov1", "MV-fps-cov1"}
     assert runs["SV"]["metrics"]["asd"] == 1.0
     rec = json.loads((tmp_path / "out" / "results_MV-fps.jsonl").read_text().splitlines()[0])
-    for key in ("prediction", "label", "pair_type", "steps", "is_correct", "transcript"):
-        assert key in rec
+    public = ("episode_id", "scene_id", "object_id", "target_object_id", "target_object_category", "query_object_category",
+              "prediction", "label", "pair_type", "query_descriptions", "target_descriptions", "steps", "is_correct",
+              "transcript", "nav_failures", "nav_fail_unreachable", "nav_fail_trap", "effective_views",
+              "first_view_prediction", "prediction_flips", "flip_direction")
+    assert set(public) <= set(rec)
+    assert rec["object_id"] == rec["query_object_id"]  # the public evaluator's object_id is the query
+    assert {"observation", "action", "info"} <= set(rec["transcript"][0])
     assert {"name", "expected", "observed", "accumulated_status"} <= set(rec["transcript"][0]["attributes"][0])
     assert (tmp_path / "out" / "report.md").is_file() and (tmp_path / "out" / "accuracy_vs_asd.png").is_file()
 

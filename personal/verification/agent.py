@@ -14,6 +14,7 @@ from personal.verification.attributes import Attribute, predict_category
 from personal.verification.env import DIRECTION_OFFSETS, Observation, VerificationEnv
 from personal.verification.nbv import PlannerState
 from personal.verification.reader import load_depth, load_image, load_mask
+from personal.verification.records import count_flips, result_record  # noqa: F401 - count_flips re-exported
 from personal.verification.schema import HORIZON, CaptureEpisode, PairEpisode, Viewpoint
 from personal.verification.tracker import Decision, Tracker
 from personal.verification.verifier import ViewInput, ViewVerdict
@@ -151,27 +152,11 @@ def run_episode(pair: PairEpisode, agent: VerificationAgent, nbv, seed: int = 0)
     return make_record(pair, agent, decision, interim, first_view, env.history, nbv_name=getattr(nbv, "name", ""))
 
 
-def count_flips(interim: list[str]) -> int:
-    """Changes between consecutive committed (Yes/No) interim predictions."""
-    committed = [d for d in interim if d in ("Yes", "No")]
-    return sum(1 for a, b in zip(committed, committed[1:]) if a != b)
-
-
 def make_record(pair: PairEpisode, agent: VerificationAgent, decision: Decision, interim: list[str],
                 first_view: str, history: list[Observation], nbv_name: str = "") -> dict:
-    prediction = decision.decision if decision.decision in ("Yes", "No") else "No"
-    statuses = [o.status for o in history]
-    return {
-        "episode_key": pair.key, "index": pair.index, "scene_key": pair.scene_key, "episode_id": pair.episode_id,
-        "object_id": pair.object_id, "query_object_id": pair.query_object_id,
-        "object_category": pair.object_category, "query_category": agent.category,
-        "pair_type": pair.pair_type, "label": pair.label, "prediction": prediction,
-        "is_correct": (prediction == "Yes") == (pair.label == 1), "steps": len(history),
-        "mode": agent.config.mode, "nbv": nbv_name if agent.config.mode == "multi" else "none",
-        "stop_reason": decision.reason, "first_view_prediction": first_view,
-        "interim_predictions": interim, "flips": count_flips(interim),
-        "moves": len(history) - 1, "nav_unreachable": statuses.count("unreachable"), "nav_trap": statuses.count("trap"),
-        "start_sector": history[0].sector_index,
-        "attributes": [a.to_dict() for a in agent.attributes],
-        "transcript": agent.transcript,
-    }
+    return result_record(
+        pair, prediction=decision.decision, statuses=[o.status for o in history], first_view=first_view,
+        interim=interim, transcript=agent.transcript, attributes=[a.to_dict() for a in agent.attributes],
+        mode=agent.config.mode, nbv=nbv_name if agent.config.mode == "multi" else "none",
+        stop_reason=decision.reason, query_category=agent.category, start_sector=history[0].sector_index,
+    )

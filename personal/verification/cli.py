@@ -90,3 +90,45 @@ def eval_(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
     typer.echo(f"report: {out / 'report.md'}")
+
+
+@app.command()
+def score(
+    results: Path = typer.Argument(..., help="Result records: .jsonl (one per line, ours) or .json (a list, the public results.json)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the metrics as JSON."),
+) -> None:
+    """Every PInVerify metric of a results file, ours or the public evaluator's."""
+    from personal.verification.metrics import RecordError, compute_metrics, load_records
+
+    try:
+        m = compute_metrics(load_records(results))
+    except (RecordError, OSError) as exc:
+        typer.echo(f"error: {results}: {exc}", err=True)
+        raise typer.Exit(1) from None
+    typer.echo(json.dumps(m, indent=1) if as_json else format_scores(m))
+
+
+def format_scores(m: dict) -> str:
+    """Plain-text table of :func:`compute_metrics` output."""
+    f = lambda v: "–" if v is None else f"{v:.4f}" if isinstance(v, float) else str(v)  # noqa: E731
+    nav = m["navigation"]
+    lines = [
+        f"episodes            {m['n']}",
+        f"accuracy            {f(m['accuracy'])}",
+        f"ASD                 {f(m['asd'])}",
+        f"first-view accuracy {f(m['first_view_accuracy'])}",
+        f"moves               {nav['moves']}",
+        f"nav_fail_unreachable {nav['nav_fail_unreachable']}",
+        f"nav_fail_trap       {nav['nav_fail_trap']}",
+        f"failure rate / move {f(nav['failure_rate_per_move'])}  (unreachable {f(nav['unreachable_rate_per_move'])}, trap {f(nav['trap_rate_per_move'])})",
+        f"failure rate / step {f(nav['failure_rate_per_step'])}",
+        "",
+        "pair type   n     accuracy  ASD     first-view  unreachable  trap  fail/move",
+    ]
+    for pt, v in m["per_pair_type"].items():
+        lines.append(f"{pt:<11} {v['n']:<5} {f(v['accuracy']):<9} {f(v['asd']):<7} {f(v['first_view_accuracy']):<11} "
+                     f"{v['nav_fail_unreachable']:<12} {v['nav_fail_trap']:<5} {f(v['failure_rate_per_move'])}")
+    lines += ["", "category              n     accuracy  positive  neg_same  neg_diff"]
+    for c, v in m["per_category"].items():
+        lines.append(f"{c:<21} {v['n']:<5} {f(v['accuracy']):<9} {f(v['positive']):<9} {f(v['neg_same']):<9} {f(v['neg_diff'])}")
+    return "\n".join(lines)

@@ -53,6 +53,7 @@ class Observation:
             "azimuth_deg": round(self.azimuth_deg, 2), "direction": self.direction,
             "visibility_warning": self.visibility_warning, "new_view": self.new_view,
             "tag": self.viewpoint.tag if self.viewpoint else None,
+            "rgb": self.viewpoint.rgb if self.viewpoint else None,
         }
 
 

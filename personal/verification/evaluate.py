@@ -12,6 +12,7 @@ from personal.verification.metrics import compare_runs, compute_metrics, write_r
 from personal.verification.nbv import make_nbv
 from personal.verification.openai_compat import ChatClient
 from personal.verification.reader import load_index
+from personal.verification.records import result_record
 from personal.verification.verifier import make_verifier
 
 
@@ -50,14 +51,8 @@ def run_config(pairs, cfg: AgentConfig, decomposer: str = "builtin", verifier: s
 
 def error_record(p, cfg: AgentConfig, error: str) -> dict:
     """The conservative-No record of an episode that could not be run (flagged by ``error``)."""
-    return {
-        "episode_key": p.key, "index": p.index, "scene_key": p.scene_key, "episode_id": p.episode_id,
-        "object_id": p.object_id, "query_object_id": p.query_object_id, "object_category": p.object_category,
-        "pair_type": p.pair_type, "label": p.label, "prediction": "No", "is_correct": p.label == 0, "steps": 1,
-        "moves": 0, "nav_unreachable": 0, "nav_trap": 0, "first_view_prediction": "No", "interim_predictions": [],
-        "flips": 0, "mode": cfg.mode, "nbv": cfg.nbv, "stop_reason": f"error: {error}", "transcript": [],
-        "attributes": [], "error": error,
-    }
+    return result_record(p, prediction="No", statuses=["error"], first_view="No", interim=[], transcript=[],
+                         attributes=[], mode=cfg.mode, nbv=cfg.nbv, stop_reason=f"error: {error}", error=error)
 
 
 def evaluate(index: str | Path, out_dir: str | Path, configs: dict[str, AgentConfig], decomposer: str = "builtin",

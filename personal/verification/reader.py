@@ -32,39 +32,46 @@ class DatasetError(ValueError):
     """A malformed PInVerify file; the message names the file and line/field."""
 
 
-INDEX_REQUIRED: dict[str, type | tuple] = {
-    "scene_key": str,
-    "episode_id": (str, int),
-    "object_id": str,
-    "object_category": str,
-    "episode_path": str,
-    "captures_meta": list,
-    "query_object_id": str,
-    "text_pos": list,
-    "text_neg": list,
-    "neg_object_id": (str, type(None)),
-    "pair_type": str,
-    "label": int,
-    "valid_start_sectors": list,
-    "navigable_sectors": list,
+# Index rows come in the shapes the public release uses (github.com/Avalon-S/PInVerify):
+# - evaluation indices built by pver/data/builder.py + NegativeSampler: episode_path, scene,
+#   episode, meta_path, rgb_dir, depth_dir, target_object_id, target_object_category,
+#   valid_start_sectors, navigable_sectors, n_navigable, n_mask_visible, query_object_id,
+#   query_object_category, label, pair_type (descriptions from object_descriptions*.json);
+# - the example row (data/examples/index.jsonl): scene_key, episode_id, object_id,
+#   object_category, episode_path, captures_meta, query_object_id, text_pos, text_neg,
+#   neg_object_id, and no pair_type / label (a positive, as the public evaluator defaults).
+# Ours carries both. Public semantics: text_pos / query_descriptions are what the agent is
+# asked about; target_descriptions / text_neg (for negatives) describe the target.
+ALIASES = {  # our field <- accepted names, first present wins
+    "scene_key": ("scene_key", "scene", "scene_id"),
+    "episode_id": ("episode_id", "episode"),
+    "object_id": ("target_object_id", "object_id"),
+    "object_category": ("target_object_category", "object_category"),
 }
-# Fields the paper mentions besides the required ones; anything else is an error when strict.
-INDEX_OPTIONAL = {
-    "target_object_id", "query_object_category", "neg_object_category", "split",
+INDEX_FIELDS = {
+    "scene_key", "scene", "scene_id", "episode_id", "episode", "object_id", "object_category",
+    "target_object_id", "target_object_category", "episode_path", "meta_path", "rgb_dir", "depth_dir",
+    "captures_meta", "query_object_id", "query_object_category", "query_descriptions", "target_descriptions",
+    "text_pos", "text_neg", "neg_object_id", "neg_object_category", "pair_type", "label",
+    "valid_start_sectors", "navigable_sectors", "n_navigable", "n_mask_visible", "split",
     "visible_sectors", "trap_sectors", "num_navigable_sectors", "num_visible_sectors",
 }
 CAPTURE_META_FIELDS = {"tag": str, "sector_index": int, "view_type": str, "rgb_filename": str}
 
 META_OPTIONAL = {
     "scene_key", "scene_id", "episode_id", "object_id", "object_category", "goal_position_nominal",
-    "sector_order", "ranges", "camera", "seed", "sector_skip", "n_sectors", "mask_threshold",
-    "generator", "version", "semantic_id",
+    "goal_position_map", "sector_order", "ranges", "camera", "camera_intrinsics", "seed", "sector_skip",
+    "n_sectors", "mask_threshold", "generator", "format_version", "version", "semantic_id", "captures",
 }
 VIEWPOINT_REQUIRED = {"navigable": bool, "mask_meets_threshold": bool, "sector_index": int, "rgb": (str, type(None))}
 VIEWPOINT_OPTIONAL = {
-    "tag", "view_type", "mask", "mask_bbox_xyxy", "mask_area", "azimuth_deg", "position",
-    "distance_m", "rotation", "yaw_deg", "pitch_deg", "depth",
+    "tag", "view_type", "mask", "mask_bbox_xyxy", "mask_area", "azimuth_deg", "position", "camera_position",
+    "distance_m", "rotation", "camera_rotation", "yaw_deg", "pitch_deg", "depth", "rgb_filename", "sector_name",
+    "angle", "visible", "mask_raw_path",
 }
+# public v1 "captures" entries: accepted views only, navigable / visible unless they say otherwise
+CAPTURE_REQUIRED: dict = {}
+OUR_GENERATOR = "personal.verification.writer (synthetic)"
 _RGB_NAME = re.compile(r"rgb_s(\d+)_(near|far)\.\w+$")
 
 
@@ -102,40 +109,97 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
                 raise DatasetError(f"{path}:{lineno}: malformed JSON line: {exc.msg} at column {exc.colno}") from None
 
 
-def parse_index_line(obj: dict, where: str, strict: bool = True, index: int = 0) -> PairEpisode:
-    _check_fields(obj, INDEX_REQUIRED, INDEX_OPTIONAL, where, strict)
-    if obj["pair_type"] not in PAIR_TYPES:
-        raise DatasetError(f"{where}: pair_type {obj['pair_type']!r} not in {PAIR_TYPES}")
-    if obj["label"] not in (0, 1):
-        raise DatasetError(f"{where}: label must be 0 or 1, got {obj['label']!r}")
-    if (obj["label"] == 1) != (obj["pair_type"] == "positive"):
-        raise DatasetError(f"{where}: label {obj['label']} contradicts pair_type {obj['pair_type']!r}")
-    for key in ("text_pos", "text_neg"):
-        texts = obj[key]
-        if not all(isinstance(t, str) for t in texts):
-            raise DatasetError(f"{where}: field {key!r} must be a list of strings")
-    if len(obj["text_pos"]) != 3:
-        raise DatasetError(f"{where}: text_pos must hold 3 descriptions, got {len(obj['text_pos'])}")
-    if obj["pair_type"] != "positive" and len(obj["text_neg"]) != 3:
-        raise DatasetError(f"{where}: text_neg must hold 3 descriptions for {obj['pair_type']}, got {len(obj['text_neg'])}")
-    for key in ("valid_start_sectors", "navigable_sectors"):
-        if not all(isinstance(s, int) and not isinstance(s, bool) for s in obj[key]):
-            raise DatasetError(f"{where}: field {key!r} must be a list of integers")
-    if not obj["valid_start_sectors"]:
-        raise DatasetError(f"{where}: valid_start_sectors is empty (the agent needs a visible start)")
-    for i, cap in enumerate(obj["captures_meta"]):
+def _first(obj: dict, names: tuple[str, ...]):
+    for n in names:
+        if obj.get(n) not in (None, ""):
+            return obj[n]
+    return None
+
+
+def _str_field(obj: dict, names: tuple[str, ...], where: str, default=None) -> str:
+    value = _first(obj, names)
+    if value is None:
+        if default is not None:
+            return default
+        alt = f" (or {', '.join(repr(n) for n in names[1:])})" if len(names) > 1 else ""
+        raise DatasetError(f"{where}: missing field {names[0]!r}{alt}")
+    if not isinstance(value, (str, int)) or isinstance(value, bool):
+        raise DatasetError(f"{where}: field {names[0]!r} must be a string, got {type(value).__name__}")
+    return str(value)
+
+
+def _texts(obj: dict, key: str, where: str) -> list[str] | None:
+    if key not in obj or obj[key] is None:
+        return None
+    texts = obj[key]
+    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+        raise DatasetError(f"{where}: field {key!r} must be a list of strings")
+    return list(texts)
+
+
+def _sectors(obj: dict, key: str, where: str) -> list[int] | None:
+    if key not in obj:
+        return None
+    value = obj[key]
+    if not isinstance(value, list) or not all(isinstance(s, int) and not isinstance(s, bool) for s in value):
+        raise DatasetError(f"{where}: field {key!r} must be a list of integers")
+    return list(value)
+
+
+def parse_index_line(obj: dict, where: str, strict: bool = True, index: int = 0,
+                     descriptions: dict[str, list[str]] | None = None) -> PairEpisode:
+    """One index row in any of the public shapes (see ALIASES / INDEX_FIELDS).
+    ``descriptions`` (object id -> texts) fills rows that carry no texts."""
+    _check_fields(obj, {}, INDEX_FIELDS, where, strict)
+    ep_path = obj.get("episode_path")
+    if not ep_path and isinstance(obj.get("meta_path"), str):
+        ep_path = str(Path(obj["meta_path"]).parent)
+    if not isinstance(ep_path, str) or not ep_path:
+        raise DatasetError(f"{where}: missing field 'episode_path' (or 'meta_path')")
+    parts = Path(ep_path).parts
+    scene = _str_field(obj, ALIASES["scene_key"], where, default=parts[-2] if len(parts) >= 2 else "")
+    episode = _str_field(obj, ALIASES["episode_id"], where, default=parts[-1])
+    target = _str_field(obj, ALIASES["object_id"], where)
+    category = _str_field(obj, ALIASES["object_category"], where, default="")
+    query = _str_field(obj, ("query_object_id", "object_id"), where)
+    pair_type = obj.get("pair_type")
+    if pair_type is None:
+        if query != target:
+            raise DatasetError(f"{where}: missing field 'pair_type' (query {query!r} is not the target {target!r})")
+        pair_type = "positive"
+    if pair_type not in PAIR_TYPES:
+        raise DatasetError(f"{where}: pair_type {pair_type!r} not in {PAIR_TYPES}")
+    label = obj.get("label", int(pair_type == "positive"))
+    if label not in (0, 1):
+        raise DatasetError(f"{where}: label must be 0 or 1, got {label!r}")
+    if (label == 1) != (pair_type == "positive"):
+        raise DatasetError(f"{where}: label {label} contradicts pair_type {pair_type!r}")
+    db = descriptions or {}
+    query_texts = _texts(obj, "query_descriptions", where) or _texts(obj, "text_pos", where) or db.get(query)
+    if not query_texts:
+        raise DatasetError(f"{where}: no descriptions of the query {query!r}: missing field 'query_descriptions' "
+                           "(or 'text_pos') and no object_descriptions*.json entry")
+    target_texts = _texts(obj, "target_descriptions", where)
+    if target_texts is None:
+        target_texts = query_texts if pair_type == "positive" else (_texts(obj, "text_neg", where) or db.get(target) or [])
+    captures = obj.get("captures_meta") or []
+    if not isinstance(captures, list):
+        raise DatasetError(f"{where}: field 'captures_meta' must be a list")
+    for i, cap in enumerate(captures):
         _check_fields(cap, CAPTURE_META_FIELDS, set(), f"{where}: captures_meta[{i}]", strict)
         if cap["view_type"] not in VIEW_TYPES:
             raise DatasetError(f"{where}: captures_meta[{i}].view_type {cap['view_type']!r} not in {VIEW_TYPES}")
-    extra = {k: obj[k] for k in obj if k in INDEX_OPTIONAL}
+    valid = _sectors(obj, "valid_start_sectors", where)
+    if valid is not None and not valid:
+        raise DatasetError(f"{where}: valid_start_sectors is empty (the agent needs a visible start)")
     return PairEpisode(
-        scene_key=obj["scene_key"], episode_id=str(obj["episode_id"]), object_id=obj["object_id"],
-        object_category=obj["object_category"], episode_path=obj["episode_path"],
-        captures_meta=obj["captures_meta"], query_object_id=obj["query_object_id"],
-        text_pos=list(obj["text_pos"]), text_neg=list(obj["text_neg"]), neg_object_id=obj["neg_object_id"],
-        pair_type=obj["pair_type"], label=int(obj["label"]),
-        valid_start_sectors=list(obj["valid_start_sectors"]), navigable_sectors=list(obj["navigable_sectors"]),
-        index=index, extra=extra,
+        scene_key=scene, episode_id=episode, object_id=target, object_category=category, episode_path=ep_path,
+        query_object_id=query, query_descriptions=list(query_texts), target_descriptions=list(target_texts),
+        pair_type=pair_type, label=int(label), valid_start_sectors=valid or [],
+        navigable_sectors=_sectors(obj, "navigable_sectors", where) or [],
+        query_object_category=str(obj.get("query_object_category") or (category if pair_type == "positive" else "")),
+        neg_object_id=obj.get("neg_object_id"), captures_meta=captures, index=index,
+        extra={"row": obj},
     )
 
 
@@ -150,6 +214,24 @@ def _view_type_of(vp: dict, where: str) -> str:
     if not m:
         raise DatasetError(f"{where}: no view_type and rgb name {vp.get('rgb')!r} does not say near/far")
     return m.group(2)
+
+
+def _viewpoint_fields(vp: dict, v1: bool, where: str, strict: bool) -> dict:
+    """A viewpoint (v2 ``viewpoints``) or accepted capture (v1 ``captures``) with every field set."""
+    if not v1:
+        _check_fields(vp, VIEWPOINT_REQUIRED, VIEWPOINT_OPTIONAL, where, strict)
+        return vp
+    _check_fields(vp, CAPTURE_REQUIRED, VIEWPOINT_OPTIONAL | set(VIEWPOINT_REQUIRED), where, strict)
+    vp = dict(vp)
+    vp.setdefault("rgb", vp.get("rgb_filename"))
+    vp.setdefault("navigable", True)
+    vp.setdefault("mask_meets_threshold", True)
+    if "sector_index" not in vp:
+        m = re.match(r"s(\d+)_", vp.get("tag") or "") or _RGB_NAME.search(vp.get("rgb") or "")
+        if not m:
+            raise DatasetError(f"{where}: missing field 'sector_index' (and no tag or rgb name like s2_near)")
+        vp["sector_index"] = int(m.group(1))
+    return vp
 
 
 def load_meta(meta_path: Path, strict: bool = True) -> CaptureEpisode:
@@ -167,11 +249,13 @@ def load_meta(meta_path: Path, strict: bool = True) -> CaptureEpisode:
         raise DatasetError(f"{meta_path}: missing field 'viewpoints' (or v1 'captures')")
     top = {k: v for k, v in meta.items() if k != key}
     _check_fields(top, {}, META_OPTIONAL, str(meta_path), strict)
+    if not isinstance(meta[key], list):
+        raise DatasetError(f"{meta_path}: field {key!r} must be a list")
     root = meta_path.parent
     viewpoints = []
-    for i, vp in enumerate(meta[key]):
+    for i, raw in enumerate(meta[key]):
         where = f"{meta_path}: {key}[{i}]"
-        _check_fields(vp, VIEWPOINT_REQUIRED, VIEWPOINT_OPTIONAL, where, strict)
+        vp = _viewpoint_fields(raw, key == "captures", where, strict)
         view_type = _view_type_of(vp, where)
         rgb = vp["rgb"]
         if vp["navigable"]:
@@ -194,34 +278,43 @@ def load_meta(meta_path: Path, strict: bool = True) -> CaptureEpisode:
             mask_meets_threshold=vp["mask_meets_threshold"], rgb=rgb or "", mask=mask, depth=depth,
             mask_bbox_xyxy=bbox, mask_area=vp.get("mask_area"), azimuth_deg=vp.get("azimuth_deg"),
             position=vp.get("position"), distance_m=vp.get("distance_m"), pitch_deg=vp.get("pitch_deg"),
+            camera_position=vp.get("camera_position"),
         ))
-    _fill_azimuths(viewpoints, meta.get("goal_position_nominal"))
+    _fill_azimuths(viewpoints, meta.get("goal_position_nominal"), meta.get("goal_position_map"))
     return CaptureEpisode(
         root=root, scene_key=str(meta.get("scene_key", meta.get("scene_id", ""))),
         episode_id=str(meta.get("episode_id", root.name)), object_id=str(meta.get("object_id", "")),
         object_category=str(meta.get("object_category", "")), viewpoints=viewpoints,
         goal_position_nominal=meta.get("goal_position_nominal"),
         sector_order=list(meta.get("sector_order", [0, 2, 4, 6, 8, 10])),
-        extra={k: meta[k] for k in ("ranges", "camera", "seed") if k in meta},
+        extra={k: meta[k] for k in ("ranges", "camera", "seed", "generator", "format_version") if k in meta},
     )
 
 
-def _fill_azimuths(viewpoints: list[Viewpoint], goal: list[float] | None) -> None:
-    """Azimuth from the camera position around the goal when the file gives both."""
-    if goal is None:
-        return
+def _fill_azimuths(viewpoints: list[Viewpoint], goal_habitat: list[float] | None,
+                   goal_map: list[float] | None = None) -> None:
+    """Map-frame azimuth (CCW from map +x, degrees) of captures that do not state one.
+
+    ``camera_position`` and ``goal_position_nominal`` are in habitat's frame (y up), as the
+    public release writes them: map (x, y) = habitat (x, -z). A ``position`` is ours, in the
+    map frame (z up), around ``goal_position_map`` (older files of ours: ``goal_position_nominal``);
+    a ``position`` list that is y-up (the vertical axis is the constant one) is read as habitat's.
+    """
+    for v in viewpoints:
+        if v.azimuth_deg is None and v.camera_position is not None and goal_habitat is not None:
+            dx, dz = v.camera_position[0] - goal_habitat[0], v.camera_position[2] - goal_habitat[2]
+            v.azimuth_deg = float(np.degrees(np.arctan2(-dz, dx)))
+    goal = goal_map or goal_habitat
     pos = [v.position for v in viewpoints if v.position is not None and v.azimuth_deg is None]
-    if not pos:
+    if goal is None or not pos:
         return
-    # Map-frame files (ours) are z-up: azimuth in (x, y). Habitat files (the public release)
-    # are y-up: azimuth in (x, z), matching the paper's x = g_x + r cos(a), z = g_z + r sin(a).
-    # The vertical axis is the one that stays constant across the capture positions.
     arr = np.asarray(pos, dtype=float)
-    vertical = 1 if np.ptp(arr[:, 1]) < np.ptp(arr[:, 2]) else 2
-    h = 2 if vertical == 1 else 1
+    y_up = np.ptp(arr[:, 1]) < np.ptp(arr[:, 2])
     for v in viewpoints:
         if v.azimuth_deg is None and v.position is not None:
-            v.azimuth_deg = float(np.degrees(np.arctan2(v.position[h] - goal[h], v.position[0] - goal[0])))
+            dx = v.position[0] - goal[0]
+            dy = -(v.position[2] - goal[2]) if y_up else v.position[1] - goal[1]
+            v.azimuth_deg = float(np.degrees(np.arctan2(dy, dx)))
 
 
 def _resolve_episode_dir(index_path: Path, episode_path: str) -> Path:
@@ -234,6 +327,24 @@ def _resolve_episode_dir(index_path: Path, episode_path: str) -> Path:
     return index_path.parent / p
 
 
+def descriptions_near(index_path: Path) -> dict[str, list[str]]:
+    """``object_descriptions*.json`` of the dataset: beside the index or up to three folders above."""
+    for base in [index_path.parent, *list(index_path.parent.parents)[:3]]:
+        if any(base.glob("object_descriptions*.json")):
+            return load_descriptions(base)
+    return {}
+
+
+def _legacy_ours(pair: PairEpisode, row: dict) -> None:
+    """Our writer before the public layout put the target's texts in ``text_pos`` and the
+    query's in ``text_neg``; such rows (no ``query_descriptions``) are read that way."""
+    if pair.capture is None or pair.capture.extra.get("generator") != OUR_GENERATOR or "format_version" in pair.capture.extra:
+        return
+    if "query_descriptions" in row or pair.pair_type == "positive":
+        return
+    pair.query_descriptions, pair.target_descriptions = list(row.get("text_neg") or []), list(row.get("text_pos") or [])
+
+
 def load_index(index_path: str | Path, strict: bool = True, limit: int | None = None) -> list[PairEpisode]:
     """Parse an index file and its capture episodes (each ``meta.json`` read once)."""
     index_path = Path(index_path)
@@ -241,11 +352,14 @@ def load_index(index_path: str | Path, strict: bool = True, limit: int | None = 
         raise DatasetError(f"{index_path}: index file not found")
     metas: dict[Path, CaptureEpisode] = {}
     pairs: list[PairEpisode] = []
+    descriptions: dict[str, list[str]] | None = None
     for n, (lineno, obj) in enumerate(read_jsonl(index_path)):
         if limit is not None and n >= limit:
             break
         where = f"{index_path}:{lineno}"
-        pair = parse_index_line(obj, where, strict=strict, index=n)
+        if descriptions is None and isinstance(obj, dict) and not (obj.get("query_descriptions") or obj.get("text_pos")):
+            descriptions = descriptions_near(index_path)  # rows without texts (the public evaluation indices)
+        pair = parse_index_line(obj, where, strict=strict, index=n, descriptions=descriptions)
         ep_dir = _resolve_episode_dir(index_path, pair.episode_path)
         if ep_dir not in metas:
             try:
@@ -253,9 +367,16 @@ def load_index(index_path: str | Path, strict: bool = True, limit: int | None = 
             except DatasetError as exc:
                 raise DatasetError(f"{where}: episode_path {pair.episode_path!r}: {exc}") from None
         pair.capture = metas[ep_dir]
+        _legacy_ours(pair, obj)
         for i, cap in enumerate(pair.captures_meta):
             if not (ep_dir / cap["rgb_filename"]).is_file():
                 raise DatasetError(f"{where}: captures_meta[{i}]: missing image {ep_dir / cap['rgb_filename']}")
+        if not pair.valid_start_sectors:
+            pair.valid_start_sectors = pair.capture.visible_sectors()
+            if not pair.valid_start_sectors:
+                raise DatasetError(f"{where}: no visible capture in {ep_dir / 'meta.json'} to start from")
+        if not pair.navigable_sectors:
+            pair.navigable_sectors = pair.capture.navigable_sectors()
         known = {v.sector_index for v in pair.capture.viewpoints}
         bad = [s for s in pair.valid_start_sectors if s not in known]
         if bad:

@@ -85,7 +85,8 @@ class Viewpoint:
     mask_bbox_xyxy: list[int] | None = None
     mask_area: int | None = None
     azimuth_deg: float | None = None  # camera position around the goal, CCW from map +x
-    position: list[float] | None = None
+    position: list[float] | None = None  # map frame (ours)
+    camera_position: list[float] | None = None  # habitat frame (y up), as the public release writes it
     distance_m: float | None = None  # camera to object centre (3-D)
     pitch_deg: float | None = None  # camera pitch (negative looks down)
 
@@ -127,30 +128,32 @@ class CaptureEpisode:
 
 @dataclass
 class PairEpisode:
-    """One evaluation line: a candidate (target) object and a query's three descriptions."""
+    """One evaluation line: a candidate (target) object in its capture episode, and the
+    query whose descriptions the agent checks against it."""
 
     scene_key: str
     episode_id: str
-    object_id: str
+    object_id: str  # the target: the object actually in the captures
     object_category: str
     episode_path: str
-    captures_meta: list[dict]
     query_object_id: str
-    text_pos: list[str]
-    text_neg: list[str]
-    neg_object_id: str | None
+    query_descriptions: list[str]  # what the agent is asked about (public: query_descriptions / text_pos)
+    target_descriptions: list[str]  # the target's own descriptions (public: target_descriptions / text_neg)
     pair_type: str
     label: int
     valid_start_sectors: list[int]
     navigable_sectors: list[int]
+    query_object_category: str = ""
+    neg_object_id: str | None = None
+    captures_meta: list[dict] = field(default_factory=list)
     index: int = 0  # position in the index file (start-sector seeding)
     extra: dict = field(default_factory=dict)
     capture: CaptureEpisode | None = None  # filled by the reader
 
     @property
     def query_texts(self) -> list[str]:
-        """The descriptions the agent sees: the target's own for positives, else the distractor's."""
-        return list(self.text_pos if self.pair_type == "positive" else self.text_neg)
+        """The descriptions the agent sees: the query object's."""
+        return list(self.query_descriptions)
 
     @property
     def key(self) -> str:

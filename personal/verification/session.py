@@ -15,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from personal.verification.agent import AgentConfig, VerificationAgent, count_flips, view_input
+from personal.verification.agent import AgentConfig, VerificationAgent, view_input
+from personal.verification.records import result_record
 from personal.verification.attributes import Attribute, make_decomposer
 from personal.verification.env import DIRECTION_OFFSETS, EpisodeOver, Observation, VerificationEnv
 from personal.verification.metrics import compute_metrics, write_report
@@ -226,20 +227,14 @@ class PlannerSession:
     def _finish(self, ep: _Episode, verdict: dict) -> dict | None:
         pair = self.pairs[ep.index]
         decision = verdict["decision"] if verdict["decision"] in ("Yes", "No") else "No"
-        self.records.append({
-            "episode_key": pair.key, "index": pair.index, "scene_key": pair.scene_key, "episode_id": pair.episode_id,
-            "object_id": pair.object_id, "query_object_id": pair.query_object_id,
-            "object_category": pair.object_category, "query_category": ep.category,
-            "pair_type": pair.pair_type, "label": pair.label, "prediction": decision,
-            "is_correct": (decision == "Yes") == (pair.label == 1), "steps": len(ep.statuses),
-            "mode": self.config.mode, "nbv": self.config.nbv if self.config.mode == "multi" else "none",
-            "stop_reason": verdict.get("reason", ""), "first_view_prediction": ep.first_view,
-            "interim_predictions": ep.interim, "flips": count_flips(ep.interim), "moves": len(ep.statuses) - 1,
-            "nav_unreachable": ep.statuses.count("unreachable"), "nav_trap": ep.statuses.count("trap"),
-            "attributes": ep.attributes, "transcript": ep.transcript,
+        self.records.append(result_record(
+            pair, prediction=decision, statuses=ep.statuses, first_view=ep.first_view, interim=ep.interim,
+            transcript=ep.transcript, attributes=ep.attributes, mode=self.config.mode,
+            nbv=self.config.nbv if self.config.mode == "multi" else "none", stop_reason=verdict.get("reason", ""),
+            query_category=ep.category,
             # an episode that broke (unreadable capture, timeout) keeps the conservative No but is flagged
-            "error": verdict.get("error") or None,
-        })
+            error=verdict.get("error") or None,
+        ))
         return self.start_next()
 
     def write(self, out_dir: str | Path, name: str, notes: list[str] | None = None) -> dict:

@@ -14,6 +14,16 @@ described *rendered* attribute: main colour or a part colour — pattern and
 material are described but not rendered, so they cannot decide a pair), and
 neg_diff (another category). Descriptions: three per object from its catalog
 attributes (colour, part colours, pattern, material, placement).
+
+Layout as the public release (github.com/Avalon-S/PInVerify) and its evaluator read it:
+``meta.json`` has ``captures`` (the accepted views, each with ``camera_position`` in
+habitat's frame, y up, around ``goal_position_nominal`` in the same frame: the public
+environment builds its sectors from their angles) besides our ``viewpoints`` (all 12
+slots, map-frame ``position`` and ``azimuth_deg``, ``goal_position_map``). Index rows carry
+the builder's fields (``target_object_id``, ``meta_path``, ``n_navigable``...) and the
+texts where public policies read them: ``query_descriptions`` = ``text_pos`` = the query
+object's descriptions, ``target_descriptions`` = the target's (also ``text_neg`` of a
+negative; a positive's ``text_neg`` describes a distractor, ``neg_object_id``).
 """
 from __future__ import annotations
 
@@ -28,6 +38,16 @@ import numpy as np
 from personal.verification.schema import (
     CAPTURE_HW, RANGES, SECTOR_ORDER, SECTOR_WIDTH_DEG, capture_tag, mask_threshold,
 )
+
+FORMAT_VERSION = 2  # 2: public layout (habitat-frame captures, query texts in text_pos)
+GENERATOR = "personal.verification.writer (synthetic)"
+
+
+def map_to_habitat(p) -> list[float]:
+    """Map (x, y, z up) -> habitat (x, y up, z = -map y); the episode files' convention."""
+    from personal.world.habitat_format import map_to_habitat as convert
+
+    return [round(v, 4) for v in convert(p)]
 
 RING_TRIES = 12
 RAY_TRIES = 8
@@ -183,6 +203,7 @@ def capture_episode(backend, scene, obj, ep_dir: Path, base_seed: int, min_navig
             vp.update({
                 "mask_meets_threshold": area >= tau, "rgb": f"rgb/rgb_{tag}.png", "mask": f"mask/mask_{tag}.png",
                 "mask_bbox_xyxy": bbox, "mask_area": area, "position": [round(x, 4), round(y, 4), round(floor_z, 4)],
+                "camera_position": map_to_habitat((x, y, cam_z)),
                 "azimuth_deg": round(float(np.degrees(np.arctan2(y - goal[1], x - goal[0]))), 3),
                 "distance_m": round(math.dist((x, y, cam_z), goal), 4),
                 "yaw_deg": round(math.degrees(yaw), 3), "pitch_deg": round(math.degrees(pitch), 3),
@@ -203,14 +224,23 @@ def capture_episode(backend, scene, obj, ep_dir: Path, base_seed: int, min_navig
         Image.fromarray(depth_to_mm(depth)).save(ep_dir / vp["depth"], compress_level=1)
     meta = {
         "scene_key": scene.scene_id, "episode_id": ep_dir.name, "object_id": f"{scene.scene_id}.{obj.object_id}",
-        "object_category": obj.category, "goal_position_nominal": [round(v, 4) for v in goal],
+        "object_category": obj.category, "goal_position_nominal": map_to_habitat(goal),
+        "goal_position_map": [round(v, 4) for v in goal],
         "sector_order": list(SECTOR_ORDER), "ranges": {k: list(v) for k, v in RANGES.items()},
         "camera": {"height": cam.height, "width": cam.width, "hfov_deg": cam.hfov_deg, "height_m": cam.height_m},
-        "seed": base_seed, "mask_threshold": tau, "generator": "personal.verification.writer (synthetic)",
+        "seed": base_seed, "mask_threshold": tau, "generator": GENERATOR, "format_version": FORMAT_VERSION,
         "viewpoints": viewpoints,
+        "captures": [public_capture(v) for v in viewpoints if v["navigable"]],
     }
     (ep_dir / "meta.json").write_text(json.dumps(meta, indent=1))
     return meta
+
+
+def public_capture(vp: dict) -> dict:
+    """An accepted view as the public environment reads ``meta.json`` captures."""
+    keys = ("tag", "sector_index", "view_type", "rgb", "depth", "mask", "navigable", "mask_meets_threshold",
+            "camera_position", "mask_bbox_xyxy")
+    return {**{k: vp[k] for k in keys if k in vp}, "rgb_filename": vp["rgb"]}
 
 
 # ----------------------------------------------------------------------------- dataset
@@ -276,9 +306,11 @@ def write_dataset(out: str | Path, n_targets: int = 100, seed: int = 0, max_scen
         base = _index_base(out, meta, t)
         for pair_type, q in (("positive", t), ("neg_same", neg_same), ("neg_diff", neg_diff)):
             lines.append({
-                **base, "query_object_id": q.gid, "text_pos": texts(t),
-                "text_neg": texts(q) if pair_type != "positive" else texts(neg_same),
-                "neg_object_id": None if pair_type == "positive" else q.gid,
+                **base, "query_object_id": q.gid, "query_object_category": q.category,
+                # public policies read the query from query_descriptions / text_pos
+                "query_descriptions": texts(q), "target_descriptions": texts(t), "text_pos": texts(q),
+                "text_neg": texts(neg_same) if pair_type == "positive" else texts(t),
+                "neg_object_id": neg_same.gid if pair_type == "positive" else None,
                 "pair_type": pair_type, "label": int(pair_type == "positive"),
             })
     rng.shuffle(lines)
@@ -302,12 +334,19 @@ def write_dataset(out: str | Path, n_targets: int = 100, seed: int = 0, max_scen
 
 def _index_base(out: Path, meta: dict, t: PoolObject) -> dict:
     vps = meta["viewpoints"]
-    ep_path = Path("pin_capture") / "val" / meta["scene_key"] / meta["episode_id"]
+    ep_path = (Path("pin_capture") / "val" / meta["scene_key"] / meta["episode_id"]).as_posix()
+    valid = sorted({v["sector_index"] for v in vps if v["mask_meets_threshold"]})
+    navigable = sorted({v["sector_index"] for v in vps if v["navigable"]})
     return {
+        # the example row's names (data/examples/index.jsonl) without its captures_meta: the
+        # public environment prefers a row's captures_meta, which carry no camera_position, to the
+        # meta.json captures that do ...
         "scene_key": meta["scene_key"], "episode_id": meta["episode_id"], "object_id": t.gid,
-        "object_category": t.category, "episode_path": str(ep_path),
-        "captures_meta": [{"tag": v["tag"], "sector_index": v["sector_index"], "view_type": v["view_type"],
-                           "rgb_filename": v["rgb"]} for v in vps if v["navigable"]],
-        "valid_start_sectors": sorted({v["sector_index"] for v in vps if v["mask_meets_threshold"]}),
-        "navigable_sectors": sorted({v["sector_index"] for v in vps if v["navigable"]}),
+        "object_category": t.category, "episode_path": ep_path,
+        # ... and the evaluation indices' (pver/data/builder.py)
+        "scene": meta["scene_key"], "episode": meta["episode_id"], "meta_path": f"{ep_path}/meta.json",
+        "rgb_dir": f"{ep_path}/rgb", "depth_dir": f"{ep_path}/depth",
+        "target_object_id": t.gid, "target_object_category": t.category,
+        "valid_start_sectors": valid, "navigable_sectors": navigable,
+        "n_navigable": len(navigable), "n_mask_visible": len(valid),
     }
