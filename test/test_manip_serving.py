@@ -13,7 +13,7 @@ from openpi_client.websocket_client_policy import WebsocketClientPolicy
 
 from personal.manipulation.backends import make_backend
 from personal.manipulation.policies import make_policy
-from personal.manipulation.policies.base import make_observation
+from personal.manipulation.policies.base import ObservationError, Policy, make_observation, validate_observation
 from personal.manipulation.policies.http_act import HttpActPolicy, decode_json, encode_array
 from personal.manipulation.policies.openpi_ws import OpenpiWebsocketPolicy, PolicyServerError, PolicyServerUnavailable
 from personal.manipulation.policies.scripted import parse_prompt
@@ -47,8 +47,70 @@ def test_round_trip_with_openpi_client(server):
     assert requests.get(f"http://127.0.0.1:{server.port}/healthz", timeout=5).status_code == 200
 
 
+class _RecordingPolicy(Policy):
+    """Answers a zero chunk and remembers the image shapes it was given."""
+
+    name = "recording"
+
+    def __init__(self):
+        self.seen = []
+
+    def infer(self, obs):
+        validate_observation(obs)
+        self.seen.append(tuple(np.asarray(obs["observation/image"]).shape))
+        return {"actions": np.zeros((5, 7))}
+
+
+def libero_example_observation(size=224):
+    """What openpi's examples/libero/main.py sends: resized images, 8-D state, the task as prompt."""
+    rng = np.random.default_rng(0)
+    return {
+        "observation/image": rng.integers(0, 256, (size, size, 3), dtype=np.uint8),
+        "observation/wrist_image": rng.integers(0, 256, (size, size, 3), dtype=np.uint8),
+        "observation/state": rng.normal(size=8).astype(np.float32),
+        "prompt": "put the black bowl on the plate",
+    }
+
+
+def test_openpi_client_gets_actions_for_a_224_observation():
+    policy = _RecordingPolicy()
+    with PolicyServer(policy, port=0) as srv:
+        client = WebsocketClientPolicy(host="127.0.0.1", port=srv.port)
+        out = client.infer(libero_example_observation(224))
+        assert out["actions"].shape == (5, 7) and out["actions"].dtype == np.float32
+        assert policy.seen == [(224, 224, 3)]
+        # our own suite's 128 x 128 and a non-square image go through too: any H x W x 3 uint8
+        assert client.infer(libero_example_observation(128))["actions"].shape == (5, 7)
+        odd = dict(libero_example_observation(), **{"observation/image": np.zeros((180, 320, 3), np.uint8)})
+        assert client.infer(odd)["actions"].shape == (5, 7)
+
+
+def test_prev_total_includes_the_clients_think_time_like_openpi():
+    """openpi's server starts its clock before recv: prev_total_ms covers wait + recv + infer + send."""
+    import time
+
+    with PolicyServer(_RecordingPolicy(), port=0) as srv:
+        client = WebsocketClientPolicy(host="127.0.0.1", port=srv.port)
+        time.sleep(0.25)  # the client thinks before its first request
+        first = client.infer(libero_example_observation())
+        second = client.infer(libero_example_observation())
+    assert "prev_total_ms" not in first["server_timing"]
+    assert second["server_timing"]["prev_total_ms"] >= 250.0
+    assert second["server_timing"]["prev_total_ms"] >= first["server_timing"]["infer_ms"]
+
+
+def test_image_checks_are_dtype_and_rank():
+    validate_observation(libero_example_observation(224))
+    for bad, msg in ((np.zeros((224, 224), np.uint8), "H x W x 3"), (np.zeros((224, 224, 4), np.uint8), "H x W x 3"),
+                     (np.zeros((224, 224, 3), np.float32), "uint8"), (np.zeros((0, 224, 3), np.uint8), "H x W x 3")):
+        with pytest.raises(ObservationError, match=msg):
+            validate_observation(dict(libero_example_observation(), **{"observation/image": bad}))
+    with pytest.raises(ObservationError, match="must be 128 x 128"):  # a policy that needs one size says so
+        validate_observation(libero_example_observation(224), image_size=128)
+
+
 @pytest.mark.parametrize("mutate, field", [
-    (lambda o: o.__setitem__("observation/image", np.zeros((64, 64, 3), np.uint8)), "observation/image"),
+    (lambda o: o.__setitem__("observation/image", np.zeros((64, 64), np.uint8)), "observation/image"),
     (lambda o: o["observation/state"].__setitem__(2, np.nan), "observation/state"),
 ])
 def test_malformed_observation_gets_error_and_server_keeps_serving(server, mutate, field):

@@ -40,16 +40,21 @@ class Policy(abc.ABC):
         pass
 
 
-def validate_observation(obs, image_size: int = IMAGE_SIZE) -> None:
-    """Raise ObservationError naming the key if ``obs`` is not a well-formed policy observation."""
+def validate_observation(obs, image_size: int | None = None) -> None:
+    """Raise ObservationError naming the key if ``obs`` is not a well-formed policy observation.
+
+    Images may be any H x W x 3 uint8 (openpi's LIBERO example sends 224 x 224, our suite
+    renders 128 x 128); a policy that needs one size passes ``image_size``."""
     if not isinstance(obs, dict):
         raise ObservationError(f"observation must be a dict, got {type(obs).__name__}")
     for key in IMAGE_KEYS:
         if key not in obs:
             raise ObservationError(f"missing key {key!r} (have {sorted(obs)})")
         img = np.asarray(obs[key])
-        if img.shape != (image_size, image_size, 3):
-            raise ObservationError(f"{key!r} must have shape ({image_size}, {image_size}, 3), got {img.shape}")
+        if img.ndim != 3 or img.shape[2] != 3 or 0 in img.shape:
+            raise ObservationError(f"{key!r} must be an H x W x 3 image, got shape {img.shape}")
+        if image_size is not None and img.shape[:2] != (image_size, image_size):
+            raise ObservationError(f"{key!r} must be {image_size} x {image_size}, got {img.shape[0]} x {img.shape[1]}")
         if img.dtype != np.uint8:
             raise ObservationError(f"{key!r} must be uint8, got {img.dtype}")
     if "observation/state" not in obs:

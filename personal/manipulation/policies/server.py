@@ -2,9 +2,12 @@
 
 Protocol (openpi ``serving/websocket_policy_server.py``): on connect the server sends msgpack
 metadata; each request is a msgpack observation and each reply a msgpack dict with ``actions``
-and ``server_timing`` (``infer_ms``, and ``prev_total_ms`` after the first); on error the server
-sends the message as a text frame and closes that connection (other connections and new ones
-keep being served). ``GET /healthz`` answers 200 OK.
+and ``server_timing``; on error the server sends the message as a text frame and closes that
+connection (other connections and new ones keep being served). ``GET /healthz`` answers 200 OK.
+
+Timings mean what openpi's mean: ``infer_ms`` is the policy call; ``prev_total_ms`` (from the
+second reply on) is the previous round as the server saw it, from when it started waiting for
+that request (so the client's think time between replies is included) until its reply was sent.
 
 Runs its own asyncio loop in a background thread, so nodes and tests can start/stop it.
 """
@@ -95,11 +98,11 @@ class PolicyServer:
         await ws.send(packer.pack(self.metadata))
         prev_total_ms = None
         while True:
+            start = time.monotonic()  # before recv, as openpi: the round includes the client's think time
             try:
                 raw = await ws.recv()
             except ConnectionClosed:
                 return
-            t0 = time.monotonic()
             try:
                 reply = await asyncio.to_thread(self._infer, raw)
             except Exception as exc:  # noqa: BLE001 - every failure goes back to the client
@@ -119,7 +122,7 @@ class PolicyServer:
                 await ws.send(packer.pack(reply))
             except ConnectionClosed:
                 return
-            prev_total_ms = (time.monotonic() - t0) * 1e3
+            prev_total_ms = (time.monotonic() - start) * 1e3
 
     def _infer(self, raw) -> dict:
         if isinstance(raw, str):
