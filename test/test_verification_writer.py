@@ -120,3 +120,27 @@ def test_unreadable_capture_is_a_flagged_failure(dataset, tmp_path):
         png.write_bytes(b"not a png")
     runs = evaluate(index, tmp_path / "out", {"SV": AgentConfig(mode="single", nbv="none")}, log=lambda *_: None)
     assert runs["SV"]["metrics"]["errors"] == 3 and runs["SV"]["metrics"]["n"] == 9
+
+
+def test_sets_written_before_the_public_layout_keep_their_meaning(dataset, tmp_path):
+    """Our earlier writer put the target's texts in text_pos and the query's in text_neg."""
+    import shutil
+
+    root, _ = dataset
+    shutil.copytree(root / "a", tmp_path / "old")
+    index = tmp_path / "old" / "val" / "pv_index_all.jsonl"
+    rows = [json.loads(line) for line in index.read_text().splitlines()]
+    old_rows = []
+    for r in rows:
+        q, t = r["query_descriptions"], r["target_descriptions"]
+        keep = {k: v for k, v in r.items() if k in ("scene_key", "episode_id", "object_id", "object_category", "episode_path",
+                                                      "query_object_id", "neg_object_id", "pair_type", "label",
+                                                      "valid_start_sectors", "navigable_sectors")}
+        old_rows.append({**keep, "text_pos": t, "text_neg": q if r["pair_type"] != "positive" else r["text_neg"]})
+    index.write_text("".join(json.dumps(r) + "\n" for r in old_rows))
+    for meta_path in (tmp_path / "old" / "pin_capture").rglob("meta.json"):
+        meta = json.loads(meta_path.read_text())
+        meta.pop("format_version")
+        meta_path.write_text(json.dumps(meta))
+    for new, old in zip(load_index(root / "a" / "val" / "pv_index_all.jsonl"), load_index(index)):
+        assert old.query_texts == new.query_texts and old.target_descriptions == new.target_descriptions
