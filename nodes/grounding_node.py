@@ -42,7 +42,7 @@ class GroundingNode(Node):
         p = self._declare
         methods = p("methods", "random,centre,qs,rpg,rpg-owner", "comma-separated registry names")
         encoder = p("encoder", "oracle", "text encoder (must match the map's encoder)")
-        extractor = p("extractor", "builtin", "ownership-phrase extractor: builtin | llm")
+        extractor = p("extractor", "builtin", "ownership-phrase extractor: builtin | episode (the query's extracted_summary) | llm")
         self.map_dir = p("map_dir", "", "folder with <scene_id>/features.yaml; empty = maps from the topics only")
         method_params = {
             "top_k": p("top_k", 3, "RPG: peaks per phrase"),
@@ -146,7 +146,7 @@ class GroundingNode(Node):
         batch = list(self.queue)
         self.queue.clear()
         if len(batch) > 1:
-            prefetch_queries([(q["query"], q["summary"]) for q in batch], self.extractor, self.embed,
+            prefetch_queries([(q["query"], q["summary"], q["extracted_summary"]) for q in batch], self.extractor, self.embed,
                              any(m.uses_summary for m in self.methods.values()))
         for q in batch:
             self._answer(q)
@@ -182,7 +182,7 @@ class GroundingNode(Node):
         try:
             g = ground_query(view, query=q["query"], summary=q["summary"], owner=q["owner"], extractor=self.extractor,
                              encoder=self.encoder, methods=[self.methods[n] for n in names], episode_id=q["episode_id"],
-                             seed=int(q["seed"]), embedder=self.embed)
+                             seed=int(q["seed"]), embedder=self.embed, extracted_summary=q["extracted_summary"])
         except Exception as exc:  # a bug must cost one query, not the node
             self.get_logger().error(f"{q['episode_id']}: grounding raised {type(exc).__name__}: {exc}")
             self._publish(failed_payloads(request_id=q["request_id"], episode_id=q["episode_id"], scene_id=q["scene_id"],

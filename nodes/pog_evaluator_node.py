@@ -348,7 +348,8 @@ class PogEvaluatorNode(Node):
         rid = uuid.uuid4().hex[:12]
         self.pending[rid] = (ep, time.monotonic(), {})
         payload = {"request_id": rid, "episode_id": ep.episode_id, "scene_id": ep.scene_id, "summary": ep.summary,
-                   "query": ep.query, "owner": ep.owner, "methods": self.methods, "seed": int(self.seed)}
+                   "query": ep.query, "owner": ep.owner, "methods": self.methods, "seed": int(self.seed),
+                   "extracted_summary": list(ep.extracted_summary)}
         self.query_pub.publish(String(data=encode("GroundingQuery", payload)))
 
     def _on_result(self, msg: String) -> None:

@@ -36,6 +36,13 @@ RADIUS_REFERENCE = (
     "map plane from the predicted (x, y) to the target object's footprint (Box.distance_2d, 0 inside); "
     "any target instance counts for 'one of' queries. Not habitat-lab ObjectNav's 0.1 m to a viewpoint."
 )
+EXTRACTOR_NOTES = {
+    "episode": ("> **Ownership phrases:** read from each episode file's own `extracted_summary` (the authors' "
+                "phrases, as the paper's RPG used them), not extracted from the summary text; episodes without one "
+                "fall back to the builtin rules. Compare with `extractor:=builtin` for a run that reads the text."),
+    "builtin": ("> **Ownership phrases:** extracted from the summary text by the builtin rules "
+                "(`personal.grounding.ownership_rules`), not taken from the episodes' `extracted_summary`."),
+}
 PAPER_SR = {  # seed Table V, SR % (easy, medium, hard, total)
     "random": (0.5, 0.3, 0.4, 0.4),
     "centre": (1.2, 0.8, 1.0, 1.0),
@@ -343,6 +350,7 @@ def render_report(summary: dict, results: Sequence[EpisodeResult], holds: bool, 
             "",
         ]
     out += [f"**Success criterion:** {RADIUS_REFERENCE}", ""]
+    out += [EXTRACTOR_NOTES.get(str(meta.get("extractor", "")), ""), ""] if meta.get("extractor") in EXTRACTOR_NOTES else []
     rows = [f"- {k}: {v}" for k, v in meta.items() if k not in ("encoder_is_oracle",)]
     out += ["## Run", *rows, ""]
     first = next(iter(summary["methods"].values()), None)

@@ -21,7 +21,7 @@ def eval_offline(
     resolution: float = typer.Option(0.5, help="feature-map cell size (m)"),
     methods: str = typer.Option("random,centre,qs,rpg,rpg-owner", help="comma-separated methods"),
     encoder: str = typer.Option("oracle", help="encoder (oracle = ORACLE captions + MiniLM)"),
-    extractor: str = typer.Option("builtin", help="builtin | llm"),
+    extractor: str = typer.Option("builtin", help="builtin (rules on the summary) | episode (the episode file's extracted_summary, as the paper's RPG) | llm"),
     out_dir: str = typer.Option("runs/pog_offline", help="run folders are created under this"),
 ) -> None:
     """Evaluate every episode with every method and write the run folder."""

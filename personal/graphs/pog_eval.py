@@ -31,7 +31,7 @@ GRAPH = Graph(
         "seed": (0, "generator seed"),
         "methods": (METHODS, "grounding methods (comma separated)"),
         "encoder": ("oracle", "encoder of map cells and texts (oracle = ORACLE ground-truth captions + MiniLM)"),
-        "extractor": ("builtin", "ownership-phrase extractor: builtin | llm"),
+        "extractor": ("builtin", "ownership-phrase extractor: builtin (rules on the summary) | episode (the episode file's extracted_summary, as the paper's RPG) | llm"),
         "llm_base_url": ("", "OpenAI-compatible endpoint for extractor:=llm (else $OPENAI_BASE_URL)"),
         "llm_model": ("", "chat model for extractor:=llm (else $OPENAI_MODEL)"),
         "map_source": ("explore_graph", "explore_graph | explore | topic | saved | oracle"),

@@ -136,8 +136,12 @@ def _phrase_fields(p: Any) -> tuple[str, str]:
     return str(getattr(p, "text")), str(getattr(p, "person", ""))
 
 
-def _extract(extractor: Any, summary: str) -> list:
+def _extract(extractor: Any, summary: str, extracted_summary: Sequence[str] | None = None) -> list:
+    """Phrases of a summary; an extractor that reads the episode's own ``extracted_summary``
+    (``uses_extracted_summary``, e.g. ``EpisodeExtractor``) gets it too."""
     fn = getattr(extractor, "extract", None) or extractor
+    if getattr(extractor, "uses_extracted_summary", False):
+        return list(fn(summary, list(extracted_summary or [])))
     return list(fn(summary))
 
 
@@ -187,6 +191,7 @@ def ground_query(
     episode_id: str = "",
     seed: int = 0,
     embedder: TextEmbedder | None = None,
+    extracted_summary: Sequence[str] | None = None,
 ) -> QueryGrounding:
     """Run every method on one query; never raises for bad input (records failures)."""
     view = MapView.of(feature_map)
@@ -200,7 +205,7 @@ def ground_query(
     phrases: list = []
     if any(m.uses_summary for m in meths):
         try:
-            phrases = _extract(extractor, summary or "")
+            phrases = _extract(extractor, summary or "", extracted_summary)
         except Exception as exc:  # an unreachable LLM must not stop the evaluation
             summary_failure = _failure("extractor_error", f"{type(exc).__name__}: {exc}")
     extract_ms = (time.perf_counter() - t0) * 1e3
@@ -259,6 +264,7 @@ def ground_episode(feature_map: Any, episode: Any, extractor: Any, encoder: Any,
         encoder=encoder,
         methods=methods,
         episode_id=episode.episode_id,
+        extracted_summary=getattr(episode, "extracted_summary", None),
         **kw,
     )
 
@@ -351,15 +357,17 @@ class CachingExtractor:
     def __init__(self, extractor: Any):
         self.inner = extractor
         self.name = getattr(extractor, "name", type(extractor).__name__)
-        self._cache: dict[str, Any] = {}
+        self.uses_extracted_summary = getattr(extractor, "uses_extracted_summary", False)
+        self._cache: dict[Any, Any] = {}
 
-    def extract(self, summary: str) -> list:
-        if summary not in self._cache:
+    def extract(self, summary: str, extracted_summary: Sequence[str] | None = None) -> list:
+        key = (summary, tuple(extracted_summary or ())) if self.uses_extracted_summary else summary
+        if key not in self._cache:
             try:
-                self._cache[summary] = _extract(self.inner, summary)
+                self._cache[key] = _extract(self.inner, summary, extracted_summary)
             except Exception as exc:  # remembered, re-raised per episode
-                self._cache[summary] = exc
-        hit = self._cache[summary]
+                self._cache[key] = exc
+        hit = self._cache[key]
         if isinstance(hit, Exception):
             raise hit
         return hit
@@ -368,18 +376,18 @@ class CachingExtractor:
 def prefetch_texts(episodes: Sequence[Any], extractor: CachingExtractor, embedder: TextEmbedder, with_phrases: bool) -> None:
     """Embed every query and phrase of ``episodes`` in one batched call (text encoders
     are several times faster batched than one episode at a time)."""
-    prefetch_queries([(ep.query, ep.summary) for ep in episodes], extractor, embedder, with_phrases)
+    prefetch_queries([(ep.query, ep.summary, ep.extracted_summary) for ep in episodes], extractor, embedder, with_phrases)
 
 
-def prefetch_queries(pairs: Sequence[tuple[str, str]], extractor: CachingExtractor, embedder: TextEmbedder, with_phrases: bool) -> None:
-    """:func:`prefetch_texts` for (query, summary) pairs. Errors are left for
-    :func:`ground_query` to record per query."""
+def prefetch_queries(pairs: Sequence[tuple], extractor: CachingExtractor, embedder: TextEmbedder, with_phrases: bool) -> None:
+    """:func:`prefetch_texts` for (query, summary[, extracted_summary]) tuples. Errors are left
+    for :func:`ground_query` to record per query."""
     texts = []
-    for query, summary in pairs:
+    for query, summary, *extracted in pairs:
         texts.append(query)
         if with_phrases:
             try:
-                texts.extend(_phrase_fields(p)[0] for p in extractor.extract(summary or ""))
+                texts.extend(_phrase_fields(p)[0] for p in _extract(extractor, summary or "", extracted[0] if extracted else None))
             except Exception:
                 pass  # recorded per query by ground_query
     try:

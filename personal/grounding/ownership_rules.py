@@ -1,0 +1,826 @@
+"""Rules that read who owns or uses what in a free-form English description of a home.
+
+Used by ``personal.grounding.extract.BuiltinExtractor``; :func:`extract_relations` returns
+``(person, object phrase, room or None)`` triples. How it reads a summary:
+
+1. **People.** Capitalised words seen in a person's slot anywhere in the text (subject of an
+   ownership or use verb, after "by" / "to" / "for", a possessive, a kin word or title,
+   a list of names, a list heading "Tom: ..."), plus lower-case names in an unmistakable slot
+   ("owned by stellan"). Each is then tagged ``\u27e8P<k>\u27e9`` so every pattern below is
+   compiled once, whatever the names.
+2. **Sentences -> clauses.** Splits at ";", "while", "whereas", "but", spaced dashes, before a
+   new subject ("..., and Yvonne reads ..."), before a second verb of the same subject
+   ("..., and also claims ..."), and at ", and the X is ..." when both halves state ownership.
+   A leading "In the kitchen," sets the room; a list heading "Kitchen:" too.
+3. **Clause forms**, tried in order: list entries ("Tom: sofa, lamp", "Owners of the X: A and B",
+   "X (Tom)"), transfer ("gave it to A"), passive / "belongs to" ("X is jointly owned by A, B
+   and C", "X, owned by A,", "X is registered to A"), "its owners are", "A's favourite is X",
+   predicative possessives ("X is A's", "X is hers", "It's A's"), clefts ("it is A who owns
+   it"), "is where / what A ...", active verbs of ownership and use (owns, shares, keeps,
+   claims, enjoys, sleeps in, uses, plays, ... with "together with B, they", gapping "A sleeps
+   on the top bunk and B on the bottom bunk"), "with A, B and C all having a stake in it",
+   zero relatives ("a bunk bed he shares with Zuri"), and finally any other verb with a person
+   subject and an object ("Pilar bakes bread with the Dutch oven"). Possessive noun phrases
+   ("Mira's backpack", "Percy's and Ophelia's bathrobes", "Yara and Zeke's wardrobe") count
+   wherever they occur. Negated clauses ("not", "never", "used to") state nothing.
+4. **References.** "it / they / both / this piece / there" point to the objects of the last
+   clause; "he / she / they / both of them" to the people of the last relation (or the last
+   list of names); "the one by the window" takes the head noun of the previous object;
+   relative clauses ("which belongs to A", "that A and B share", ", both of which she bought",
+   ", who also claims X") attach to the noun phrase before them.
+5. **Objects.** Lists split at ", and the", ", the", "and a" (but "next to a lamp and a TV"
+   stays one modifier), bare noun lists ("sofa, armchair and footstool"); articles, trailing
+   adverbials and relative clauses are cut; " in the <room>" becomes the room. Rooms, kin
+   words and "their own key"-style phrases are never objects.
+
+The development set this was measured on is ``test/data/ownership_dev.json``
+(``bench/bench_extract.py`` prints its precision and recall).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+
+# ---------------------------------------------------------------- vocabulary
+UPPER = "A-ZÀ-ÖØ-Þ"
+LOWER = "a-zß-öø-ÿ"
+NAME_TOKEN = rf"[{UPPER}][{LOWER}]*(?:-[{UPPER}]?[{LOWER}]+|['’][{UPPER}][{LOWER}]+)*(?![\w-])"
+NOT_NAMES = {
+    "the", "a", "an", "this", "that", "these", "those", "in", "on", "at", "of", "to", "for", "by", "with", "from",
+    "and", "or", "but", "while", "whereas", "meanwhile", "also", "both", "each", "every", "all", "it", "its", "it's",
+    "he", "she", "they", "them", "their", "theirs", "his", "her", "hers", "him", "we", "our", "you", "your", "i",
+    "there", "here", "next", "moving", "finally", "additionally", "moreover", "furthermore", "besides", "lastly",
+    "then", "so", "upstairs", "downstairs", "across", "along", "between", "throughout", "inside", "outside",
+    "everything", "everyone", "everybody", "nobody", "nothing", "someone", "anyone", "one", "two", "three", "four",
+    "five", "six", "owner", "owners", "owned", "ownership", "room", "rooms", "kitchen", "bathroom", "bedroom",
+    "hallway", "hall", "office", "study", "garage", "basement", "attic", "library", "den", "closet", "nursery",
+    "floor", "ground", "house", "home", "apartment", "whose", "who", "what", "which", "where", "when", "why", "how",
+    "contrary", "hanging", "rooms", "kitchen:", "living", "dining", "bath", "baby", "grandma", "grandpa", "mr", "mrs",
+    "ms", "dr", "tv", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "yes", "no",
+    "not", "only", "shared", "jointly", "together", "over", "under", "above", "below", "near", "beside", "behind",
+    "after", "before", "during", "since", "although", "though", "if", "because", "as", "like", "just", "still",
+    "inventory", "note", "notes", "summary", "items", "belongings", "furniture", "legend", "key", "list", "total",
+    "every", "among", "me", "mine", "us",
+}
+TITLES = r"(?:baby|little|grandma|grandpa|granny|uncle|aunt|auntie|cousin|mr\.?|mrs\.?|ms\.?|dr\.?)"
+KIN = (r"(?:brother|sister|father|mother|dad|mom|mum|son|daughter|wife|husband|partner|friend|roommate|flatmate|"
+       r"neighbou?r|grandmother|grandfather|uncle|aunt|cousin|nephew|niece|girlfriend|boyfriend|fiancée?|child|kid)")
+ROOM_WORDS = (
+    "room", "kitchen", "bathroom", "bedroom", "hall", "hallway", "office", "study", "garage", "basement", "attic",
+    "den", "closet", "nursery", "porch", "patio", "garden", "yard", "shed", "pantry", "lounge", "parlour", "parlor",
+    "library", "conservatory", "sunroom", "foyer", "entryway", "entrance", "corridor", "mudroom", "balcony", "veranda",
+    "gym", "studio", "loft", "cellar", "laundry", "workshop", "playroom", "lobby", "landing", "terrace", "deck",
+    "suite", "area", "toilet", "washroom", "wardrobe room", "bedrooms", "rooms",
+)
+
+# verbs whose subject owns / uses the object; optional particle before the object
+_OWN = (r"own(?:s|ed)?|possess(?:es|ed)?|ha(?:s|ve|d)|keeps?|kept|claim(?:s|ed)?|guards?|guarded|shares?|shared|"
+        r"use(?:s|d)?|enjoys?|enjoyed|loves?|loved|likes?|liked|prefers?|preferred|favou?rs?|bought|buys?|got|"
+        r"inherited|received|takes? care of|took care of|is responsible for|looks? after|plays?|played|rides?|rode|"
+        r"drives?|drove|wears?|wore|stores?|stored|reads? (?:in|on|at)|sleeps? (?:in|on)|slept (?:in|on)|"
+        r"sits? (?:in|on|at)|sat (?:in|on|at)|relax(?:es)? (?:in|on)|naps? (?:in|on)|lounges? (?:in|on)|"
+        r"works? out on|cooks? (?:with|on|at)|lifts? with|eats? at|"
+        r"practi[cs]es?(?:\s+(?:on|with))?|practi[cs]ed(?:\s+(?:on|with))?|watch(?:es)?\s+(?:films|movies|tv|shows|videos)\s+on|"
+        r"listens?\s+to\s+(?:music|records)\s+on|paints?\s+(?:at|on)|writes?\s+(?:at|on)|stud(?:y|ies)\s+at|"
+        r"exercises?\s+on|trains?\s+on|"
+        r"(?:sleeps?|slept|sits?|sat|naps?|napped|lounges?|relax(?:es)?|relaxed|reads?|works?|worked|stays?|stayed|"
+        r"lives?|lived|rests?|rested)(?:\s+(?:in|on|at|with|by|inside))?|"
+        r"spends? (?:most )?(?:evenings?|mornings?|time|afternoons?|nights?) (?:in|on|at)|"
+        r"(?:is|are) the (?:sole |proud |only |joint |co-?)?owners? of|(?:is|are) (?:joint |co-?)owners? of|"
+        r"shares? ownership of|share (?:the )?ownership of|ha(?:s|ve|d) a (?:stake|share|say|part) in|splits? (?:ownership of|the cost of)|split|"
+        r"(?:lays?|laid) claim to|stakes? (?:a )?claim (?:to|on)|co-owns?|(?:has|have|had) (?:shared |joint )?custody of|"
+        r"brought|(?:has|have|had) brought|bakes? [a-z]+ (?:with|in)|grinds? [a-z]+ (?:with|in)|brews? (?:[a-z]+ )?(?:with|in)|"
+        r"curls? up (?:with [a-z ]+? )?(?:in|on)|ha(?:s|ve) a stake in|(?:is|are) in charge of")
+_ADV = r"(?:(?:also|both|each|all|alone|still|now|only|even|too|just|already|mainly|[a-z]{3,}ly)\s+)*"
+_PASSIVE = (r"(?:is|are|was|were)\s+" + _ADV + r"(?:(?:co-?owned|jointly owned|owned|shared|used|claimed|kept|loved|"
+            r"preferred|favou?red|possessed|reserved|inherited|bought|enjoyed|guarded|split|made|built|knitted|sewn|"
+            r"given|gifted|purchased)(?:\s+(?:jointly|together|"
+            r"exclusively|solely|only|equally|mainly|mostly|evenly))?\s+(?:by|for|between|among)|reserved for|for|the (?:property|"
+            r"possession|domain) of|owned jointly by)")
+_BELONG = (r"(?:belongs?|belonged|belonging)\s+(?:\w+ly\s+)?(?:only\s+)?to|(?:goes|went)\s+to|is\s+for|"
+           r"(?:is|are|was|were)\s+(?:\w+ly\s+)?(?:registered|assigned|allocated|given|handed|left|passed|sold|"
+           r"gifted)\s+to|(?:is|are|was|were)\s+(?:meant|intended|set aside|earmarked|kept)\s+for|"
+           r"(?:is|are|was|were)\s+(?:a\s+)?(?:gift|present)\s+(?:to|for)")
+_NEG = re.compile(r"\b(?:not|n't|never|no longer|nobody|nothing|no one|none)\b|\bused to\b", re.I)
+_DETS = r"(?:both\s+)?(?:the|a|an|one|two|three|four|five|several|some|his|her|their|its|my|our|this|that|these|those|each)\s+"
+_ARTICLE = re.compile(r"^(?:both\s+(?:of\s+)?)?(?:(?:the|a|an|his own|her own|their own|his|her|their|its|this|that|these|those|some|several|"
+                      r"two|three|four|five|pair of|couple of)\s+)+", re.I)
+_MODIFIERS = re.compile(r"\b(?:next to|near|beside|by|under|beneath|below|above|over|on|in front of|behind|against|"
+                        r"with|without|along|between|among|inside|outside|around|across|at|located|placed|positioned|"
+                        r"situated|adorned|equipped|filled|topped|stocked|surrounded|complete|full|hanging|leaning|"
+                        r"stacked|sitting|standing|mounted|folded|rolled|covered|made|lying|lies)\b", re.I)
+_CLAUSE_SPLIT = re.compile(
+    r"\s*;\s*|\s*,?\s+(?:while|whereas|but|although|though)\s+|\s*,\s+and\s+(?=(?:he|she|they)\b)"
+    r"|\s*,\s+(?:meanwhile|however|though)\s*,?\s*|\s*,\s*(?=and so (?:is|are|was|were)\b)", re.I)
+_DISCOURSE = re.compile(r"^(?:(?:every|each|most|on|in the|at)\s+(?:mornings?|evenings?|days?|nights?|weekends?|afternoons?|week)|"
+                        r"usually|often|sometimes|always|nowadays|these days|meanwhile|also|finally|additionally|moreover|furthermore|besides|lastly|then|and|so|"
+                        r"however|in turn|on the other hand|for (?:his|her|their) part|as well|moving (?:in)?to [^,]+|"
+                        r"upstairs|downstairs|next door|across the (?:hall|corridor))\b\s*,?\s*", re.I)
+
+
+def normalize(text: str) -> str:
+    t = (text or "").replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
+    t = re.sub(r"[ \t]+", " ", t)
+    t = re.sub(r"(?m)^\s*(?:[•*▪◦·-]|\d{1,2}[).])\s+", "\n", t)  # bullets and numbered lines: one statement each
+    t = re.sub(r"\s*[•▪◦]\s*", "\n", t)
+    t = re.sub(r"\s*\n\s*", "\n", t).strip()
+    t = re.sub(r"\b(\w+)'re\b", r"\1 are", t)
+    t = re.sub(r"(?<=\w)\s*\+\s*(?=[A-Z])", " and ", t)
+    t = re.sub(r",\s*(?:meanwhile|however|though|too|in turn|for (?:his|her|their) part|on the other hand|in fact|by the way)\s*,", "", t, flags=re.I)
+    t = re.sub(r"\s+([,.;:!?])", r"\1", t)  # "juicer , the" -> "juicer, the"
+    t = re.sub(r"([,;:])(?=[^\s\d])", r"\1 ", t)  # "room,its" -> "room, its"
+    t = re.sub(rf"([a-z])\.([{UPPER}])", r"\1. \2", t)  # "Bram.Also" -> "Bram. Also"
+    t = re.sub(r"(?<=[a-z]{3})\.(?=[a-z]{2,}\b)", ". ", t)  # "futon.the bean bag"
+    t = re.sub(r"(?:(?<=^)|(?<=[\s:;,]))\(?\d{1,2}[).]\s+", "", t)  # "1) Sabrina - ..."
+    return t.strip()
+
+
+def split_sentences(text: str) -> list[str]:
+    parts = re.split(r"(?<=[.!?])[ ]+(?=[\"'(\u27e8]?[A-Za-z" + UPPER + r"0-9\u27e8])|\n+", text)
+    return [p.strip() for p in parts if p and p.strip()]
+
+
+# ---------------------------------------------------------------- people
+_OWN_RE = re.compile(rf"^\s*{_ADV}(?:{_OWN})\b", re.I)
+_VERBISH = re.compile(r"^(?:'s|')?\s*" + _ADV + r"(?:" + _OWN + r"|is|are|was|were|each|both|all|together)\b", re.I)
+
+
+def _name_candidates(text: str):
+    for m in re.finditer(rf"(?<![\w'’-]){NAME_TOKEN}", text):
+        tok = m.group(0)
+        if tok.lower() in NOT_NAMES or len(tok) < 2:
+            continue
+        before = text[max(0, m.start() - 12):m.start()].lower()
+        if re.search(r"\b(?:the|a|an|this|that|its)\s+$", before):
+            continue  # "the Chesterfield sofa", "the Persian rug"
+        yield m
+
+
+def find_people(text: str) -> list[str]:
+    """Names of people: capitalised words seen in a person's slot (owner of a verb, after "by"/"to",
+    a possessive, a kin word or title, a name list joined to one of those)."""
+    strong: list[str] = []
+    cands = {}
+    for m in _name_candidates(text):
+        tok, after = m.group(0), text[m.end():m.end() + 60]
+        before = text[max(0, m.start() - 40):m.start()]
+        cands.setdefault(tok, []).append((before, after))
+    for tok, ctxs in cands.items():
+        for before, after in ctxs:
+            if (re.match(r"(?:'s|')(?!\w)", after)
+                    or re.search(r"\b(?:by|to|for|with|between|among|property of|possession of|owners? of)\s+(?:both\s+)?$", before, re.I)
+                    or re.search(r"\b(?:is|was)\s+$", before) and re.match(r"\s+who\b", after)
+                    or re.search(r"\b(?:and|&)\s+$", before) and re.match(r"\s*(?:[.,;:!?()]|$|\s+(?:alone|too|together|as well|who|each|both)\b)", after)
+                    or re.search(r"(?:^|[.;:!?]\s*|,\s*(?:and\s+)?|\b(?:while|whereas|but|and|where|when|that)\s+)$", before)
+                    and re.match(rf"\s+{_ADV}(?:[a-z]+(?:s|ed)|ate|sat|slept|kept|took|got|gave|bought|brought|built|made|sewn|knit|found|won|chose)\b|\s*,\s+(?:the|a|an|his|her|their|who)\b", after)
+                    or re.search(rf"\b(?:{KIN}|{TITLES})\s*,?\s+$", before, re.I)
+                    or _OWN_RE.match(after) or _VERBISH.match(after) and re.match(r"\s*" + _ADV + r"(?:each|both|all|together)\b", after, re.I)
+                    or re.match(r"\s*[:\-–—]\s", after) and re.search(r"(?:^|[.;:]\s*)$", before)
+                    or re.search(r"\(\s*(?:[\w'’-]+,?\s+(?:and\s+)?)*$", before) and re.match(r"(?:'s)?\s*(?:,|and\b|\))", after)):
+                strong.append(tok)
+                break
+    names = list(dict.fromkeys(strong))
+    # two or more capitalised words in a list are people: "Yolanda and Zoltan", "A, B and C"
+    for m in re.finditer(rf"{NAME_TOKEN}(?:\s*,\s*(?:and\s+)?{NAME_TOKEN}|\s+(?:and|&)\s+{NAME_TOKEN})+", text):
+        toks = [t for t in re.findall(NAME_TOKEN, m.group(0)) if t in cands]
+        if len(toks) >= 2:
+            names += [t for t in toks if t not in names]
+    # a name list joined to a known name: "Fatima, Audrey and Xavier"
+    changed = True
+    while changed:
+        changed = False
+        for tok in cands:
+            if tok in names:
+                continue
+            for n in names:
+                if re.search(rf"\b{re.escape(tok)}\s*(?:,\s*(?:and\s+)?|\s+(?:and|&)\s+){re.escape(n)}\b|\b{re.escape(n)}\s*(?:,\s*(?:and\s+)?|\s+(?:and|&)\s+){re.escape(tok)}\b", text):
+                    names.append(tok)
+                    changed = True
+                    break
+    # preamble lists: "The people in this house are A, B and C." / "...live in this home: A, B and C."
+    for m in re.finditer(r"\b(?:people|residents|members|roommates|friends)\b[^.:]*?(?:\bare\b|:)\s*([^.]+)", text, re.I):
+        for tok in re.findall(NAME_TOKEN, m.group(1)):
+            if tok.lower() not in NOT_NAMES and tok not in names:
+                names.append(tok)
+    return names
+
+
+def capitalise_lowercase_names(text: str) -> str:
+    """A lower-case name in a person's slot ("owned by stellan") becomes "Stellan" everywhere."""
+    found = set()
+    for pat in (r"\b(?:owned|shared|used|claimed)\s+by\s+([a-z][a-z'-]+)(?=\s*(?:[.,;!?]|and\b|$))",
+                r"\bbelongs?\s+to\s+([a-z][a-z'-]+)(?=\s*(?:[.,;!?]|and\b|$))",
+                r"(?:^|[.;!?]\s+|\band\s+)([a-z][a-z'-]+)\s+(?:also\s+)?(?:owns|possesses|shares)\b"):
+        for m in re.finditer(pat, text):
+            w = m.group(1)
+            if w not in NOT_NAMES and not re.match(r"(?:the|a|an|him|her|them|everyone|nobody|me|us|it)$", w):
+                found.add(w)
+    for w in found:
+        text = re.sub(rf"\b{re.escape(w)}\b", w.capitalize(), text)
+    if found:  # sentences that start in lower case
+        text = re.sub(r"(^|[.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), text)
+    return text
+
+
+# ---------------------------------------------------------------- objects
+_TRAILING = re.compile(
+    r"(?:^|(?:\s*,)?\s+)(?:itself|themselves|alone|too|as well|together|jointly|also|each|every (?:day|morning|evening|night)|"
+    r"almost every \w+|(?:most|many|some) \w+s|in the (?:morning|evening|afternoon)s?|last \w+|this \w+|"
+    r"(?:each|every) \w+|as (?:his|her|their) [\w ]+|when (?:he|she|they) [\w ]+|in particular|"
+    r"on weekends|at night|these days|now|often|daily|for years|to take off their boots|who [\w ,]+|"
+    r"(?:was|is|were|are)\s+[a-z]+(?:ed|en)\s+(?:by\s+)?and)$", re.I)
+_REL_CUT = re.compile(r"\s*,?\s+(?:which|who|whom|whose|where|that)\s+|\s*,\s+(?:both|all|each|neither|none|one) of (?:which|them|these|those)\b|\s*,\s+(?:rounding|reflecting|illustrating|highlighting|making|giving)\b", re.I)
+_SPLIT_ITEMS = re.compile(r"\s*,\s*and\s+(?=" + _DETS + r"|both\s)|\s*,\s+(?=" + _DETS + r")|\s+and\s+(?=" + _DETS + r")"
+                          r"|\s*,\s*(?!(?:" + _MODIFIERS.pattern[2:-2] + r")\b)(?=[a-z]+(?:\s|$))|\s+and\s+(?=[a-z])", re.I)
+_DETS_RE = re.compile(_DETS, re.I)
+_OBJ_PRONOUN = re.compile(r"^(?:it|they|them|this|that|these|those|both|both of them|all of them|all three|all|there|this piece|"
+                          r"the two|both items|each of them|it all|one|the latter|the former|the lot)$", re.I)
+_KIN_OR_ROOM_HEAD = re.compile(rf"^(?:\w+\s+)?(?:{KIN}s?|room|rooms|bedroom|study|office|home|house|apartment|side|"
+                               r"half|favou?rite|own|turn|part|pride|joy)$", re.I)
+
+
+def room_of(text: str) -> str | None:
+    """The room named by a phrase such as "master bedroom almost every evening" -> "master bedroom"."""
+    m = re.match(r"^(.{0,40}?\b(?:" + "|".join(sorted(map(re.escape, ROOM_WORDS), key=len, reverse=True)) + r")(?:\s+(?:room|area|space))?)\b", text.strip(), re.I)
+    if not m or re.match(r"^(?:corner|wall|floor|middle|centre|center)\b", text.strip(), re.I):
+        return None
+    return m.group(1)
+
+
+def is_room(obj: str) -> bool:
+    return bool(re.fullmatch(r"(?:[\w'-]+\s+){0,2}(?:" + "|".join(map(re.escape, ROOM_WORDS)) + r")", obj.strip(), re.I))
+
+
+def clean_item(item: str) -> str:
+    item = re.sub(r"\s+(?:was|is|were|are)\s+[a-z]+(?:ed|en|wn|lt|ght)\b.*$", "", item.strip(), flags=re.I)
+    item = _ARTICLE.sub("", item.strip(" ,.:;\"'()"))
+    prev = None
+    while prev != item:
+        prev, item = item, _TRAILING.sub("", item).strip(" ,")
+    return item
+
+
+def split_items(objs: str) -> list[str]:
+    """An object list -> items. An "and a ..." after a modifier ("next to a lamp and a TV")
+    belongs to the modifier unless a comma or "both" says a new item starts."""
+    objs = objs.strip()
+    both = bool(re.match(r"^both\b", objs, re.I))
+    out, start, bare_list = [], 0, False
+    for m in _SPLIT_ITEMS.finditer(objs):
+        seg = objs[start:m.start()]
+        bare_and = "," not in m.group(0)
+        _, sep, tail = seg.rpartition(" in the ")
+        ends_in_room = bool(sep) and room_of(tail) == tail.strip()  # "... in the kitchen and the ..." ends an item
+        last_mod = None
+        for last_mod in _MODIFIERS.finditer(seg):
+            pass
+        list_mod = last_mod is not None and re.match(r"(?:next to|near|beside|with|between|among|adorned|equipped|filled|"
+                                                     r"topped|stocked|surrounded|complete|full|covered|made)", last_mod.group(0), re.I)
+        if bare_and and list_mod and not both and not ends_in_room:
+            continue
+        if m.group(0).strip() == "and" and not re.match(_DETS, objs[m.end():], re.I):
+            # "four-poster bed and cedar chest" (two nouns), "sofa, armchair and footstool" (a bare list);
+            # not "black and white rug" (one word before "and") nor inside a modifier
+            if not (bare_list or len(seg.split()) >= 2 and not _MODIFIERS.search(seg)) or len(out) == 0 and len(seg.split()) < 2:
+                continue
+            out.append(seg)
+            start = m.end()
+            continue
+        if m.group(0).strip(" ,") == "" and not re.match(_DETS, objs[m.end():], re.I):
+            # ", cabinet, and chair" inside a modifier: no determiner, not a new owned item
+            if _MODIFIERS.search(seg) or len(out) == 0 and len(seg.split()) > 3:
+                continue
+        out.append(seg)
+        start = m.end()
+        bare_list = m.group(0).strip() == "," and not re.match(_DETS, objs[m.end():], re.I)
+    out.append(objs[start:])
+    return [x for x in out if x.strip()]
+
+
+@dataclass
+class _Mention:
+    object: str
+    room: str | None
+
+
+@dataclass
+class _State:
+    names: list[str]
+    phrases: list[tuple[str, str, str | None]] = field(default_factory=list)
+    last_people: list[str] = field(default_factory=list)
+    last_single: str | None = None
+    recent: list[str] = field(default_factory=list)  # people in order of mention
+    last_objects: list[_Mention] = field(default_factory=list)
+    last_head: str | None = None
+    last_group: list[str] = field(default_factory=list)  # the last list of two or more names mentioned
+
+
+# ---------------------------------------------------------------- the reader
+_PRON_SUBJ = r"(?:__SAME__|he|she|they|we|both of them|all of them|the two of them|all three of them|the twins|both|everyone in the house)"
+_DESCRIBE = re.compile(r"^(?:there\s+(?:is|are|was|were)|(?P<subj>.+?)\s+(?:features?|contains?|holds?|has|have|houses?|"
+                       r"includes?|is home to|is dominated by|hosts?|offers?|boasts?|is filled with|stores?|"
+                       r"is equipped with))\s+(?P<objs>.+)$", re.I)
+_INVERTED = re.compile(r"^(?:next to|beside|near|behind|opposite|above|below|under|in front of|against|by|on|in)\s+[^,]+?\s+"
+                       r"(?:stands?|sits?|hangs?|lies|is|are|rests?|hang|stand|sit)\s+(?P<objs>(?:the|a|an|two|three|some)\s.+)$", re.I)
+_WHOSE = re.compile(r"^whose\s+(?:is|are)\s+(?P<objs>.+)$", re.I)
+_LEAD = re.compile(r"^(?:(?:in|inside|at|on|across|along|between|throughout|within|behind|among|upstairs in|downstairs in|"
+                   r"moving (?:in)?to|over in|out in|back in|next door in)\s+(?P<place>[^,]{2,60}?)"
+                   r"|(?:above|below|under|beside|opposite|next to|near)\s+(?P<near>(?:[^,\s]+\s*){1,3})"
+                   r"|upstairs|downstairs|next door|further in|further on|nearby|close by|elsewhere|on floor \d+|on the (?:ground|first|second|top) floor)\s*,\s*", re.I)
+_ROOM_LABEL = re.compile(r"((?:[\w'-]+\s+)?(?:" + "|".join(sorted(map(re.escape, ROOM_WORDS), key=len, reverse=True)) + r"))\s*$", re.I)
+
+
+def room_label(text: str) -> str | None:
+    """The room a heading or leading phrase names: "Hanging in the entryway" -> "entryway"."""
+    m = _ROOM_LABEL.search(re.sub(r"^(?:the|a|an)\s+", "", text.strip(), flags=re.I))
+    if not m:
+        return None
+    words = m.group(1).split()
+    if len(words) == 2 and words[0].lower() in ("the", "in", "on", "at", "of", "to", "a", "an"):
+        words = words[1:]
+    return " ".join(words).lower() if words[0][0].isupper() and len(words) > 1 and words[0].lower() not in ("living", "dining", "master", "guest", "laundry", "utility", "smaller", "larger", "small", "large") else " ".join(words)
+
+
+# People are tagged in the text as \u27e8P<k>\u27e9 before parsing, so every pattern is compiled once.
+_P = r"\u27e8P\d+\u27e9"
+NAME = rf"(?:(?:(?:his|her|their|{_P}'s)\s+(?:[a-z]+\s+)?{KIN}\s*,?\s+|{TITLES}\s+)?{_P})"
+GROUP = rf"{NAME}(?:\s*,\s*(?:and\s+)?{NAME}|\s+(?:and|&|as well as|plus|along with)\s+{NAME})*"
+SUBJ = rf"(?:together with (?P<with>{GROUP})\s*,\s*)?(?P<subj>{GROUP}|{_PRON_SUBJ})"
+POSS = rf"(?:{NAME}'s?(?:\s*(?:,|and|&)\s*{NAME}'s?)*|{GROUP}'s)"
+AGENT = (rf"(?P<people>(?:(?:me|us|myself)\s+and\s+)?(?:(?:the twins|the children|the kids|the couple|the family|both|everyone|all of them|all three|"
+         rf"the (?:two|three|four) of them)\s*[:,]?\s*)?{GROUP}|him|her|them|both of them|all of them|the twins|everyone|both|all three)")
+_F = re.I
+RE_PASSIVE = re.compile(rf"^(?P<objs>.*?)(?:\s*,)?\s*(?:{_PASSIVE}|{_BELONG}|(?:,\s*|\s+)(?:co-?owned|owned|shared|used|claimed|kept)\s+(?:jointly\s+|together\s+)?by)\s+(?:both\s+|only\s+|solely\s+|exclusively\s+)?{AGENT}(?P<rest>.*)$", _F)
+RE_OWNERS_ARE = re.compile(rf"^(?P<objs>.*?)(?:\s*,)?\s*(?:its|their|whose|the)\s+(?:owners?|users?)\s+(?:is|are|was|were)\s+(?:both\s+)?{AGENT}(?P<rest>.*)$", _F)
+RE_POSS_PRED = re.compile(
+    rf"^(?P<objs>.*?)\s*(?:(?:is|are|was|were)\s+(?:all\s+|both\s+|also\s+|actually\s+|really\s+)?(?:the\s+(?:property|possession)\s+of\s+)?|[-–—:]\s*{_ADV}|^)"
+    rf"(?P<poss>{POSS}|hers|his|theirs)(?:\s*,\s*(?P<poss2>{POSS}))?(?P<tail>(?:\s+(?:own|too|as well|alone|favou?rite(?:\s+[a-z]+)?|pride(?: and joy)?|"
+    rf"now|though|however|instead))*)\s*$", _F)
+RE_FAVOURITE = re.compile(rf"^(?P<poss>{POSS})\s+(?:favou?rite|own|choice|pride)(?:\s+[a-z]+)?\s+(?:is|are)\s+(?P<objs>.+)$", _F)
+RE_ACTIVE = re.compile(
+    rf"^{SUBJ}\s*,?\s*(?:(?:for (?:his|her|their) part|on the other hand|in turn|meanwhile|however)\s*,\s*)?"
+    rf"{_ADV}(?P<verb>{_OWN})(?!\w)\s*:?\s*(?P<objs>.*)$", _F)
+RE_CLEFT = re.compile(rf"^(?:it|that)\s+(?:is|was)\s+(?P<people>{GROUP})\s+(?:who|that)\s+{_ADV}(?:{_OWN})(?!\w)\s*(?P<objs>.*)$", _F)
+RE_WHERE = re.compile(rf"^(?P<objs>.*?)\s*(?:,\s*)?(?:is|are|was)?\s*(?:where|what|the (?:one|ones|place|spot|thing)(?: that| where| which)?)\s+(?P<people>{GROUP}|he|she|they)(?!\w)", _F)
+RE_STAKE = re.compile(rf"\bwith\s+(?P<people>{GROUP})\s+(?:all\s+|both\s+|each\s+|also\s+)*(?:having|owning|sharing|holding|claiming)\s+(?:a\s+(?:stake|share|say)\s+in\s+|ownership of\s+)?(?P<objs>.+)$", _F)
+RE_GAVE = re.compile(rf"\b(?:gave|gives|handed|passed|sold)\s+(?P<objs>.+?)\s+to\s+(?P<people>{GROUP})", _F)
+RE_OWNER_OF = re.compile(rf"^(?:the\s+)?owners?\s+of\s+(?P<objs>.+?)\s*[:\-–—]\s*(?P<people>{GROUP})$", _F)
+RE_LIST = re.compile(rf"^(?P<people>{GROUP}|both|all|everyone)\s*[:\-–—]\s*(?:(?:also\s+)?owns?:?\s*|(?:is|are) the owners? of:?\s*)?(?P<objs>.+)$", _F)
+RE_SHARED_LIST = re.compile(rf"^(?:shared|owned|used|jointly owned)(?:\s+by)?\s*\(?\s*(?P<people>{GROUP})\s*\)?\s*[:\-–—]\s*(?P<objs>.+)$", _F)
+RE_GAPPED = re.compile(rf"^(?P<objs>{_DETS}(?:(?!\b(?:belongs?|belonged|is|are|was|were|owned|shared|used|given|registered)\b)[^,])+?)\s+(?:to|by)\s+(?P<people>{GROUP})$", _F)
+RE_PAIR = re.compile(rf"^(?P<objs>[^,]+?)\s*,\s*(?P<people>{GROUP})$", _F)
+RE_PAREN = re.compile(rf"(?:^|[,:;]\s*|\band\s+)(?P<objs>[^,:;()]+?)\s*\(\s*(?P<people>{POSS}|{GROUP}|all three|all of them|everyone|both)\s*\)", _F)
+RE_POSS_NP = re.compile(rf"(?<![\w'])(?P<poss>{POSS})\s+(?P<np>(?:(?!(?:is|are|was|were|has|have|and|or|but|which|that|who|in|on|at|by|with|next|near|under|behind|beside|hangs?|stands?|sits?|takes?|fills?|lies|rests?|holds?|leans?)\b)[\w'-]+\s*){{1,4}})", _F)
+RE_CUE = re.compile(rf"\b(?:{_OWN}|{_PASSIVE}|{_BELONG})\b|\b(?:is|are)\s+{_ADV}(?:{POSS}|hers|his|theirs)|(?:{POSS})(?:\s*$|\s+\w)", _F)
+RE_APPOSITIVE = re.compile(rf"(?P<n>{NAME}),\s+(?:the|a|an|his|her|their)\s+[^,\u27e8]{{1,40}},\s+(?={_ADV}(?:{_OWN})(?!\w))", _F)
+RE_AND_CLAUSE = re.compile(
+    rf"(?:,\s*|\s+)and\s+(?=(?:together with {GROUP}\s*,\s*)?(?:{GROUP}|he|she|they|both of them|all of them|the two of them)\s+{_ADV}(?:{_OWN})(?!\w))"
+    rf"|(?:,|:)\s+(?=(?:together with {GROUP}\s*,\s*)?(?:{GROUP}|he|she|they)\s+{_ADV}(?:{_OWN})(?!\w))"
+    rf"|(?P<same>,?\s+and\s+(?=(?:also\s+|then\s+|now\s+)?(?:{_OWN})\s+(?:{_DETS}|it\b|them\b|both\b)))", _F)
+
+
+RE_THAT_WOULD_BE = re.compile(rf"^(?:that|it|this)\s+(?:would be|will be|is|was|must be)\s+(?P<people>{GROUP})$", _F)
+RE_SO_IS = re.compile(rf"^(?:and\s+)?so\s+(?:is|are|was|were)\s+(?P<objs>{_DETS}.+)$", _F)
+RE_IS_OWNER = re.compile(rf"^{SUBJ}\s+(?:is|are|was|were)\s+{_ADV}(?:its|their|the)\s+(?:sole\s+|proud\s+|only\s+|joint\s+|co-?)?owners?$", _F)
+RE_ONE_WHO = re.compile(rf"^(?P<people>{GROUP})\s+(?:is|are|was|were)\s+the\s+(?:only\s+)?(?:one|ones|person|people)\s+(?:who|that)\s+{_ADV}[a-z]+(?:\s+(?:with|on|in|at))?\s+(?P<objs>.+)$", _F)
+RE_NAME_OF = re.compile(rf"^(?P<objs>.*?)\s*(?:is|are|was|were)\s+(?:registered|listed|titled)\s+(?:in|under)\s+(?P<people>{NAME}'s|his|her|their)\s+names?\b", _F)
+RE_ZERO_REL = re.compile(rf"(?P<np>{_DETS}[^,]*?)\s+(?P<subj>{GROUP}|he|she|they)\s+{_ADV}(?:{_OWN})(?!\w)(?:\s+with\s+(?P<w>{GROUP}))?\s*(?:,|$)", _F)
+RE_ACTIVE_ANY = re.compile(
+    rf"^{SUBJ}\s*,?\s*{_ADV}(?P<verb>[a-z]+(?:s|ed)?)(?:\s+[a-z]+){{0,2}}?\s+(?:up\s+)?(?:with|on|in|at|to|into|onto|from|over|under|beside|by)?\s*"
+    rf"(?P<objs>(?:{_DETS}|it\b|them\b).*)$", _F)
+_NOT_RELATION_VERBS = (r"(?:is|are|was|were|be|been|lives?|lived|moved?|moves|visits?|visited|comes?|came|goes|went|walks?|walked|"
+                       r"enters?|entered|leaves?|left|thinks?|thought|knows?|knew|says?|said|sees?|saw|looks?|looked|finds?|found|"
+                       r"borrows?|borrowed|dusts?|dusted|cleans?|cleaned|visits|passes|passed|hates?|hated|dislikes?|wants?|wanted|"
+                       r"needs?|needed|built|made|gave|gives|left|lent|lends|helps?|helped|asks?|asked|calls?|called)$")
+
+
+def tag_people(text: str, names: list[str]) -> str:
+    """Each known name -> \u27e8P<index>\u27e9 (longest names first, whole words only)."""
+    for k, n in sorted(enumerate(names), key=lambda kn: -len(kn[1])):
+        text = re.sub(rf"(?<![\w'-]){re.escape(n)}(?![\w-])", f"\u27e8P{k}\u27e9", text)
+    return text
+
+
+class Reader:
+    def __init__(self, names: list[str]):
+        self.st = _State(list(names))
+        self.list_people: list[str] = []
+
+    def untag(self, text: str) -> str:
+        return re.sub(r"\u27e8P(\d+)\u27e9", lambda m: self.st.names[int(m.group(1))], text)
+
+    # -- people -------------------------------------------------------------------------
+    def people(self, text: str) -> list[str]:
+        t = text.strip().lower()
+        if t == "__same__":
+            return list(self.st.last_people)
+        if t in ("he", "she", "him", "her", "hers", "his"):
+            return [self.st.last_single] if self.st.last_single else []
+        if t in ("they", "them", "theirs", "both", "both of them", "all of them", "the two of them", "the twins",
+                 "all three of them", "we", "everyone", "all", "everyone in the house"):
+            if len(self.st.last_people) >= 2:
+                return list(self.st.last_people)
+            if len(self.st.last_group) >= 2:
+                return list(self.st.last_group)
+            return self.st.recent[-2:] if t in ("both", "both of them", "the two of them", "the twins") else list(self.st.recent)
+        return list(dict.fromkeys(self.st.names[int(k)] for k in re.findall(r"\u27e8P(\d+)\u27e9", text)))
+
+    def note_people(self, people: list[str]) -> None:
+        if not people:
+            return
+        self.st.last_people = list(people)
+        if len(people) == 1:
+            self.st.last_single = people[0]
+        for p in people:
+            if p in self.st.recent:
+                self.st.recent.remove(p)
+            self.st.recent.append(p)
+
+    # -- objects ------------------------------------------------------------------------
+    def objects(self, objs: str, room_ctx: str | None, antecedent: list[_Mention] | None = None) -> list[_Mention]:
+        objs = (objs or "").strip(" ,:;")
+        if ":" in objs or " - " in objs:
+            objs = re.split(r":|\s-\s", objs)[-1].strip()
+        objs = re.sub(r"^(?:one|the other|another|the first|the second)\s+(?:is|are)\s+|^there\s+(?:is|are|was|were)\s+", "", objs, flags=re.I)
+        objs = re.sub(r"^(?:(?:both|all|each)\s+(?:the\s+)?(?=\w)|the\s+)?(?:\w+\s+)?(?:items?|things?|pieces?)\s*:\s*", "", objs, flags=re.I)
+        objs = re.sub(r"\s+(?:in order\s+)?to\s+(?!(?:the|a|an|his|her|their)\b)[a-z]+\b.*$", "", objs, flags=re.I) if re.match(r"^(?:it|them|there|this|that|these|those)\b", objs, re.I) else objs
+        bare = clean_item(objs) if re.match(r"^(?:it|them|there|this|that|these|those|both)\b", objs, re.I) else objs
+        if re.match(r"^(?:it|them)\b", objs, re.I):
+            bare = "it"  # "it every morning and considers it his", "it from his grandfather"
+        if re.match(r"^(?:definitely|certainly|probably|surely|obviously|actually|clearly)$", objs, re.I):
+            objs = ""
+        if re.match(r"^(?:both|all|the two|the three|all three)\s+(?:of\s+(?:the\s+|these\s+|those\s+)?)?[a-z]+s$", objs, re.I):
+            objs = "both" if re.match(r"^(?:both|the two)", objs, re.I) else "them"  # "Both machines belong to him"
+        if not objs or _OBJ_PRONOUN.match(bare) or _OBJ_PRONOUN.match(objs) or re.match(r"^(?:in|on)\s+(?:it|them|there)$", bare, re.I):
+            n = 2 if re.match(r"^(?:both|both of them|the two)", objs, re.I) else None
+            src = antecedent if antecedent is not None else self.st.last_objects
+            return list(src[-n:]) if n else list(src)
+        out = []
+        if antecedent is not None and not _DETS_RE.match(objs) and not re.search(r"[A-Za-z]{3,}", clean_item(objs)):
+            return list(antecedent)
+        for raw in split_items(objs):
+            raw = _REL_CUT.split(raw, maxsplit=1)[0]
+            paren = re.search(r"\s*\(([^)]*)\)", raw)
+            room_hint = room_label(paren.group(1)) if paren else None
+            if paren:
+                raw = raw[:paren.start()] + raw[paren.end():]  # "the dishwasher (kitchen)"
+            item = clean_item(raw)
+            if not item or re.search(r"\b(?:is|are|was|were)\s+\w", item, re.I) or re.match(r"own\b", item, re.I):
+                continue  # a clause, not an object ("sunroom is filled with plants"), or "their own key"
+            if self.st.last_head and re.match(r"^(?:[\w-]+\s+){0,2}?(?:one|ones|other)\b", item, re.I):
+                item = re.sub(r"\b(?:one|ones|other)\b", self.st.last_head, item, count=1, flags=re.I)
+            room = room_hint or room_ctx
+            head, sep, tail = item.rpartition(" in the ")
+            if sep and room_of(tail) and head:
+                item, room = head.strip(), room_of(tail)
+            out.append(_Mention(item, room))
+        if out:
+            self.st.last_head = _head(out[-1].object)
+        elif antecedent is not None:
+            return list(antecedent)
+        return out
+
+    def emit(self, people: list[str], mentions: list[_Mention]) -> bool:
+        added = False
+        for m in mentions:
+            if not m.object or _KIN_OR_ROOM_HEAD.match(_head(m.object)) or is_room(m.object):
+                continue
+            obj = self.untag(m.object)
+            for p in people:
+                ph = (p, obj, m.room)
+                if ph not in self.st.phrases:
+                    self.st.phrases.append(ph)
+                added = True
+        if added:
+            self.note_people(people)
+            self.st.last_objects = list(mentions)
+        return added
+
+    # -- clauses ------------------------------------------------------------------------
+    def sentence(self, sentence: str) -> None:
+        self.list_people: list[str] = []  # "Pavel owns: the kettle; the toaster": owners of a list in progress
+        s = sentence.strip().rstrip(".!?").strip()
+        s = re.sub(r"\b([Ii]t|[Tt]hat|[Tt]here|[Ww]hat|[Ww]ho)'s\b", r"\1 is", s)
+        s = RE_APPOSITIVE.sub(lambda m: m.group("n") + " ", s)
+        room_ctx = None
+        m = re.match(r"^(?P<room>[A-Za-z' ]{2,30}?)\s*:\s+(?=\S)", s)
+        if m and room_label(m.group("room")):
+            room_ctx, s = room_label(m.group("room")).lower(), s[m.end():]
+        while True:
+            s = _DISCOURSE.sub("", s)
+            m = _LEAD.match(s)
+            if not m:
+                break
+            place = m.group("place") or ""
+            room = room_label(place) if place else None
+            if room:
+                room_ctx = room
+            s = s[m.end():]
+        m = re.match(rf"^of\s+(?P<objs>{_DETS}[^,]+),\s*", s, re.I)
+        if m:  # "Of the three chairs around the table, the one ..."
+            self.st.last_objects = self.objects(m.group("objs"), room_ctx)
+            s = s[m.end():]
+        m = RE_SHARED_LIST.match(s)
+        if m:  # "shared (Aurora and Benedict): rug"
+            self.emit(self.people(m.group("people")), self.objects(m.group("objs"), room_ctx))
+            return
+        end = 0
+        for m in RE_PAREN.finditer(s):
+            self.emit(self.people(m.group("people").replace("'s", "")), self.objects(m.group("objs"), room_ctx))
+            end = m.end()
+        if end:  # list with owners in parentheses; what follows the last one is read as a clause
+            s = re.sub(r"^\s*[,;]?\s*(?:and\s+)?", "", s[end:])
+            if not s.strip():
+                return
+        for clause in self.clauses(s):
+            self.clause(clause, room_ctx)
+
+    def clauses(self, s: str) -> list[str]:
+        out = []
+        parts = []
+        for part in _CLAUSE_SPLIT.split(s):
+            # a spaced dash between two clauses ("... isn't Zephyr's - he only borrows it - it belongs to ...");
+            # "Kalinda - owns the treadmill" (a list entry) stays whole
+            pieces = re.split(r"\s[-–—]\s", part)
+            if len(pieces) > 1 and all(len(x.split()) >= 3 for x in pieces):
+                parts += pieces
+            else:
+                parts.append(part)
+        for part in parts:
+            out += self._split_subjects(part)
+        return [c for c in out if c and c.strip()]
+
+    def _split_subjects(self, part: str) -> list[str]:
+        """Split before a new subject ("..., and Yvonne reads ...", ": Ingrid owns ...") and before a
+        second verb of the same subject ("..., and also claims ..." -> "__SAME__ also claims ...")."""
+        pieces, start = [], 0
+        for m in RE_AND_CLAUSE.finditer(part):
+            if re.search(rf"{_P}\s*$", part[start:m.start()]) and m.group(0).strip(" ,") in ("", "and"):
+                continue  # inside a name list: "Oliver, Linda and David share"
+            pieces.append(part[start:m.start()])
+            start = m.end()
+            if m.group("same"):
+                pieces.append("__SAME__ ")
+                pieces[-1] = "__SAME__ "
+                part = part[:start] + part[start:]
+        pieces.append(part[start:])
+        split = []
+        for p in pieces:
+            split += self._split_cued(p)
+        pieces = split
+        out = []
+        for p in pieces:
+            if out and out[-1] == "__SAME__ ":
+                out[-1] = "__SAME__ " + p
+            else:
+                out.append(p)
+        return out
+
+    def _split_cued(self, p: str) -> list[str]:
+        """", the one by the window is Joaquin's": split at a comma before a new subject when both
+        sides state ownership."""
+        for m in re.finditer(r"(?:,\s+(?:and\s+)?|\s+and\s+)(?=" + _DETS + r")", p, re.I):
+            left, right = p[:m.start()], p[m.end():]
+            comma = "," in m.group(0)
+            if comma and RE_CUE.search(left) and RE_CUE.search(right) or not comma and RE_CUE.search(left) \
+                    and re.match(rf"^{_DETS}[^,]*?\b(?:is|are|was|were|belongs?|belonged)\b", right, re.I):
+                return [left] + self._split_cued(right)
+        return [p]
+
+    def clause(self, c: str, room_ctx: str | None, antecedent: list[_Mention] | None = None) -> list[_Mention]:
+        """Parse one clause; returns the objects it mentions (for a following relative clause)."""
+        for g in re.finditer(GROUP, c):
+            names = self.people(g.group(0))
+            if len(names) >= 2:
+                self.st.last_group = names
+        c = _DISCOURSE.sub("", c.strip(" ,"))
+        c = _DISCOURSE.sub("", c)
+        if not c:
+            return []
+        m = _LEAD.match(c)
+        if m and m.group("place") and room_label(m.group("place")):
+            room_ctx, c = room_label(m.group("place")), c[m.end():]
+        c = re.sub(r",\s*which\s+[^,]+,\s*(?=(?:is|are|was|were|belongs?)\b)", " ", c, flags=re.I)
+        rel = _REL_CUT.search(c) if not (RE_CLEFT.match(c) or RE_ONE_WHO.match(c)) else None
+        main, rest, marker = (c[:rel.start()], c[rel.end():], rel.group(0)) if rel else (c, "", "")
+        if re.match(r"^(?:this|that|it|these|those|here|there)\s+(?:is|are|was|were)$", main.strip(), re.I):
+            found = list(self.st.last_objects)  # "This is where baby Ada sleeps"
+        elif _NEG.search(main):
+            found = self.describe(main, room_ctx)
+        else:
+            found = self.relation(main, room_ctx, antecedent)
+            if found is None and getattr(self, "list_people", None) and re.match(_DETS, main, re.I) \
+                    and not re.search(r"\b(?:is|are|was|were|has|have)\b", main, re.I):
+                found = self.objects(main, room_ctx)  # the list goes on after a ";"
+                self.emit(self.list_people, found)
+            if found is None:
+                found = self.describe(main, room_ctx)
+            self.possessives(main, room_ctx)
+        if rest:
+            marker = marker.strip(" ,").lower()
+            if marker in ("who", "whom"):
+                who = re.search(rf"({GROUP})\s*$", main)
+                if who and not _NEG.search(rest):  # "belongs to Yannick, who also claims the umbrella stand"
+                    self.st.last_people = self.people(who.group(1))
+                    self.relation("__SAME__ " + rest.strip(" ,"), room_ctx)
+                return found
+            ante = found if re.match(r"(?:both|all|each|neither|none) of", marker) else found[-1:]
+            near = re.search(rf"(?:^|\s)(?P<np>{_DETS}(?:(?!{_DETS}).)*?)$", main, re.I)
+            if near and rel and not rel.group(0).lstrip().startswith(",") and marker in ("that", "which"):
+                ante = self.objects(near.group("np"), room_ctx) or ante  # "next to the vinyl shelf that Ulla built"
+            # "... that A and B share, and a velvet armchair which belongs to A": a new item after the relative
+            m = re.search(r"\s*,?\s+(?:and|as well as|alongside|along with|together with|plus)\s+(?=" + _DETS + r")", rest, re.I)
+            tail = ""
+            if m:
+                rest, tail = rest[:m.start()], rest[m.end():]
+            if not _NEG.search(rest):
+                self.relative(rest, room_ctx, ante or found)
+            if tail:
+                self.clause(tail, room_ctx)
+        return found
+
+    def relative(self, rest: str, room_ctx, ante: list[_Mention]) -> None:
+        rest = rest.strip(" ,")
+        if not ante or not rest:
+            return
+        got = self.relation(rest, room_ctx, ante, relative=True)
+        if got is None:
+            m = re.match(rf"^(?P<people>{GROUP}|he|she|they)\s+{_ADV}[a-z]+", rest, re.I)
+            if m:  # "where Marlon usually stays", "that Felipe inherited"
+                self.emit(self.people(m.group("people")), ante)
+
+    def relation(self, c: str, room_ctx, antecedent=None, relative: bool = False) -> list[_Mention] | None:
+        """The objects of the ownership relation stated in ``c`` (None when it states none)."""
+        st = self.st
+        for rx in (RE_OWNER_OF, RE_SHARED_LIST):
+            m = rx.match(c)
+            if m:
+                objs = self.objects(m.group("objs"), room_ctx)
+                self.emit(self.people(m.group("people")), objs)
+                return objs
+        m = RE_LIST.match(c)
+        if m and not relative:
+            objs = self.objects(m.group("objs"), room_ctx)
+            self.emit(self.people(m.group("people")), objs)
+            return objs
+        m = RE_GAVE.search(c)
+        if m:
+            objs = self.objects(m.group("objs"), room_ctx, antecedent)
+            self.emit(self.people(m.group("people")), objs)
+            return objs
+        m = RE_PASSIVE.match(c) or RE_OWNERS_ARE.match(c)
+        if m:
+            rest = m.group("rest").strip()
+            objs_txt = rest[1:] if rest.startswith(":") else m.group("objs")
+            if re.match(r"^(?:everything|all|it all)\b", objs_txt or "", re.I) and not rest.startswith(":"):
+                objs_txt = ""
+            objs = self.objects(objs_txt, room_ctx, antecedent)
+            self.emit(self.people(m.group("people")), objs)
+            along = re.match(rf"^,?\s*(?:along with|together with|as well as|and also|plus)\s+(?P<o>{_DETS}.+)$", rest, re.I)
+            if along:  # "... is shared by A and B, along with the two matching nightstands"
+                self.emit(self.people(m.group("people")), self.objects(along.group("o"), room_ctx))
+            for g in re.finditer(rf",\s*(?:and\s+|while\s+)?(?P<o>{_DETS}[^,]+?)\s+(?:by|to)\s+(?P<p>{GROUP}|both of them|all of them|them|him|her)", rest, re.I):
+                self.emit(self.people(g.group("p")), self.objects(g.group("o"), room_ctx))  # "..., the coffee table by Hilde"
+            return objs
+        m = RE_FAVOURITE.match(c)
+        if m:
+            objs = self.objects(m.group("objs"), room_ctx, antecedent)
+            self.emit(self.people(m.group("poss").replace("'s", "").replace("'", "")), objs)
+            return objs
+        m = RE_POSS_PRED.match(c)
+        if m and m.group("tail").strip() and re.match(r"^(?:next to|beside|near|by|behind|above|under|in|on|at)\b", m.group("objs"), re.I):
+            m = None  # "Next to the fireplace is Nicolette's favourite armchair": a possessive NP, read below
+        if m and not (m.group("objs") == "" and m.group("poss").lower() in ("his", "hers", "theirs") and not relative and not st.last_objects):
+            poss = m.group("poss2") or m.group("poss")
+            people = self.people(poss) if poss.lower() in ("his", "hers", "theirs") else self.people(poss.replace("'s", "").replace("'", ""))
+            objs = self.objects(m.group("objs"), room_ctx, antecedent)
+            self.emit(people, objs)
+            return objs
+        m = RE_CLEFT.match(c)
+        if m:
+            objs = self.objects(m.group("objs"), room_ctx, antecedent)
+            self.emit(self.people(m.group("people")), objs)
+            return objs
+        m = RE_WHERE.match(c)
+        if m:
+            objs = self.objects(m.group("objs"), room_ctx, antecedent)
+            self.emit(self.people(m.group("people")), objs)
+            return objs
+        m = RE_ACTIVE.match(c)
+        if m:
+            people = self.people(m.group("subj"))
+            if m.group("with"):
+                people = list(dict.fromkeys(people + self.people(m.group("with"))))
+            objs_txt = m.group("objs")
+            if re.match(r"shar", m.group("verb"), re.I):  # "Pascal shares (the lamp) with Renata"
+                w = re.search(rf"(?:^|\s+)with\s+(?P<w>{GROUP})\s*$", objs_txt, re.I)
+                if w:
+                    people = list(dict.fromkeys(people + self.people(w.group("w"))))
+                    objs_txt = objs_txt[:w.start()]
+            gap = re.search(rf"\s+and\s+(?P<p>{GROUP})\s+(?:on|in|at|with|by|to)\s+(?P<o>{_DETS}.+)$", objs_txt, re.I)
+            if gap:  # "Freya sleeps on the top bunk and Gideon on the bottom bunk"
+                objs_txt = objs_txt[:gap.start()]
+                self.emit(people, self.objects(objs_txt, room_ctx))
+                people, objs_txt = self.people(gap.group("p")), gap.group("o")
+            objs = self.objects(objs_txt, room_ctx, antecedent)
+            self.emit(people, objs)
+            if re.search(rf"(?:{_OWN})\s*:", c, re.I):
+                self.list_people = people
+            return objs
+        m = RE_STAKE.search(c)
+        if m:
+            before = c[:m.start()]
+            ante = self.objects(_DESCRIBE.match(before).group("objs"), room_ctx) if _DESCRIBE.match(before) else antecedent
+            objs = self.objects(m.group("objs"), room_ctx, ante)
+            self.emit(self.people(m.group("people")), objs)
+            return objs
+        m = RE_THAT_WOULD_BE.match(c)
+        if m:  # "Who owns the rocking chair? That would be Fabian."
+            objs = self.objects("", room_ctx, antecedent)
+            self.emit(self.people(m.group("people")), objs)
+            return objs
+        m = RE_SO_IS.match(c)
+        if m and self.st.last_people:  # "..., and so is the brass lamp on top of it"
+            objs = self.objects(m.group("objs"), room_ctx)
+            self.emit(list(self.st.last_people), objs)
+            return objs
+        m = RE_IS_OWNER.match(c)
+        if m:  # "..., who is also its owner"
+            objs = self.objects("", room_ctx, antecedent)
+            self.emit(self.people(m.group("subj")), objs)
+            return objs
+        m = RE_ONE_WHO.match(c)
+        if m:  # "Jasper is the only one who drives the old pickup truck"
+            objs = self.objects(m.group("objs"), room_ctx, antecedent)
+            self.emit(self.people(m.group("people")), objs)
+            return objs
+        m = RE_NAME_OF.match(c)
+        if m:  # "it is registered in his name"
+            objs = self.objects(m.group("objs"), room_ctx, antecedent)
+            who = m.group("people")
+            self.emit(self.people(who if not who.lower() in ("his", "her", "their") else {"his": "he", "her": "she", "their": "they"}[who.lower()]), objs)
+            return objs
+        m = RE_GAPPED.match(c)
+        if m and not relative:  # "...; the guitar to Anouk"
+            objs = self.objects(m.group("objs"), room_ctx)
+            self.emit(self.people(m.group("people")), objs)
+            return objs
+        m = RE_ZERO_REL.search(c)
+        if m:  # "a bunk bed he shares with his cousin Zuri"
+            people = self.people(m.group("subj")) + (self.people(m.group("w")) if m.group("w") else [])
+            objs = self.objects(m.group("np"), room_ctx)
+            self.emit(list(dict.fromkeys(people)), objs)
+            return objs
+        m = RE_ACTIVE_ANY.match(c)
+        if m and not re.match(_NOT_RELATION_VERBS, m.group("verb"), re.I):
+            # a person doing something with an object is the likeliest reading of such a summary
+            people = self.people(m.group("subj"))
+            objs = self.objects(m.group("objs"), room_ctx, antecedent)
+            self.emit(people, objs)
+            return objs
+        m = RE_PAIR.match(c)
+        if m and not relative and not re.search(r"\b(?:is|are|was|were|has|have|own|owns|live|lives|living|lived)\b", m.group("objs"), re.I):
+            head, colon, objs_txt = m.group("objs").rpartition(":")  # "Rooms and owners — office: filing cabinet, Quirin"
+            objs = self.objects(objs_txt, (room_label(head) if colon else None) or room_ctx)
+            self.emit(self.people(m.group("people")), objs)
+            return objs
+        return None
+
+    def describe(self, c: str, room_ctx) -> list[_Mention]:
+        """Objects a clause introduces without an owner ("There is a blue armchair ...",
+        "Yusra often borrows the stand mixer"): the context for "it" / "both" / "which" later."""
+        m = _DESCRIBE.match(c) or _WHOSE.match(c) or _INVERTED.match(c)
+        if m and not (m.groupdict().get("subj") and self.people(m.group("subj")) and not re.search(r"'s\b", m.group("subj"))):
+            found = self.objects(m.group("objs"), room_ctx)
+        else:
+            m = re.search(rf"(?:^|,\s*|\b(?:[a-z]+s|[a-z]+ed)\s+)(?P<np>{_DETS}.+?)(?=\s+(?:is|are|was|were|[a-z]+s\s+(?:{_DETS}|along|across|in|on|by|under|next|near|behind|against))\b|$)", c, re.I)
+            if not m:
+                return []
+            found = self.objects(m.group("np"), room_ctx)
+        if found:
+            self.st.last_objects = found
+        return found
+
+    def possessives(self, c: str, room_ctx) -> None:
+        for m in RE_POSS_NP.finditer(c):
+            np = m.group("np").strip()
+            if re.match(r"^(?:(?:own|favou?rite|pride|choice)\s*$|too\b|and\b|alone\b|own\s)", np, re.I):
+                continue
+            who = self.people(m.group("poss").replace("'s", "").replace("'", ""))
+            if not self.emit(who, self.objects(np, room_ctx)):
+                self.note_people(who)  # "Priya's study ...; she ..." still names the person
+
+
+def _head(obj: str) -> str:
+    return _MODIFIERS.split(obj, maxsplit=1)[0].strip()
+
+
+def extract_relations(summary: str) -> list[tuple[str, str, str | None]]:
+    """(person, object, room) for every ownership / use relation the summary states."""
+    text = capitalise_lowercase_names(normalize(summary))
+    names = find_people(text)
+    reader = Reader(names)
+    for sentence in split_sentences(tag_people(text, names)):
+        reader.sentence(sentence)
+    return reader.st.phrases
