@@ -105,6 +105,14 @@ def test_offline_evaluation_runs_all_configs(dataset, tmp_path):
     assert set(public) <= set(rec)
     assert rec["object_id"] == rec["query_object_id"]  # the public evaluator's object_id is the query
     assert {"observation", "action", "info"} <= set(rec["transcript"][0])
+    # round trip: the records written, scored again (as `personal verify score` does), give the run's metrics
+    from personal.verification.metrics import compute_metrics, load_records
+
+    records = load_records(tmp_path / "out" / "results_MV-fps.jsonl")
+    assert compute_metrics(records) == runs["MV-fps"]["metrics"]
+    # and counted from the public-shaped transcripts alone, the navigation failures are the same
+    stripped = [{k: v for k, v in r.items() if not k.startswith("nav_")} for r in records]
+    assert compute_metrics(stripped)["navigation"] == runs["MV-fps"]["metrics"]["navigation"]
     assert {"name", "expected", "observed", "accumulated_status"} <= set(rec["transcript"][0]["attributes"][0])
     assert (tmp_path / "out" / "report.md").is_file() and (tmp_path / "out" / "accuracy_vs_asd.png").is_file()
 

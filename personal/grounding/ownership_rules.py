@@ -651,141 +651,149 @@ class Reader:
                 self.emit(self.people(m.group("people")), ante)
 
     def relation(self, c: str, room_ctx, antecedent=None, relative: bool = False) -> list[_Mention] | None:
-        """The objects of the ownership relation stated in ``c`` (None when it states none)."""
-        st = self.st
-        for rx in (RE_OWNER_OF, RE_SHARED_LIST):
-            m = rx.match(c)
-            if m:
-                objs = self.objects(m.group("objs"), room_ctx)
-                self.emit(self.people(m.group("people")), objs)
+        """The objects of the ownership relation stated in ``c`` (None when it states none).
+        The forms are tried in order; the first that matches reads the clause."""
+        for form in self.FORMS:
+            objs = form(self, c, room_ctx, antecedent, relative)
+            if objs is not None:
                 return objs
-        m = RE_LIST.match(c)
-        if m and not relative:
-            objs = self.objects(m.group("objs"), room_ctx)
-            self.emit(self.people(m.group("people")), objs)
-            return objs
-        m = RE_GAVE.search(c)
-        if m:
-            objs = self.objects(m.group("objs"), room_ctx, antecedent)
-            self.emit(self.people(m.group("people")), objs)
-            return objs
+        return None
+
+    def _state(self, people: list[str], objs_txt: str, room_ctx, antecedent=None) -> list[_Mention]:
+        objs = self.objects(objs_txt, room_ctx, antecedent)
+        self.emit(people, objs)
+        return objs
+
+    def _simple(self, rx, c, room_ctx, antecedent, people="people", objs="objs"):
+        m = rx.match(c)
+        return self._state(self.people(m.group(people)), m.group(objs) if objs else "", room_ctx, antecedent) if m else None
+
+    def _lists(self, c, room_ctx, antecedent, relative):
+        """"Owners of the X: A and B", "Shared by A: X", "Tom: sofa, lamp"."""
+        for rx in (RE_OWNER_OF, RE_SHARED_LIST) + (() if relative else (RE_LIST,)):
+            got = self._simple(rx, c, room_ctx, None)
+            if got is not None:
+                return got
+        return None
+
+    def _transfer(self, c, room_ctx, antecedent, relative):
+        m = RE_GAVE.search(c)  # "he gave it to Brigid"
+        return self._state(self.people(m.group("people")), m.group("objs"), room_ctx, antecedent) if m else None
+
+    def _passive(self, c, room_ctx, antecedent, relative):
+        """"X is (jointly) owned by A", "X belongs to A", "X, owned by A,", "its owners are A and B"."""
         m = RE_PASSIVE.match(c) or RE_OWNERS_ARE.match(c)
-        if m:
-            rest = m.group("rest").strip()
-            objs_txt = rest[1:] if rest.startswith(":") else m.group("objs")
-            if re.match(r"^(?:everything|all|it all)\b", objs_txt or "", re.I) and not rest.startswith(":"):
-                objs_txt = ""
-            objs = self.objects(objs_txt, room_ctx, antecedent)
-            self.emit(self.people(m.group("people")), objs)
-            along = re.match(rf"^,?\s*(?:along with|together with|as well as|and also|plus)\s+(?P<o>{_DETS}.+)$", rest, re.I)
-            if along:  # "... is shared by A and B, along with the two matching nightstands"
-                self.emit(self.people(m.group("people")), self.objects(along.group("o"), room_ctx))
-            for g in re.finditer(rf",\s*(?:and\s+|while\s+)?(?P<o>{_DETS}[^,]+?)\s+(?:by|to)\s+(?P<p>{GROUP}|both of them|all of them|them|him|her)", rest, re.I):
-                self.emit(self.people(g.group("p")), self.objects(g.group("o"), room_ctx))  # "..., the coffee table by Hilde"
-            return objs
-        m = RE_FAVOURITE.match(c)
-        if m:
-            objs = self.objects(m.group("objs"), room_ctx, antecedent)
-            self.emit(self.people(m.group("poss").replace("'s", "").replace("'", "")), objs)
-            return objs
+        if not m:
+            return None
+        rest = m.group("rest").strip()
+        objs_txt = rest[1:] if rest.startswith(":") else m.group("objs")  # "Everything ... between A and B: x, y"
+        if re.match(r"^(?:everything|all|it all)\b", objs_txt or "", re.I) and not rest.startswith(":"):
+            objs_txt = ""
+        people = self.people(m.group("people"))
+        objs = self._state(people, objs_txt, room_ctx, antecedent)
+        along = re.match(rf"^,?\s*(?:along with|together with|as well as|and also|plus)\s+(?P<o>{_DETS}.+)$", rest, re.I)
+        if along:  # "... is shared by A and B, along with the two matching nightstands"
+            self._state(people, along.group("o"), room_ctx)
+        for g in re.finditer(rf",\s*(?:and\s+|while\s+)?(?P<o>{_DETS}[^,]+?)\s+(?:by|to)\s+(?P<p>{GROUP}|both of them|all of them|them|him|her)", rest, re.I):
+            self._state(self.people(g.group("p")), g.group("o"), room_ctx)  # "..., the coffee table by Hilde"
+        return objs
+
+    def _favourite(self, c, room_ctx, antecedent, relative):
+        m = RE_FAVOURITE.match(c)  # "Cyrus's favourite is the hammock"
+        return self._state(self.people(m.group("poss")), m.group("objs"), room_ctx, antecedent) if m else None
+
+    def _possessive_predicate(self, c, room_ctx, antecedent, relative):
+        """"X is A's", "X is hers", "It's A's", "the mirror - Ngozi's"."""
         m = RE_POSS_PRED.match(c)
-        if m and m.group("tail").strip() and re.match(r"^(?:next to|beside|near|by|behind|above|under|in|on|at)\b", m.group("objs"), re.I):
-            m = None  # "Next to the fireplace is Nicolette's favourite armchair": a possessive NP, read below
-        if m and not (m.group("objs") == "" and m.group("poss").lower() in ("his", "hers", "theirs") and not relative and not st.last_objects):
-            poss = m.group("poss2") or m.group("poss")
-            people = self.people(poss) if poss.lower() in ("his", "hers", "theirs") else self.people(poss.replace("'s", "").replace("'", ""))
-            objs = self.objects(m.group("objs"), room_ctx, antecedent)
-            self.emit(people, objs)
-            return objs
-        m = RE_CLEFT.match(c)
-        if m:
-            objs = self.objects(m.group("objs"), room_ctx, antecedent)
-            self.emit(self.people(m.group("people")), objs)
-            return objs
-        m = RE_WHERE.match(c)
-        if m:
-            objs = self.objects(m.group("objs"), room_ctx, antecedent)
-            self.emit(self.people(m.group("people")), objs)
-            return objs
+        if not m or m.group("tail").strip() and re.match(r"^(?:next to|beside|near|by|behind|above|under|in|on|at)\b", m.group("objs"), re.I):
+            return None  # "Next to the fireplace is Nicolette's favourite armchair": a possessive NP, read later
+        if m.group("objs") == "" and m.group("poss").lower() in ("his", "hers", "theirs") and not relative and not self.st.last_objects:
+            return None
+        return self._state(self.people(m.group("poss2") or m.group("poss")), m.group("objs"), room_ctx, antecedent)
+
+    def _cleft_or_where(self, c, room_ctx, antecedent, relative):
+        """"it is A who owns it", "X is where A sleeps", "X is what A works out on"."""
+        for rx in (RE_CLEFT, RE_WHERE):
+            got = self._simple(rx, c, room_ctx, antecedent)
+            if got is not None:
+                return got
+        return None
+
+    def _active(self, c, room_ctx, antecedent, relative):
+        """"A (and B) (also) owns / shares / keeps / sleeps in X", with "together with C, they",
+        "shares X with B" and gapping ("A sleeps on the top bunk and B on the bottom bunk")."""
         m = RE_ACTIVE.match(c)
-        if m:
-            people = self.people(m.group("subj"))
-            if m.group("with"):
-                people = list(dict.fromkeys(people + self.people(m.group("with"))))
-            objs_txt = m.group("objs")
-            if re.match(r"shar", m.group("verb"), re.I):  # "Pascal shares (the lamp) with Renata"
-                w = re.search(rf"(?:^|\s+)with\s+(?P<w>{GROUP})\s*$", objs_txt, re.I)
-                if w:
-                    people = list(dict.fromkeys(people + self.people(w.group("w"))))
-                    objs_txt = objs_txt[:w.start()]
-            gap = re.search(rf"\s+and\s+(?P<p>{GROUP})\s+(?:on|in|at|with|by|to)\s+(?P<o>{_DETS}.+)$", objs_txt, re.I)
-            if gap:  # "Freya sleeps on the top bunk and Gideon on the bottom bunk"
-                objs_txt = objs_txt[:gap.start()]
-                self.emit(people, self.objects(objs_txt, room_ctx))
-                people, objs_txt = self.people(gap.group("p")), gap.group("o")
-            objs = self.objects(objs_txt, room_ctx, antecedent)
-            self.emit(people, objs)
-            if re.search(rf"(?:{_OWN})\s*:", c, re.I):
-                self.list_people = people
-            return objs
+        if not m:
+            return None
+        people = self.people(m.group("subj"))
+        if m.group("with"):
+            people = list(dict.fromkeys(people + self.people(m.group("with"))))
+        objs_txt = m.group("objs")
+        if re.match(r"shar", m.group("verb"), re.I):
+            w = re.search(rf"(?:^|\s+)with\s+(?P<w>{GROUP})\s*$", objs_txt, re.I)
+            if w:
+                people = list(dict.fromkeys(people + self.people(w.group("w"))))
+                objs_txt = objs_txt[:w.start()]
+        gap = re.search(rf"\s+and\s+(?P<p>{GROUP})\s+(?:on|in|at|with|by|to)\s+(?P<o>{_DETS}.+)$", objs_txt, re.I)
+        if gap:
+            self._state(people, objs_txt[:gap.start()], room_ctx)
+            people, objs_txt = self.people(gap.group("p")), gap.group("o")
+        objs = self._state(people, objs_txt, room_ctx, antecedent)
+        if re.search(rf"(?:{_OWN})\s*:", c, re.I):
+            self.list_people = people  # "Pavel owns: the kettle; the toaster"
+        return objs
+
+    def _stake(self, c, room_ctx, antecedent, relative):
+        """"..., with A, B and C all having a stake in this piece"."""
         m = RE_STAKE.search(c)
-        if m:
-            before = c[:m.start()]
-            ante = self.objects(_DESCRIBE.match(before).group("objs"), room_ctx) if _DESCRIBE.match(before) else antecedent
-            objs = self.objects(m.group("objs"), room_ctx, ante)
-            self.emit(self.people(m.group("people")), objs)
-            return objs
-        m = RE_THAT_WOULD_BE.match(c)
-        if m:  # "Who owns the rocking chair? That would be Fabian."
-            objs = self.objects("", room_ctx, antecedent)
-            self.emit(self.people(m.group("people")), objs)
-            return objs
+        if not m:
+            return None
+        before = _DESCRIBE.match(c[:m.start()])
+        ante = self.objects(before.group("objs"), room_ctx) if before else antecedent
+        return self._state(self.people(m.group("people")), m.group("objs"), room_ctx, ante)
+
+    def _short_forms(self, c, room_ctx, antecedent, relative):
+        """"That would be Fabian", "..., who is also its owner", "A is the only one who drives X"."""
+        for rx, people, objs in ((RE_THAT_WOULD_BE, "people", None), (RE_IS_OWNER, "subj", None), (RE_ONE_WHO, "people", "objs")):
+            got = self._simple(rx, c, room_ctx, antecedent, people, objs)
+            if got is not None:
+                return got
         m = RE_SO_IS.match(c)
         if m and self.st.last_people:  # "..., and so is the brass lamp on top of it"
-            objs = self.objects(m.group("objs"), room_ctx)
-            self.emit(list(self.st.last_people), objs)
-            return objs
-        m = RE_IS_OWNER.match(c)
-        if m:  # "..., who is also its owner"
-            objs = self.objects("", room_ctx, antecedent)
-            self.emit(self.people(m.group("subj")), objs)
-            return objs
-        m = RE_ONE_WHO.match(c)
-        if m:  # "Jasper is the only one who drives the old pickup truck"
-            objs = self.objects(m.group("objs"), room_ctx, antecedent)
-            self.emit(self.people(m.group("people")), objs)
-            return objs
+            return self._state(list(self.st.last_people), m.group("objs"), room_ctx)
         m = RE_NAME_OF.match(c)
         if m:  # "it is registered in his name"
-            objs = self.objects(m.group("objs"), room_ctx, antecedent)
             who = m.group("people")
-            self.emit(self.people(who if not who.lower() in ("his", "her", "their") else {"his": "he", "her": "she", "their": "they"}[who.lower()]), objs)
-            return objs
-        m = RE_GAPPED.match(c)
-        if m and not relative:  # "...; the guitar to Anouk"
-            objs = self.objects(m.group("objs"), room_ctx)
-            self.emit(self.people(m.group("people")), objs)
-            return objs
-        m = RE_ZERO_REL.search(c)
-        if m:  # "a bunk bed he shares with his cousin Zuri"
-            people = self.people(m.group("subj")) + (self.people(m.group("w")) if m.group("w") else [])
-            objs = self.objects(m.group("np"), room_ctx)
-            self.emit(list(dict.fromkeys(people)), objs)
-            return objs
-        m = RE_ACTIVE_ANY.match(c)
-        if m and not re.match(_NOT_RELATION_VERBS, m.group("verb"), re.I):
-            # a person doing something with an object is the likeliest reading of such a summary
-            people = self.people(m.group("subj"))
-            objs = self.objects(m.group("objs"), room_ctx, antecedent)
-            self.emit(people, objs)
-            return objs
-        m = RE_PAIR.match(c)
-        if m and not relative and not re.search(r"\b(?:is|are|was|were|has|have|own|owns|live|lives|living|lived)\b", m.group("objs"), re.I):
-            head, colon, objs_txt = m.group("objs").rpartition(":")  # "Rooms and owners — office: filing cabinet, Quirin"
-            objs = self.objects(objs_txt, (room_label(head) if colon else None) or room_ctx)
-            self.emit(self.people(m.group("people")), objs)
-            return objs
+            who = {"his": "he", "her": "she", "their": "they"}.get(who.lower(), who)
+            return self._state(self.people(who), m.group("objs"), room_ctx, antecedent)
         return None
+
+    def _gapped(self, c, room_ctx, antecedent, relative):
+        return None if relative else self._simple(RE_GAPPED, c, room_ctx, None)  # "...; the guitar to Anouk"
+
+    def _zero_relative(self, c, room_ctx, antecedent, relative):
+        m = RE_ZERO_REL.search(c)  # "a bunk bed he shares with his cousin Zuri"
+        if not m:
+            return None
+        people = self.people(m.group("subj")) + (self.people(m.group("w")) if m.group("w") else [])
+        return self._state(list(dict.fromkeys(people)), m.group("np"), room_ctx)
+
+    def _any_verb(self, c, room_ctx, antecedent, relative):
+        # a person doing something with an object is the likeliest reading of such a summary
+        m = RE_ACTIVE_ANY.match(c)
+        if not m or re.match(_NOT_RELATION_VERBS, m.group("verb"), re.I):
+            return None
+        return self._state(self.people(m.group("subj")), m.group("objs"), room_ctx, antecedent)
+
+    def _pair(self, c, room_ctx, antecedent, relative):
+        m = RE_PAIR.match(c)  # "office: filing cabinet, Quirin"
+        if not m or relative or re.search(r"\b(?:is|are|was|were|has|have|own|owns|live|lives|living|lived)\b", m.group("objs"), re.I):
+            return None
+        head, colon, objs_txt = m.group("objs").rpartition(":")
+        return self._state(self.people(m.group("people")), objs_txt, (room_label(head) if colon else None) or room_ctx)
+
+    FORMS = (_lists, _transfer, _passive, _favourite, _possessive_predicate, _cleft_or_where, _active, _stake,
+             _short_forms, _gapped, _zero_relative, _any_verb, _pair)
 
     def describe(self, c: str, room_ctx) -> list[_Mention]:
         """Objects a clause introduces without an owner ("There is a blue armchair ...",

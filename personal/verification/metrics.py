@@ -63,21 +63,24 @@ def _alias(r: dict, name: str):
 
 def transcript_nav_failures(transcript: list, where: str) -> tuple[int, int]:
     """(unreachable, trap) moves counted from a transcript, in any of the shapes written:
-    the public evaluator's ``info.navigation_failed`` / ``info.trap_view``, ours
-    (``status``: unreachable | trap) or a ``nav_result`` field. A transcript in which no
-    step says how its move went is an error, never a silent zero."""
-    unreach = trap = 0
+    the public evaluator's ``info.navigation_failed`` / ``info.trap_view`` (the result of the move
+    taken after that step), or ours (``status`` / ``nav_result`` of the step a move arrived at:
+    unreachable | trap). A transcript with both is read through ``info`` only, so nothing counts
+    twice. A step that says nothing about navigation is an error, never a silent zero."""
     for k, step in enumerate(transcript):
         if not isinstance(step, dict):
             raise RecordError(f"{where}: transcript[{k}] is not an object")
+    if transcript and all(isinstance(step.get("info"), dict) for step in transcript):
+        return (sum(bool(step["info"].get("navigation_failed")) for step in transcript),
+                sum(bool(step["info"].get("trap_view")) for step in transcript))
+    unreach = trap = 0
+    for k, step in enumerate(transcript):
         outcome = step.get("nav_result", step.get("status"))
-        info = step.get("info")
-        if outcome is None and not isinstance(info, dict):
+        if outcome is None:
             raise RecordError(f"{where}: transcript[{k}] says nothing about navigation "
                               "(no 'info', 'status' or 'nav_result'); cannot derive nav_fail_unreachable / nav_fail_trap")
-        info = info if isinstance(info, dict) else {}
-        unreach += int(outcome == "unreachable" or bool(info.get("navigation_failed")))
-        trap += int(outcome == "trap" or bool(info.get("trap_view")))
+        unreach += outcome == "unreachable"
+        trap += outcome == "trap"
     return unreach, trap
 
 
