@@ -204,7 +204,7 @@ def test_builtin_on_the_development_set():
     from personal.grounding.extract_eval import load_items, score
 
     m = score(load_items(), BuiltinExtractor().extract)
-    assert m["n"] >= 140
+    assert m["n"] >= 160
     assert m["precision"] >= 0.95 and m["recall"] >= 0.94 and m["query_recall"] >= 0.95, m
     assert m["ms_per_summary"] < 100  # rules, not a model (measured ~5 ms)
 

@@ -75,9 +75,10 @@ ROOM_WORDS = (
 )
 
 # verbs whose subject owns / uses the object; optional particle before the object
-_OWN = (r"own(?:s|ed)?|possess(?:es|ed)?|ha(?:s|ve|d)|keeps?|kept|claim(?:s|ed)?|guards?|guarded|shares?|shared|"
+_OWN = (r"own(?:s|ed)?|possess(?:es|ed)?|ha(?:s|ve|d)(?!\s+(?:[a-z]+ed|been|got|brought|made|built|taken|given|kept|seen)\b)|keeps?|kept|claim(?:s|ed)?|guards?|guarded|shares?|shared|"
         r"use(?:s|d)?|enjoys?|enjoyed|loves?|loved|likes?|liked|prefers?|preferred|favou?rs?|bought|buys?|got|"
-        r"inherited|received|takes? care of|took care of|is responsible for|looks? after|plays?|played|rides?|rode|"
+        r"inherited|received|takes? care of|took care of|(?:has|have|had) taken care of|is responsible for|looks? after|"
+        r"looked after|(?:has|have|had) looked after|tends?|tended|plays?|played|rides?|rode|"
         r"drives?|drove|wears?|wore|stores?|stored|reads? (?:in|on|at)|sleeps? (?:in|on)|slept (?:in|on)|"
         r"sits? (?:in|on|at)|sat (?:in|on|at)|relax(?:es)? (?:in|on)|naps? (?:in|on)|lounges? (?:in|on)|"
         r"works? out on|cooks? (?:with|on|at)|lifts? with|eats? at|"
@@ -112,8 +113,9 @@ _MODIFIERS = re.compile(r"\b(?:next to|near|beside|by|under|beneath|below|above|
                         r"stacked|sitting|standing|mounted|folded|rolled|covered|made|lying|lies)\b", re.I)
 _CLAUSE_SPLIT = re.compile(
     r"\s*;\s*|\s*,?\s+(?:while|whereas|but|although|though)\s+|\s*,\s+and\s+(?=(?:he|she|they)\b)"
-    r"|\s*,\s+(?:meanwhile|however|though)\s*,?\s*|\s*,\s*(?=and so (?:is|are|was|were)\b)", re.I)
-_DISCOURSE = re.compile(r"^(?:(?:every|each|most|on|in the|at)\s+(?:mornings?|evenings?|days?|nights?|weekends?|afternoons?|week)|"
+    r"|\s*,\s+(?:meanwhile|however|though)\s*,?\s*|\s*,\s*(?=and so (?:is|are|was|were)\b)"
+    r"|\s*,?\s+and\s+(?=(?:it|they|this|that)\s+(?:is|are|was|were)\b)", re.I)
+_DISCOURSE = re.compile(r"^(?:only|even|just|not only)\s+(?=\u27e8P)|^(?:(?:every|each|most|on|in the|at)\s+(?:mornings?|evenings?|days?|nights?|weekends?|afternoons?|week)|"
                         r"usually|often|sometimes|always|nowadays|these days|meanwhile|also|finally|additionally|moreover|furthermore|besides|lastly|then|and|so|"
                         r"however|in turn|on the other hand|for (?:his|her|their) part|as well|moving (?:in)?to [^,]+|"
                         r"upstairs|downstairs|next door|across the (?:hall|corridor))\b\s*,?\s*", re.I)
@@ -248,8 +250,15 @@ def room_of(text: str) -> str | None:
     return m.group(1)
 
 
+# rooms proper: never an owned object ("Priya's study"); a shed, a garage or a patio can be
+_ROOMS_PROPER = ("room", "rooms", "kitchen", "bathroom", "bedroom", "bedrooms", "hall", "hallway", "office", "study",
+                 "basement", "attic", "den", "nursery", "lounge", "parlour", "parlor", "library", "conservatory", "sunroom",
+                 "foyer", "entryway", "corridor", "mudroom", "studio", "loft", "cellar", "laundry", "playroom", "lobby",
+                 "landing", "suite", "toilet", "washroom", "closet", "pantry")
+
+
 def is_room(obj: str) -> bool:
-    return bool(re.fullmatch(r"(?:[\w'-]+\s+){0,2}(?:" + "|".join(map(re.escape, ROOM_WORDS)) + r")", obj.strip(), re.I))
+    return bool(re.fullmatch(r"(?:[\w'-]+\s+){0,2}(?:" + "|".join(map(re.escape, _ROOMS_PROPER)) + r")", obj.strip(), re.I))
 
 
 def clean_item(item: str) -> str:
@@ -440,6 +449,9 @@ class Reader:
     # -- objects ------------------------------------------------------------------------
     def objects(self, objs: str, room_ctx: str | None, antecedent: list[_Mention] | None = None) -> list[_Mention]:
         objs = (objs or "").strip(" ,:;")
+        d = _DESCRIBE.match(objs)
+        if d and d.group("subj") and not re.search(r"\u27e8P", d.group("subj")):
+            objs = d.group("objs")  # "The dining room is dominated by an extendable oak table, owned by ..."
         if ":" in objs or " - " in objs:
             objs = re.split(r":|\s-\s", objs)[-1].strip()
         objs = re.sub(r"^(?:one|the other|another|the first|the second)\s+(?:is|are)\s+|^there\s+(?:is|are|was|were)\s+", "", objs, flags=re.I)
