@@ -2,14 +2,16 @@
 the openpi websocket protocol for its backend.
 
 Topics: sub ``perm/agentview_image``, ``perm/eye_in_hand_image`` (sensor_msgs/Image rgb8),
-``perm/robot_state`` (Float32MultiArray, 8), ``perm/prompt`` (String), ``perm/oracle/layout`` and
+``perm/robot_state`` (Float32MultiArray, 8), ``perm/environment_state`` (Float32MultiArray, object slots;
+the learned policy's object state), ``perm/prompt`` (String), ``perm/oracle/layout`` and
 ``perm/oracle/state`` (String JSON; only oracle policies use them); pub ``perm/action`` (Float32MultiArray, 7 values; with
 ``publish_chunk`` the whole Hx7 chunk) and ``perm/policy/latency_ms`` (Float32, per inference).
 
 ``mode``: ``lockstep`` answers each robot_state with one action (the simulator waits for it);
 ``timer`` publishes at ``rate`` Hz from the latest observation (a real robot's control loop).
 Action chunks are executed ``replan`` actions at a time before asking the backend again (openpi style).
-Parameters ``backend`` (scripted | openpi | http), ``host``/``port`` (openpi), ``url`` (http),
+Parameters ``backend`` (learned | scripted | openpi | http), ``checkpoint`` (learned; "" = the shipped one),
+``host``/``port`` (openpi), ``url`` (http),
 ``serve_port`` (>= 0: also serve the openpi protocol there; 0 = any free port).
 """
 from __future__ import annotations
@@ -25,7 +27,7 @@ from std_msgs.msg import Float32, Float32MultiArray, MultiArrayDimension, String
 
 from personal.manipulation.backends.base import IMAGE_SIZE
 from personal.manipulation.policies import ObservationError, make_policy
-from personal.manipulation.policies.base import check_actions, validate_observation
+from personal.manipulation.policies.base import check_actions, validate_observation, wants_oracle_inputs
 from nodes.lifecycle import run_node
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
@@ -48,12 +50,16 @@ class PolicyNode(Node):
         self.mode = d("mode", "lockstep").value
         self.replan = max(1, int(d("replan", 5).value))
         self.publish_chunk = bool(d("publish_chunk", False).value)
-        backend = d("backend", "scripted").value
+        backend = d("backend", "learned").value
+        checkpoint = d("checkpoint", "").value
         self.policy = make_policy(backend, host=d("host", "127.0.0.1").value, port=int(d("port", 8000).value),
-                                  url=d("url", "http://127.0.0.1:8000/act").value, chunk=int(d("chunk", 1).value))
+                                  url=d("url", "http://127.0.0.1:8000/act").value, chunk=int(d("chunk", 1).value),
+                                  **({"checkpoint": checkpoint} if checkpoint and backend == "learned" else {}))
+        self.oracle_inputs = wants_oracle_inputs(self.policy)
         blank = np.zeros((IMAGE_SIZE, IMAGE_SIZE, 3), np.uint8)
         self.images = {"observation/image": blank, "observation/wrist_image": blank}
         self.state: np.ndarray | None = None
+        self.env_state: np.ndarray | None = None
         self.prompt, self.layout = "", None
         self.queue: list[np.ndarray] = []
         self.latencies: list[float] = []
@@ -64,6 +70,7 @@ class PolicyNode(Node):
         self.create_subscription(Image, "perm/agentview_image", lambda m: self._on_image("observation/image", m), 10)
         self.create_subscription(Image, "perm/eye_in_hand_image", lambda m: self._on_image("observation/wrist_image", m), 10)
         self.create_subscription(Float32MultiArray, "perm/robot_state", self._on_state, 10)
+        self.create_subscription(Float32MultiArray, "perm/environment_state", self._on_env_state, 10)
         self.create_subscription(String, "perm/prompt", self._on_prompt, LATCHED)
         self.create_subscription(String, "perm/oracle/layout", self._on_layout, LATCHED)
         self.create_subscription(String, "perm/oracle/state", self._on_oracle_state, 10)
@@ -112,6 +119,14 @@ class PolicyNode(Node):
         if self.mode == "lockstep" and self.pending:
             self._act()
 
+    def _on_env_state(self, msg: Float32MultiArray) -> None:
+        env = np.asarray(msg.data, dtype=np.float32)
+        if env.ndim != 1 or env.size == 0 or not np.all(np.isfinite(env)):
+            self.errors += 1
+            self.get_logger().error(f"perm/environment_state: expected finite values, got {env.size}; ignored")
+            return
+        self.env_state = env
+
     def _on_state(self, msg: Float32MultiArray) -> None:
         state = np.asarray(msg.data, dtype=np.float32)
         if state.shape != (8,) or not np.all(np.isfinite(state)):
@@ -124,6 +139,10 @@ class PolicyNode(Node):
 
     def _observation(self) -> dict:
         obs = {**self.images, "observation/state": self.state, "prompt": self.prompt}
+        if self.env_state is not None:
+            obs["observation/environment_state"] = self.env_state
+        if not self.oracle_inputs:
+            return obs
         if self.layout is not None:
             obs["oracle/layout"] = json.dumps({k: v for k, v in json.loads(self.layout).items() if k != "task_id"})
         if self.objects is not None:

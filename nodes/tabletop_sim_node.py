@@ -6,6 +6,8 @@ Topics (all under the node namespace):
 - pub ``perm/agentview_image``, ``perm/eye_in_hand_image`` (sensor_msgs/Image rgb8, 128x128, every
   ``image_every`` steps: offscreen EGL rendering on the CPU costs ~50 ms per image).
 - pub ``perm/robot_state`` (Float32MultiArray, 8: eef xyz, eef axis-angle, 2 gripper joints).
+- pub ``perm/environment_state`` (Float32MultiArray: the object slots of ``learned.features``, each step
+  before the robot state): the simulator's stand-in for an object-pose estimator.
 - pub ``perm/oracle/layout`` (String JSON, transient local) and ``perm/oracle/state`` (String JSON per
   step: eef, yaw, gripper, held object, object positions, success, done). ORACLE: for the evaluator
   and for oracle policies only.
@@ -24,6 +26,7 @@ from sensor_msgs.msg import Image
 from std_msgs.msg import Float32MultiArray, String
 
 from personal.manipulation.backends import make_backend
+from personal.manipulation.learned.features import environment_state
 from personal.manipulation.policies.base import make_observation
 from personal.manipulation.suite import make_layout
 from nodes.lifecycle import run_node
@@ -55,6 +58,7 @@ class TabletopSimNode(Node):
         self.pub_agent = self.create_publisher(Image, "perm/agentview_image", 10)
         self.pub_wrist = self.create_publisher(Image, "perm/eye_in_hand_image", 10)
         self.pub_state = self.create_publisher(Float32MultiArray, "perm/robot_state", 10)
+        self.pub_env = self.create_publisher(Float32MultiArray, "perm/environment_state", 10)
         self.pub_layout = self.create_publisher(String, "perm/oracle/layout", LATCHED)
         self.pub_oracle = self.create_publisher(String, "perm/oracle/state", 50)
         self.create_subscription(String, "perm/episode", self._on_episode, 10)
@@ -114,6 +118,8 @@ class TabletopSimNode(Node):
             self.pub_agent.publish(image_msg(obs["agentview_image"], "agentview", stamp))
             self.pub_wrist.publish(image_msg(obs["robot0_eye_in_hand_image"], "robot0_eye_in_hand", stamp))
         if not self.done:  # the policy acts on robot_state; none after the episode ends
+            env = environment_state(self.layout, s.objects)
+            self.pub_env.publish(Float32MultiArray(data=env.astype(np.float32).tolist()))
             state = make_observation(obs, "")["observation/state"]
             self.pub_state.publish(Float32MultiArray(data=state.astype(np.float32).tolist()))
 

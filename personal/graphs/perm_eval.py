@@ -6,7 +6,8 @@ GRAPH = Graph(
     description="Personalized manipulation eval: robosuite Panda tabletop, policy node (openpi-servable), evaluator.",
     arguments={
         "backend": ("robosuite", "tabletop simulator (robosuite | kinematic stand-in)"),
-        "policy": ("scripted", "policy backend (scripted oracle | openpi | http)"),
+        "policy": ("learned", "policy backend (learned BC checkpoint | scripted ORACLE | openpi | http)"),
+        "checkpoint": ("", "learned policy checkpoint (\"\" = the shipped one)"),
         "policy_host": ("127.0.0.1", "openpi server host (policy:=openpi)"),
         "policy_port": (8000, "openpi server port (policy:=openpi)"),
         "policy_url": ("http://127.0.0.1:8000/act", "OpenVLA-style /act URL (policy:=http)"),
@@ -26,7 +27,7 @@ GRAPH = Graph(
                  parameters={"backend": Arg("backend"), "image_every": Arg("image_every"),
                              "max_steps": Arg("max_steps"), "lockstep": True}),
         NodeSpec(name="policy", executable="policy_node", module="nodes.policy_node",
-                 parameters={"backend": Arg("policy"), "host": Arg("policy_host"), "port": Arg("policy_port"),
+                 parameters={"backend": Arg("policy"), "checkpoint": Arg("checkpoint"), "host": Arg("policy_host"), "port": Arg("policy_port"),
                              "url": Arg("policy_url"), "serve_port": Arg("serve_port"), "mode": "lockstep"}),
         NodeSpec(name="perm_evaluator", executable="perm_evaluator", module="nodes.perm_evaluator_node",
                  parameters={"missions": Arg("missions"), "prefs": Arg("prefs"), "seeds": Arg("seeds"),

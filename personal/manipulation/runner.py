@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from personal.manipulation.backends.base import TabletopBackend
-from personal.manipulation.policies.base import Policy, check_actions, make_observation
+from personal.manipulation.learned.features import environment_state
+from personal.manipulation.policies.base import Policy, check_actions, make_observation, wants_oracle_inputs
 from personal.manipulation.scoring import EpisodeResult, score_episode
 from personal.manipulation.suite import TaskInstance
 from personal.manipulation.trajectory import Trajectory
@@ -53,9 +54,13 @@ class EpisodeRun:
 
 
 def run_episode(backend: TabletopBackend, policy: Policy, task: TaskInstance, *, max_steps: int = MAX_STEPS,
-                replan: int = 5, images: bool = True, frame_every: int = 0, oracle_layout: bool = True) -> EpisodeRun:
+                replan: int = 5, images: bool = True, frame_every: int = 0, oracle_layout: bool | None = None) -> EpisodeRun:
     """Roll out one task. ``replan``: actions executed from each chunk before asking again (openpi-style).
-    ``images=False`` skips camera rendering (fine for the oracle policy, which ignores images)."""
+    ``images=False`` skips camera rendering (fine for the state-based policies, which ignore images).
+    ``oracle_layout``: send the ``oracle/*`` keys (default: unless the policy declares ``oracle: False``).
+    Every observation carries ``observation/environment_state`` (the object slots)."""
+    if oracle_layout is None:
+        oracle_layout = wants_oracle_inputs(policy)
     t0 = time.perf_counter()
     layout = task.layout
     policy.reset()
@@ -66,8 +71,9 @@ def run_episode(backend: TabletopBackend, policy: Policy, task: TaskInstance, *,
     for t in range(max_steps):
         if not queue:
             tic = time.perf_counter()
-            objects = backend.oracle_state().objects if oracle_layout else None
-            out = policy.infer(make_observation(obs, task.prompt, layout if oracle_layout else None, objects))
+            objects = backend.oracle_state().objects
+            out = policy.infer(make_observation(obs, task.prompt, layout if oracle_layout else None,
+                                                objects if oracle_layout else None, environment_state(layout, objects)))
             infer_ms.append((time.perf_counter() - tic) * 1e3)
             queue = list(check_actions(out["actions"])[:replan])
         want_frame = frame_every > 0 and (t + 1) % frame_every == 0

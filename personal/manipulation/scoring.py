@@ -1,6 +1,6 @@
 """SR and SA (LIBERO-PeRM), with composition and conflict rules, aggregated per tier and suite.
 
-- single:   SA_ep = success x d
+- single:   SA_ep = success x d   (paraphrase: the same, asked in a held-out wording)
 - compose:  SA_ep = success x mean(d_i)   (every preference asked for counts)
 - conflict: SA_ep = success x max(d_i)    (task first; the better of two conflicting preferences)
 - none:     no preference asked; SA is still computed for the preference under study
@@ -18,7 +18,7 @@ from personal.manipulation import preferences as P
 from personal.manipulation.layout import Layout
 from personal.manipulation.trajectory import Trajectory
 
-SUITES = ("single", "compose", "conflict", "comprepref", "none")
+SUITES = ("single", "compose", "conflict", "comprepref", "none", "paraphrase")
 
 
 @dataclass

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from personal.manipulation import phrasings
 from personal.manipulation import preferences as P
 from personal.manipulation.layout import TABLE_Z, Layout, ObjectSpec
 
@@ -95,6 +96,7 @@ class TaskInstance:
     seed: int
     prefs: tuple[str, ...]  # preferences put in the prompt
     measured: tuple[str, ...]  # preferences scored (for "none": the one under study)
+    wording: str = ""  # paraphrase suite: the held-out wording of the one preference
 
     @property
     def layout(self) -> Layout:
@@ -102,6 +104,8 @@ class TaskInstance:
 
     @property
     def prompt(self) -> str:
+        if self.wording:
+            return phrasings.prompt(MISSIONS[self.mission].task, self.wording, self.layout)
         return P.prompt(MISSIONS[self.mission].task, self.prefs, self.layout, contextual=self.suite == "comprepref")
 
 
@@ -118,12 +122,28 @@ def applicable(pref: str, mission: str) -> bool:
     return mission in P.get(pref).missions
 
 
+def paraphrases(pref: str, seed_index: int) -> list[tuple[str, str]]:
+    """The held-out wordings a paraphrase task uses at the k-th seed: one of set A and one of set B,
+    rotating with k so every paraphrase is used. Returns (label, wording) pairs, label like ``A1``."""
+    out = []
+    for name, table in (("A", phrasings.HELD_OUT), ("B", phrasings.HELD_OUT_B)):
+        i = seed_index % len(table[pref])
+        out.append((f"{name}{i}", table[pref][i]))
+    return out
+
+
 def build_suite(suite: str, missions: list[str], prefs: list[str], seeds: list[int]) -> list[TaskInstance]:
-    """Task instances of one suite. ``none`` pairs each single task with its no-preference prompt."""
+    """Task instances of one suite. ``none`` pairs each single task with its no-preference prompt;
+    ``paraphrase`` asks for each single preference in two held-out wordings (``paraphrases``)."""
     out: list[TaskInstance] = []
     for m in missions:
-        for s in seeds:
-            if suite in ("single", "none", "comprepref"):
+        for k, s in enumerate(seeds):
+            if suite == "paraphrase":
+                for p in prefs:
+                    if applicable(p, m):
+                        for label, wording in paraphrases(p, k):
+                            out.append(TaskInstance(f"paraphrase/{m}/{p}/s{s}/{label}", suite, m, s, (p,), (p,), wording))
+            elif suite in ("single", "none", "comprepref"):
                 for p in prefs:
                     if applicable(p, m):
                         asked = () if suite == "none" else (p,)

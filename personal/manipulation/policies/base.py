@@ -2,6 +2,7 @@
 
 Observation keys: ``observation/image`` and ``observation/wrist_image`` (HxWx3 uint8),
 ``observation/state`` (8 floats: eef xyz, eef axis-angle, 2 gripper joints), ``prompt`` (str),
+``observation/environment_state`` (object slots, ``learned.features``; read by the learned policy),
 optionally ``oracle/layout`` (JSON of the episode layout) and ``oracle/objects`` (JSON of the live
 object positions); only oracle policies read them.
 Reply: ``{"actions": float array (H, 7)}``: a chunk of 7-D delta-EEF actions, gripper -1 open.
@@ -102,8 +103,11 @@ def axis_angle_to_yaw(aa) -> float:
     return float(np.arctan2(r10, r00))
 
 
-def make_observation(env_obs: dict, prompt: str, layout=None, objects: dict | None = None) -> dict:
-    """Backend observation (LIBERO keys) -> policy observation (openpi LIBERO keys)."""
+def make_observation(env_obs: dict, prompt: str, layout=None, objects: dict | None = None,
+                     environment_state: np.ndarray | None = None) -> dict:
+    """Backend observation (LIBERO keys) -> policy observation (openpi LIBERO keys). ``layout`` and
+    ``objects`` become the ``oracle/*`` keys (for oracle policies only); ``environment_state`` the
+    object-state vector."""
     state = np.concatenate([
         np.asarray(env_obs["robot0_eef_pos"], float),
         quat_to_axis_angle(env_obs["robot0_eef_quat"]),
@@ -116,6 +120,8 @@ def make_observation(env_obs: dict, prompt: str, layout=None, objects: dict | No
         "observation/state": state,
         "prompt": prompt,
     }
+    if environment_state is not None:
+        obs["observation/environment_state"] = np.asarray(environment_state, np.float32)
     if layout is not None:
         obs["oracle/layout"] = json.dumps(layout.to_dict())
     if objects is not None:
@@ -123,8 +129,23 @@ def make_observation(env_obs: dict, prompt: str, layout=None, objects: dict | No
     return obs
 
 
+def wants_oracle_inputs(policy: Policy) -> bool:
+    """Whether to send ``oracle/*`` keys: only to policies that do not declare ``oracle: False`` (for a
+    remote openpi policy, its server's metadata decides)."""
+    meta = policy.metadata
+    declared = meta.get("oracle", (meta.get("server") or {}).get("oracle"))
+    return declared is not False
+
+
+POLICIES = ("learned", "scripted", "openpi", "http")
+
+
 def make_policy(name: str, **kwargs) -> Policy:
-    """``scripted`` | ``openpi`` (host, port) | ``http`` (url)."""
+    """``learned`` (checkpoint) | ``scripted`` (the oracle) | ``openpi`` (host, port) | ``http`` (url)."""
+    if name == "learned":
+        from personal.manipulation.policies.learned import LearnedChunkPolicy
+
+        return LearnedChunkPolicy(**kwargs)
     if name == "scripted":
         from personal.manipulation.policies.scripted import OracleScriptedPolicy
 
@@ -137,4 +158,4 @@ def make_policy(name: str, **kwargs) -> Policy:
         from personal.manipulation.policies.http_act import HttpActPolicy
 
         return HttpActPolicy(**kwargs)
-    raise ValueError(f"unknown policy backend {name!r} (known: scripted, openpi, http)")
+    raise ValueError(f"unknown policy backend {name!r} (known: {', '.join(POLICIES)})")

@@ -1,0 +1,104 @@
+"""The learned policy's network and its checkpoint file.
+
+``ChunkPolicyNet``: behaviour cloning with action chunking at toy scale (ACT's idea of predicting a
+chunk of H future actions with an L1 loss, without its CVAE and transformer: the demonstrations are
+unimodal given the prompt and the scene, and a residual MLP is fast on a CPU). The state features
+go through a residual MLP whose every block is FiLM-modulated by the language features; the language
+features come from the frozen MiniLM embeddings of the task sentence and of the preference sentence
+(zeros when there is none).
+
+Checkpoint: one ``safetensors`` file holding the weights, the feature normalisation and, in its
+metadata, the JSON config (dimensions, horizon, sentence-embedding model, training summary).
+Loading errors name the file: ``CheckpointError``.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from personal.manipulation.learned.features import FEATURE_DIM
+
+EMBED_DIM = 384  # all-MiniLM-L6-v2
+FORMAT = "personal.perm_bc/1"
+
+
+class CheckpointError(RuntimeError):
+    """A policy checkpoint that is missing, unreadable or inconsistent (the message names the file)."""
+
+
+class FiLMBlock(nn.Module):
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(width, elementwise_affine=False)
+        self.fc = nn.Linear(width, width)
+        self.act = nn.GELU()
+
+    def forward(self, h: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor) -> torch.Tensor:
+        return h + self.fc(self.act(self.norm(h) * (1 + gamma) + beta))
+
+
+class ChunkPolicyNet(nn.Module):
+    def __init__(self, horizon: int = 10, width: int = 512, depth: int = 3, lang_width: int = 128,
+                 feature_dim: int = FEATURE_DIM, embed_dim: int = EMBED_DIM, action_dim: int = 7) -> None:
+        super().__init__()
+        self.config = {"horizon": horizon, "width": width, "depth": depth, "lang_width": lang_width,
+                       "feature_dim": feature_dim, "embed_dim": embed_dim, "action_dim": action_dim}
+        self.register_buffer("feat_mean", torch.zeros(feature_dim))
+        self.register_buffer("feat_std", torch.ones(feature_dim))
+        self.lang = nn.Sequential(nn.Linear(2 * embed_dim, lang_width), nn.GELU(), nn.LayerNorm(lang_width))
+        self.film = nn.Linear(lang_width, 2 * width * depth)
+        self.inp = nn.Linear(feature_dim + lang_width, width)
+        self.blocks = nn.ModuleList(FiLMBlock(width) for _ in range(depth))
+        self.out = nn.Sequential(nn.LayerNorm(width), nn.Linear(width, horizon * action_dim))
+        nn.init.zeros_(self.film.weight)
+        nn.init.zeros_(self.film.bias)
+
+    def forward(self, feats: torch.Tensor, task_emb: torch.Tensor, pref_emb: torch.Tensor) -> torch.Tensor:
+        """(B, F) raw features, (B, 384) task and preference embeddings -> (B, H, 7) actions."""
+        x = (feats - self.feat_mean) / self.feat_std
+        lang = self.lang(torch.cat([task_emb, pref_emb], dim=-1))
+        film = self.film(lang).view(len(x), len(self.blocks), 2, -1)
+        h = self.inp(torch.cat([x, lang], dim=-1))
+        for i, block in enumerate(self.blocks):
+            h = block(h, film[:, i, 0], film[:, i, 1])
+        c = self.config
+        return self.out(h).view(len(x), c["horizon"], c["action_dim"])
+
+
+def save_checkpoint(net: ChunkPolicyNet, path: Path, meta: dict) -> Path:
+    from safetensors.torch import save_file
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tensors = {k: v.detach().contiguous().float() for k, v in net.state_dict().items()}
+    save_file(tensors, str(path), metadata={"format": FORMAT, "config": json.dumps(net.config),
+                                            "meta": json.dumps(meta)})
+    return path
+
+
+def load_checkpoint(path: Path) -> tuple[ChunkPolicyNet, dict]:
+    """(network in eval mode, training metadata). Raises CheckpointError naming the file."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file, safe_open
+
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"policy checkpoint {path} does not exist (train one with `personal perm train`)")
+    try:
+        with safe_open(str(path), framework="pt") as fh:
+            header = fh.metadata() or {}
+        tensors = load_file(str(path))
+    except (SafetensorError, OSError, ValueError) as exc:
+        raise CheckpointError(f"policy checkpoint {path} is corrupt or not a safetensors file: {exc}") from None
+    if header.get("format") != FORMAT:
+        raise CheckpointError(f"policy checkpoint {path}: format {header.get('format')!r}, expected {FORMAT!r}")
+    try:
+        config, meta = json.loads(header["config"]), json.loads(header.get("meta", "{}"))
+        net = ChunkPolicyNet(**config)
+        net.load_state_dict(tensors, strict=True)
+    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+        raise CheckpointError(f"policy checkpoint {path} does not match the network: {exc}") from None
+    return net.eval(), meta

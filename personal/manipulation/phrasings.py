@@ -1,0 +1,97 @@
+"""How each preference is worded: the phrasings a learned policy trains on, and held-out paraphrases.
+
+- ``TRAIN[pref]``: the registry's own wording (``preferences.py``, used by every ``single`` task) first,
+  then three more. Demonstrations and training use only these.
+- ``HELD_OUT[pref]``: paraphrases written separately and never trained on; the ``paraphrase`` suite
+  prompts with them to measure how far preference satisfaction falls on unseen wording.
+  ``test_perm_learned`` checks that no held-out paraphrase is also a training phrasing.
+
+``{obstacle}`` is filled from the layout ("the green vase") as in the registry.
+"""
+from __future__ import annotations
+
+from personal.manipulation import preferences as P
+from personal.manipulation.layout import Layout
+
+_EXTRA_TRAIN: dict[str, list[str]] = {
+    "speed_up": ["Be quick", "Hurry up", "Go fast", "Do it quickly", "Faster please", "Get it done fast",
+                 "Don't dawdle"],
+    "slow_down": ["Go slow", "Slow down", "Take your time", "Don't go fast", "Move at a slow speed", "Slowly please",
+                  "No need to hurry"],
+    "smooth": ["Move smoothly", "No jerky movements", "Accelerate gradually", "Ease into each motion",
+               "Keep the movement steady and even", "Avoid jolts", "Start and stop softly"],
+    "keep_away": ["Stay far from {obstacle}", "Avoid {obstacle}", "Give {obstacle} a wide berth",
+                  "Stay away from {obstacle}", "Keep a safe distance from {obstacle}", "Don't touch {obstacle}",
+                  "Go around {obstacle}"],
+    "move_higher": ["Carry it high", "Lift it high while moving", "Keep it well above the table", "Raise it up high",
+                    "Carry it at a high altitude", "Transport it far above the table", "Lift it higher than usual"],
+    "close_to_ground": ["Carry it low", "Keep it near the table surface", "Move it low over the table", "Keep it low",
+                        "Hug the table while carrying", "Stay near the ground", "Carry it at a low height"],
+    "rotate_when_placing": ["Turn it 90 degrees before putting it down", "Rotate it when you place it",
+                            "Give it a quarter turn", "Place it rotated", "Turn it as you set it down",
+                            "Rotate it by ninety degrees", "Change its orientation when placing"],
+    "push": ["Slide it along the table", "Push it there", "Don't pick it up, push it", "Push it across",
+             "Slide it over", "Keep it on the table and push", "Don't lift it"],
+    "grasp_by_handle": ["Grab the handle", "Hold it by its handle", "Grasp the handle end", "Use the handle to lift it",
+                        "Grip the handle", "Take it by the handle", "Don't grab the head"],
+    "prefer_red": ["Use the red block", "Take the red one", "I want the red one", "Red, please", "Pick the red block",
+                   "The red one", "I like red"],
+    "prefer_blue": ["Use the blue block", "Take the blue one", "I want the blue one", "Blue, please",
+                    "Pick the blue block", "The blue one", "I like blue"],
+    "prefer_bigger": ["Use the larger block", "Take the big one", "I want the biggest one", "The large one, please",
+                      "Pick the bigger block", "Not the small one", "The large block"],
+    "prefer_smaller": ["Use the little block", "Take the small one", "I want the smallest one",
+                       "The small one, please", "Pick the smaller block", "Not the big one", "The little block"],
+}
+
+TRAIN: dict[str, list[str]] = {pid: [P.get(pid).language, *extra] for pid, extra in _EXTRA_TRAIN.items()}
+
+# Set A: written before any probe or training.
+HELD_OUT: dict[str, list[str]] = {
+    "speed_up": ["Pick up the pace", "I'm in a hurry", "As fast as you can"],
+    "slow_down": ["Take it easy", "Don't rush", "Move at a leisurely pace"],
+    "smooth": ["Move gently", "Keep the motion fluid", "Don't make abrupt moves"],
+    "keep_away": ["Don't get close to {obstacle}", "Steer clear of {obstacle}", "Keep your distance from {obstacle}"],
+    "move_higher": ["Hold it up high as you move it", "Raise it way up during transport",
+                    "Carry it at a greater height"],
+    "close_to_ground": ["Hold it low as you carry it", "Keep it just above the table", "Transport it low down"],
+    "rotate_when_placing": ["Spin it ninety degrees as you set it down", "Put it down turned sideways",
+                            "Twist it a quarter rotation before releasing"],
+    "push": ["Shove it over without lifting", "Nudge it across the table", "Move it by pushing rather than grasping"],
+    "grasp_by_handle": ["Take hold of the grip, not the head", "Lift it using the handle", "Hold it at the handle"],
+    "prefer_red": ["Choose the red block", "Pick the red-coloured one", "Go with the red one"],
+    "prefer_blue": ["Choose the blue block", "Pick the blue-coloured one", "Go with the blue one"],
+    "prefer_bigger": ["Choose the bigger block", "Go for the larger one", "Pick the one that is larger"],
+    "prefer_smaller": ["Choose the tiny one", "Go for the smaller block", "Pick the less bulky one"],
+}
+
+
+# Set B: written after a nearest-neighbour probe of set A against the training phrasings had shown
+# MiniLM's antonym confusions (slow/fast, small/large) and the training phrasings had been widened;
+# set B itself was never probed before the final evaluation.
+HELD_OUT_B: dict[str, list[str]] = {
+    "speed_up": ["Make it snappy", "Quickly now", "Don't waste time"],
+    "slow_down": ["Nice and slow", "Reduce your speed", "Go easy on the speed"],
+    "smooth": ["No sudden movements", "Keep it fluid and soft", "Avoid any jerks"],
+    "keep_away": ["Stay well clear of {obstacle}", "Don't come near {obstacle}", "Keep {obstacle} at arm's length"],
+    "move_higher": ["Keep it up high while carrying", "Carry it way above the surface", "Elevate it during the move"],
+    "close_to_ground": ["Keep it down low while carrying", "Carry it near the surface", "Don't raise it much"],
+    "rotate_when_placing": ["Turn it sideways when you put it down", "Rotate it ninety degrees on placement",
+                            "Set it down with a quarter rotation"],
+    "push": ["Slide it, don't lift it", "Push it over to the spot", "Move it along the surface by pushing"],
+    "grasp_by_handle": ["Grab it by the handle", "Use its handle", "Hold the handle, not the head"],
+    "prefer_red": ["The red block, please", "Red is the one", "Select the red one"],
+    "prefer_blue": ["The blue block, please", "Blue is the one", "Select the blue one"],
+    "prefer_bigger": ["The larger block, please", "Select the big one", "Use the bulkier one"],
+    "prefer_smaller": ["The smaller block, please", "Select the little one", "Use the compact one"],
+}
+
+
+def fill(text: str, layout: Layout | None) -> str:
+    """Fill ``{obstacle}`` the way the registry does."""
+    return P._fill(text, layout)
+
+
+def prompt(task: str, wording: str, layout: Layout | None = None) -> str:
+    """``Task: {task}. Preference: {wording}.`` with one given wording of one preference."""
+    return f"Task: {task.rstrip('.')}. Preference: {fill(wording, layout).rstrip('.')}."
