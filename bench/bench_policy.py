@@ -2,7 +2,9 @@
 
 1. openpi-protocol round trip on loopback: the real ``openpi_client.WebsocketClientPolicy`` against our
    ``PolicyServer`` serving the oracle scripted policy, with LIBERO-sized observations (two 128x128 images).
-2. Simulator steps per second: the robosuite Panda tabletop without rendering, with the two 128x128
+2. The learned policy (shipped checkpoint): inference per action chunk in-process (prompt embedding
+   cached; the first call of a new prompt also embeds it) and the openpi round trip serving it.
+3. Simulator steps per second: the robosuite Panda tabletop without rendering, with the two 128x128
    cameras rendered every step (EGL on the CPU), and the kinematic stand-in.
 
 Usage: python bench/bench_policy.py [--requests 300] [--steps 100] [--no-robosuite]
@@ -43,6 +45,53 @@ def bench_round_trip(n: int) -> None:
     print(f"  server infer mean {infer.mean():.3f} ms (oracle scripted policy)")
 
 
+def bench_learned(n: int) -> None:
+    import torch
+    from openpi_client.websocket_client_policy import WebsocketClientPolicy
+
+    from personal.manipulation.backends import make_backend
+    from personal.manipulation.learned.features import environment_state
+    from personal.manipulation.policies.base import make_observation
+    from personal.manipulation.policies.learned import LearnedChunkPolicy
+    from personal.manipulation.policies.server import PolicyServer
+    from personal.manipulation.suite import make_layout
+
+    policy = LearnedChunkPolicy()
+    layout = make_layout("bin", 0)
+    obs = make_observation(make_backend("kinematic").reset(layout), "Task: put a block in the bin. Preference: Move slowly.",
+                           environment_state=environment_state(layout))
+    t0 = time.perf_counter()
+    policy.infer(obs)
+    first = (time.perf_counter() - t0) * 1e3  # includes loading MiniLM and embedding the prompt
+    obs2 = {**obs, "prompt": "Task: put a block in the bin. Preference: Keep away from the green vase."}
+    t0 = time.perf_counter()
+    policy.infer(obs2)
+    new_prompt = (time.perf_counter() - t0) * 1e3
+    ms = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        policy.infer(obs)
+        ms.append((time.perf_counter() - t0) * 1e3)
+    ms = np.array(ms)
+    params = sum(p.numel() for p in policy.net.parameters())
+    print(f"learned policy ({policy.checkpoint.name}, {params / 1e6:.2f} M parameters, chunk {policy.horizon}x7, "
+          f"torch threads {torch.get_num_threads()}), {n} chunks:")
+    print(f"  per chunk   mean {ms.mean():.3f} ms  p50 {np.median(ms):.3f}  p95 {np.percentile(ms, 95):.3f}  "
+          f"max {ms.max():.3f}   (target <= 5 ms)")
+    print(f"  first call {first:.0f} ms (MiniLM load + prompt embedding); a new prompt {new_prompt:.1f} ms (embedding)")
+    with PolicyServer(policy, port=0) as srv:
+        client = WebsocketClientPolicy(host="127.0.0.1", port=srv.port)
+        for _ in range(10):
+            client.infer(obs)
+        rtt = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            client.infer(obs)
+            rtt.append((time.perf_counter() - t0) * 1e3)
+    rtt = np.array(rtt)
+    print(f"  openpi round trip (learned policy served) mean {rtt.mean():.2f} ms  p95 {np.percentile(rtt, 95):.2f}")
+
+
 def bench_sim(name: str, steps: int, render: bool) -> None:
     from personal.manipulation.backends import make_backend
     from personal.manipulation.suite import make_layout
@@ -68,6 +117,7 @@ def main() -> None:
     ap.add_argument("--no-robosuite", action="store_true")
     args = ap.parse_args()
     bench_round_trip(args.requests)
+    bench_learned(args.requests)
     print("simulator steps per second (20 Hz control steps):")
     bench_sim("kinematic", args.steps, render=True)
     if not args.no_robosuite:

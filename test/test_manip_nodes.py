@@ -79,3 +79,32 @@ def test_policy_node_serves_openpi_protocol(ros_context):
     layout = make_layout("mat", 1)
     obs = make_observation(make_backend("kinematic").reset(layout), "Task: put a block on the mat.", layout)
     assert client.infer(obs)["actions"].shape == (1, 7)
+
+
+def test_policy_node_learned_backend_uses_environment_state(ros_context):
+    """The default backend is the learned policy: without perm/environment_state it logs an error and
+    waits; with it, it answers each robot state with an action (and never needs the oracle topics)."""
+    from personal.manipulation.learned.features import environment_state
+
+    ctx = ros_context.context
+    policy = ros_context.add_node(PolicyNode(context=ctx, parameter_overrides=_params()))
+    assert policy.policy.name == "learned_bc" and not policy.oracle_inputs
+    probe = ros_context.make_node("probe_learned")
+    actions = []
+    probe.create_subscription(Float32MultiArray, "perm/action", lambda m: actions.append(np.array(m.data)), 10)
+    pub_state = probe.create_publisher(Float32MultiArray, "perm/robot_state", 10)
+    pub_env = probe.create_publisher(Float32MultiArray, "perm/environment_state", 10)
+    pub_prompt = probe.create_publisher(String, "perm/prompt", LATCHED)
+    wait_for(lambda: pub_state.get_subscription_count() > 0 and pub_env.get_subscription_count() > 0)
+    pub_prompt.publish(String(data="Task: put a block in the bin. Preference: Move slowly."))
+    wait_for(lambda: policy.prompt)
+    state = [-0.1028, 0.0, 1.011, 2.155, 2.156, 0.137, 0.0207, -0.0207]  # robosuite's home pose
+    pub_state.publish(Float32MultiArray(data=state))
+    wait_for(lambda: policy.errors >= 1)  # no environment state yet: logged, no action
+    assert not actions
+    env = environment_state(make_layout("bin", 0))
+    pub_env.publish(Float32MultiArray(data=env.tolist()))
+    wait_for(lambda: policy.env_state is not None)
+    pub_state.publish(Float32MultiArray(data=state))
+    wait_for(lambda: actions)
+    assert actions[0].shape == (7,) and np.all(np.abs(actions[0]) <= 1)

@@ -232,18 +232,18 @@ def test_missing_environment_state_names_the_key(shipped):
 
 # -- serving -------------------------------------------------------------------------------------------
 
-def test_served_rollout_through_openpi_client(shipped):
-    """The learned policy behind the openpi websocket server, driven by the real openpi-client: the client
-    sees no oracle keys, and a short rollout on the kinematic stand-in moves the arm toward a block."""
+def test_served_policy_through_openpi_client(shipped):
+    """The learned policy behind the openpi websocket server, driven by the real openpi-client (the
+    closed-loop robosuite rollout is in test_manip_robosuite_smoke.py): metadata, chunk shape and timing,
+    and no oracle keys needed."""
     layout = make_layout("bin", 2)
     backend = make_backend("kinematic")
     with PolicyServer(shipped, port=0) as server:
         client = WebsocketClientPolicy(host="127.0.0.1", port=server.port)
         meta = client.get_server_metadata()
-        assert meta["policy"] == "learned_bc" and meta["oracle"] is False
+        assert meta["policy"] == "learned_bc" and meta["oracle"] is False and meta["action_horizon"] == shipped.horizon
         obs = backend.reset(layout)
-        start = np.linalg.norm(backend.oracle_state().eef_pos[:2] - np.array(layout.candidates[0].pos[:2]))
-        for _ in range(6):
+        for _ in range(4):
             o = make_observation(obs, "Task: put a block in the bin. Preference: Prefer the red one.",
                                  environment_state=environment_state(layout, backend.oracle_state().objects))
             assert not [k for k in o if k.startswith("oracle/")]
@@ -251,9 +251,7 @@ def test_served_rollout_through_openpi_client(shipped):
             assert reply["actions"].shape == (shipped.horizon, 7) and reply["server_timing"]["infer_ms"] < 1000
             for a in reply["actions"][:5]:
                 obs = backend.step(a)
-        end = np.linalg.norm(backend.oracle_state().eef_pos[:2] - np.array(layout.candidates[0].pos[:2]))
-        assert end < start - 0.03, (start, end)
-        assert server.errors == 0 and server.requests == 6
+        assert server.errors == 0 and server.requests == 4
 
 
 def test_run_episode_sends_no_oracle_keys_to_the_learned_policy(shipped):

@@ -76,7 +76,9 @@ def input_features(state: np.ndarray, env: np.ndarray) -> np.ndarray:
                           axis=-1).astype(np.float32)
 
 
-FEATURE_DIM = 3 + 2 + 2 + len(SLOTS) * (SLOT_DIM + 3)
+ROBOT_DIM = 3 + 2 + 2  # eef xyz, sin/cos yaw, gripper joints
+OBJECT_DIM = SLOT_DIM + 3  # the slot, then its offset from the eef
+FEATURE_DIM = ROBOT_DIM + len(SLOTS) * OBJECT_DIM
 
 
 def swap_candidates(env: np.ndarray) -> np.ndarray:

@@ -1,10 +1,10 @@
 """The learned policy's network and its checkpoint file.
 
-``ChunkPolicyNet``: behaviour cloning with action chunking at toy scale (ACT's idea of predicting a
-chunk of H future actions with an L1 loss, without its CVAE and transformer: the demonstrations are
-unimodal given the prompt and the scene, and a residual MLP is fast on a CPU). The state features
-go through a residual MLP whose every block is FiLM-modulated by the language features; the language
-features come from the frozen MiniLM embeddings of the task sentence and of the preference sentence
+``ChunkPolicyNet``: behaviour cloning with action chunking at toy scale, after ACT: predict a chunk
+of H future actions, trained with an L1 loss. ACT's transformer and CVAE are replaced by what a CPU
+can train in minutes (the demonstrations are unimodal given the prompt and the scene): a
+language-conditioned pointer over the candidate objects and a FiLM-conditioned residual MLP.
+Language is the frozen MiniLM embedding of the task sentence and of the preference sentence
 (zeros when there is none).
 
 Checkpoint: one ``safetensors`` file holding the weights, the feature normalisation and, in its
@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from personal.manipulation.learned.features import FEATURE_DIM
+from personal.manipulation.learned.features import FEATURE_DIM, OBJECT_DIM, ROBOT_DIM, SLOTS
 
 EMBED_DIM = 384  # all-MiniLM-L6-v2
 FORMAT = "personal.perm_bc/1"
@@ -41,16 +41,28 @@ class FiLMBlock(nn.Module):
 
 
 class ChunkPolicyNet(nn.Module):
-    def __init__(self, horizon: int = 10, width: int = 512, depth: int = 3, lang_width: int = 128,
+    """Language features -> a pointer over the candidate objects -> a FiLM-conditioned residual MLP -> chunk.
+
+    - Language: the task and preference embeddings through one layer (``lang_width``).
+    - Pointer: every candidate slot is scored by the same small MLP from its features and the language;
+      a softmax over the present candidates gives the *target* (weighted features) and the *other*
+      candidate. Candidates are thus exchangeable: "the red one" is found by its colour, not its slot.
+    - Trunk: robot features, target, other, obstacle, receptacle and language -> residual MLP whose
+      blocks are FiLM-modulated by the language -> H x 7 actions."""
+
+    def __init__(self, horizon: int = 10, width: int = 256, depth: int = 3, lang_width: int = 128,
                  feature_dim: int = FEATURE_DIM, embed_dim: int = EMBED_DIM, action_dim: int = 7) -> None:
         super().__init__()
         self.config = {"horizon": horizon, "width": width, "depth": depth, "lang_width": lang_width,
                        "feature_dim": feature_dim, "embed_dim": embed_dim, "action_dim": action_dim}
+        if feature_dim != ROBOT_DIM + len(SLOTS) * OBJECT_DIM:
+            raise ValueError(f"feature_dim {feature_dim} does not match the slot layout")
         self.register_buffer("feat_mean", torch.zeros(feature_dim))
         self.register_buffer("feat_std", torch.ones(feature_dim))
         self.lang = nn.Sequential(nn.Linear(2 * embed_dim, lang_width), nn.GELU(), nn.LayerNorm(lang_width))
+        self.pointer = nn.Sequential(nn.Linear(OBJECT_DIM + lang_width, 64), nn.GELU(), nn.Linear(64, 1))
         self.film = nn.Linear(lang_width, 2 * width * depth)
-        self.inp = nn.Linear(feature_dim + lang_width, width)
+        self.inp = nn.Linear(ROBOT_DIM + 4 * OBJECT_DIM + lang_width, width)
         self.blocks = nn.ModuleList(FiLMBlock(width) for _ in range(depth))
         self.out = nn.Sequential(nn.LayerNorm(width), nn.Linear(width, horizon * action_dim))
         nn.init.zeros_(self.film.weight)
@@ -58,14 +70,22 @@ class ChunkPolicyNet(nn.Module):
 
     def forward(self, feats: torch.Tensor, task_emb: torch.Tensor, pref_emb: torch.Tensor) -> torch.Tensor:
         """(B, F) raw features, (B, 384) task and preference embeddings -> (B, H, 7) actions."""
+        B = len(feats)
         x = (feats - self.feat_mean) / self.feat_std
+        objects = x[:, ROBOT_DIM:].view(B, len(SLOTS), OBJECT_DIM)
+        present = feats[:, ROBOT_DIM:].view(B, len(SLOTS), OBJECT_DIM)[:, :2, 0] > 0.5
         lang = self.lang(torch.cat([task_emb, pref_emb], dim=-1))
-        film = self.film(lang).view(len(x), len(self.blocks), 2, -1)
-        h = self.inp(torch.cat([x, lang], dim=-1))
+        cands = objects[:, :2]
+        score = self.pointer(torch.cat([cands, lang[:, None].expand(B, 2, -1)], dim=-1)).squeeze(-1)
+        weight = torch.softmax(score.masked_fill(~present, -1e4), dim=-1)
+        target = (weight[..., None] * cands).sum(1)
+        other = ((1 - weight) * present)[..., None].mul(cands).sum(1)
+        h = self.inp(torch.cat([x[:, :ROBOT_DIM], target, other, objects[:, 2], objects[:, 3], lang], dim=-1))
+        film = self.film(lang).view(B, len(self.blocks), 2, -1)
         for i, block in enumerate(self.blocks):
             h = block(h, film[:, i, 0], film[:, i, 1])
         c = self.config
-        return self.out(h).view(len(x), c["horizon"], c["action_dim"])
+        return self.out(h).view(B, c["horizon"], c["action_dim"])
 
 
 def save_checkpoint(net: ChunkPolicyNet, path: Path, meta: dict) -> Path:

@@ -22,7 +22,13 @@ import torch
 
 from personal.manipulation import phrasings
 from personal.manipulation.learned.dataset import Episode, action_chunks, read_dataset
-from personal.manipulation.learned.features import input_features, split_prompt, swap_candidates
+from personal.manipulation.learned.features import (
+    OBJECT_DIM,
+    ROBOT_DIM,
+    input_features,
+    split_prompt,
+    swap_candidates,
+)
 from personal.manipulation.learned.model import ChunkPolicyNet, save_checkpoint
 from personal.manipulation.learned.text import EMBEDDING_MODEL, PromptEncoder
 from personal.manipulation.suite import MISSIONS, make_layout
@@ -33,7 +39,7 @@ log = logging.getLogger(__name__)
 @dataclass
 class TrainConfig:
     horizon: int = 10
-    width: int = 512
+    width: int = 256
     depth: int = 3
     lang_width: int = 128
     steps: int = 12000
@@ -107,6 +113,18 @@ def build_samples(episodes: list[Episode], horizon: int, encoder: PromptEncoder)
     return samples, texts
 
 
+def feature_stats(s: Samples) -> tuple[np.ndarray, np.ndarray]:
+    """Normalisation over the features as trained (both slot orders), the two candidate slots pooled so
+    they stay exchangeable."""
+    both = np.concatenate([s.feats, s.feats_swapped])
+    mean, std = both.mean(0), both.std(0)
+    c0 = slice(ROBOT_DIM, ROBOT_DIM + OBJECT_DIM)
+    c1 = slice(ROBOT_DIM + OBJECT_DIM, ROBOT_DIM + 2 * OBJECT_DIM)
+    for a in (mean, std):
+        a[c0] = a[c1] = 0.5 * (a[c0] + a[c1])
+    return mean.astype(np.float32), np.maximum(std, 1e-3).astype(np.float32)
+
+
 def _batch(s: Samples, texts: Texts, idx: np.ndarray, rng: np.random.Generator, augment: bool):
     swap = rng.random(len(idx)) < 0.5 if augment else np.zeros(len(idx), bool)
     feats = np.where(swap[:, None], s.feats_swapped[idx], s.feats[idx])
@@ -136,8 +154,9 @@ def train(dataset: Path, out: Path, cfg: TrainConfig = TrainConfig(), encoder: P
     tr, texts = build_samples(train_eps, cfg.horizon, encoder)
     va, va_texts = build_samples(val_eps, cfg.horizon, encoder) if val_eps else (None, None)
     net = ChunkPolicyNet(cfg.horizon, cfg.width, cfg.depth, cfg.lang_width)
-    net.feat_mean.copy_(torch.from_numpy(tr.feats.mean(0)))
-    net.feat_std.copy_(torch.from_numpy(np.maximum(tr.feats.std(0), 1e-3)))
+    mean, std = feature_stats(tr)
+    net.feat_mean.copy_(torch.from_numpy(mean))
+    net.feat_std.copy_(torch.from_numpy(std))
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda k: min(1.0, (k + 1) / cfg.warmup) *
                                               0.5 * (1 + np.cos(np.pi * min(k, cfg.steps) / cfg.steps)))
@@ -241,8 +260,10 @@ def write_card(checkpoint: Path, meta: dict) -> Path:
         f"- `prompt` split at `Preference:`; both parts embedded by {meta['embedding_model']}, frozen.",
         f"- Output: a chunk of {c['horizon']} 7-D delta-EEF actions at 20 Hz (gripper −1 open).", "",
         "## Network",
-        f"Residual MLP, width {c['width']}, {c['depth']} FiLM blocks conditioned on the language features "
-        f"({c['lang_width']}-d); L1 loss on the chunk; AdamW lr {c['lr']}, batch {c['batch']}, cosine schedule.", "",
+        f"A language-conditioned pointer over the two candidate objects (they are exchangeable: choices follow "
+        f"colour and size), then a residual MLP of width {c['width']} with {c['depth']} FiLM blocks conditioned on "
+        f"the language features ({c['lang_width']}-d). L1 loss on the chunk (ACT's loss, without its CVAE); AdamW "
+        f"lr {c['lr']}, batch {c['batch']}, cosine schedule.", "",
         "## Data",
         f"- {meta['dataset_format']} dataset `{meta['dataset']}`: {meta['episodes']} episodes "
         f"({meta['train_episodes']} train / {meta['val_episodes']} validation), {meta['frames']} frames.",
@@ -252,13 +273,15 @@ def write_card(checkpoint: Path, meta: dict) -> Path:
         "(`phrasings.TRAIN`); the held-out paraphrases (`phrasings.HELD_OUT`, `HELD_OUT_B`) were never used.",
     ]
     if d:
-        lines.append(f"- Recorded in {d.get('wall_s')} s with {d.get('workers')} worker processes; "
+        cpu = f" ({d['cpu_s']:.0f} CPU-s of rollouts)" if d.get("cpu_s") else ""
+        lines.append(f"- Recorded in {d.get('wall_s'):.0f} s wall{cpu} with {d.get('workers')} worker processes on a 2-core "
+                     "machine shared with other jobs (`bench/bench_perm_learning.py` gives the cost on free cores); "
                      f"{d.get('episodes_kept')}/{d.get('episodes_planned')} oracle episodes succeeded and were kept; "
                      f"DART-style action noise σ = {d.get('noise_sigma')} on half of them.")
     lines += [
         "", "## Training",
-        f"- {meta['steps']} steps in {meta['train_s']:.0f} s (+ {meta['prep_s']:.0f} s data preparation and "
-        f"prompt embedding), {c['threads']} torch threads, torch {meta['torch']}, CPU.",
+        f"- {meta['steps']} steps in {meta['train_s']:.0f} s wall (+ {meta['prep_s']:.0f} s data preparation and "
+        f"prompt embedding), {c['threads']} torch thread(s), torch {meta['torch']}, CPU, machine shared with other jobs.",
         f"- Final L1: train {meta['final_train_l1']}, validation {meta['final_val_l1']}.",
         f"- Checkpoint: {meta.get('checkpoint_bytes', 0) / 1e6:.1f} MB (safetensors).", "",
         "![loss curve](loss_curve.png)", "",
