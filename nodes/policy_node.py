@@ -126,6 +126,7 @@ class PolicyNode(Node):
             self.get_logger().error(f"perm/environment_state: expected finite values, got {env.size}; ignored")
             return
         self.env_state = env
+        self._retry()  # lockstep: a state that arrived before its object state is answered now
 
     def _on_state(self, msg: Float32MultiArray) -> None:
         state = np.asarray(msg.data, dtype=np.float32)

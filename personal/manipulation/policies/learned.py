@@ -36,6 +36,7 @@ class LearnedChunkPolicy(Policy):
         self.encoder = encoder or PromptEncoder()
         self.threads = threads
         self._digest = hashlib.sha256(self.checkpoint.read_bytes()).hexdigest()[:12]
+        self.encoder.prompt("Task: warm up.")  # load MiniLM now, not on the first request (seconds)
 
     @property
     def metadata(self) -> dict:
