@@ -39,9 +39,7 @@ def measure(seconds: float, rate: float, n_actions: int) -> dict:
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.qos import qos_profile_sensor_data
     from sensor_msgs.msg import CameraInfo, Image
-    from std_msgs.msg import String
-
-    from personal.interfaces.codec import decode, encode
+    from personal.msg import AgentState, DiscreteAction
     from personal.runner import node_command
     from sim_bridge.bridge_node import STATE_QOS
 
@@ -67,8 +65,8 @@ def measure(seconds: float, rate: float, n_actions: int) -> dict:
 
     for key, topic in TOPICS.items():
         node.create_subscription(kinds[key], topic, cb(key), qos_profile_sensor_data)
-    node.create_subscription(String, "agent_state", lambda m: states.setdefault(decode(m.data)[1]["request_id"], time.monotonic()), STATE_QOS)
-    pub = node.create_publisher(String, "action", 10)
+    node.create_subscription(AgentState, "agent_state", lambda m: states.setdefault(m.request_id, time.monotonic()), STATE_QOS)
+    pub = node.create_publisher(DiscreteAction, "action", 10)
     try:
         deadline = time.monotonic() + 90
         while not stamps["rgb"] and time.monotonic() < deadline:
@@ -95,7 +93,7 @@ def measure(seconds: float, rate: float, n_actions: int) -> dict:
         t0 = time.monotonic()
         for k in range(n_actions):
             rid = f"a{k}"
-            pub.publish(String(data=encode("DiscreteAction", {"action": 2 + k % 2, "request_id": rid})))
+            pub.publish(DiscreteAction(action=2 + k % 2, request_id=rid))
             t_end = time.monotonic() + 10
             while rid not in states and time.monotonic() < t_end:
                 ex.spin_once(timeout_sec=0.01)

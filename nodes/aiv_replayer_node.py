@@ -5,11 +5,11 @@ generates from the synthetic simulator into ``data_dir`` (``targets`` × 3 pairs
 Environment semantics (relative directions, ±30° resolution, unreachable / trap
 steps, start sector, horizon) are ``personal.verification.env``'s.
 
-Subscribes ``aiv/command`` (std_msgs/String, JSON ``personal/msg/AivCommand``)
-Publishes  ``aiv/observation`` (JSON ``AivObservation``), ``aiv/capture/rgb`` (rgb8),
+Subscribes ``aiv/command`` (``personal/msg/AivCommand``)
+Publishes  ``aiv/observation`` (``AivObservation``), ``aiv/capture/rgb`` (rgb8),
            ``aiv/capture/mask`` (mono8, 255 = target) and ``aiv/capture/depth`` (32FC1, metres,
            when the dataset has depth) with header.frame_id = request id,
-           ``aiv/dataset`` (JSON ``AivDataset``, transient local) once the data is ready.
+           ``aiv/dataset`` (``AivDataset``, transient local) once the data is ready.
 """
 from __future__ import annotations
 
@@ -20,12 +20,12 @@ import numpy as np
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
-from std_msgs.msg import String
 
-from personal.interfaces.codec import CodecError, decode, encode
+from personal.interfaces.convert import from_dict, packed, to_dict
+from personal.msg import AivCommand, AivDataset, AivObservation
 from personal.verification.reader import DatasetError, load_index
 from personal.verification.session import CaptureServer
-from nodes.lifecycle import run_node
+from nodes.lifecycle import run_node, subscribe
 
 RELIABLE = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -38,7 +38,7 @@ def image_msg(array: np.ndarray, encoding: str, frame_id: str, stamp) -> Image:
     msg.encoding = encoding
     dtype, channels = {"rgb8": (np.uint8, 3), "mono8": (np.uint8, 1), "32FC1": (np.float32, 1)}[encoding]
     msg.step = msg.width * channels * np.dtype(dtype).itemsize
-    msg.data = np.ascontiguousarray(array, dtype=dtype).tobytes()
+    msg.data = packed("B", np.ascontiguousarray(array, dtype=dtype))
     return msg
 
 
@@ -53,11 +53,11 @@ class AivReplayerNode(Node):
         seed = p("seed", 0, "start-sector seed")
         horizon = p("horizon", 6, "steps per episode")
         lenient = p("lenient", False, "accept unknown index/meta fields")
-        self.obs_pub = self.create_publisher(String, "aiv/observation", RELIABLE)
+        self.obs_pub = self.create_publisher(AivObservation, "aiv/observation", RELIABLE)
         self.rgb_pub = self.create_publisher(Image, "aiv/capture/rgb", RELIABLE)
         self.mask_pub = self.create_publisher(Image, "aiv/capture/mask", RELIABLE)
         self.depth_pub = self.create_publisher(Image, "aiv/capture/depth", RELIABLE)
-        self.dataset_pub = self.create_publisher(String, "aiv/dataset", LATCHED)
+        self.dataset_pub = self.create_publisher(AivDataset, "aiv/dataset", LATCHED)
         self.server: CaptureServer | None = None
         try:
             if not index:
@@ -65,10 +65,10 @@ class AivReplayerNode(Node):
             pairs = load_index(index, strict=not lenient)
         except (DatasetError, OSError, ValueError) as exc:
             self.get_logger().error(f"dataset unusable: {exc}")
-            self.dataset_pub.publish(String(data=encode("AivDataset", {"index": str(index), "episodes": 0, "error": str(exc)})))
+            self.dataset_pub.publish(AivDataset(index=str(index), episodes=0, error=str(exc)))
             return
         self.server = CaptureServer(pairs, seed=seed, horizon=horizon)
-        self.create_subscription(String, "aiv/command", self._on_command, RELIABLE)
+        subscribe(self, AivCommand, "aiv/command", self._on_command, RELIABLE)
         self._announcement = {"index": str(index), "episodes": len(pairs)}
         self._t_ready = time.monotonic()
         self._announce_timer = self.create_timer(0.2, self._announce)
@@ -84,7 +84,7 @@ class AivReplayerNode(Node):
         if not matched:
             self.get_logger().warn("announcing the dataset before every subscriber is matched (15 s passed)")
         self._announce_timer.cancel()
-        self.dataset_pub.publish(String(data=encode("AivDataset", self._announcement)))
+        self.dataset_pub.publish(from_dict(AivDataset, self._announcement))
         self.get_logger().info(f"serving {self._announcement['episodes']} PInVerify episodes from {self._announcement['index']}")
 
     def _declare(self, name, default, description):
@@ -102,12 +102,8 @@ class AivReplayerNode(Node):
         self.get_logger().info(f"generating {targets} targets ({3 * targets} episodes) into {data_dir} ...")
         return write_dataset(data_dir, targets, seed)["index"]
 
-    def _on_command(self, msg: String) -> None:
-        try:
-            _, cmd = decode(msg.data, "AivCommand")
-        except CodecError as exc:
-            self.get_logger().error(f"aiv/command: malformed message dropped: {exc}")
-            return
+    def _on_command(self, msg: AivCommand) -> None:
+        cmd = to_dict(msg)
         try:
             obs, rgb, mask, depth = self.server.handle(cmd)
         except Exception as exc:  # a broken capture must cost one step, not the node
@@ -124,7 +120,7 @@ class AivReplayerNode(Node):
                 self.mask_pub.publish(image_msg(mask.astype(np.uint8) * 255, "mono8", cmd["request_id"], stamp))
             if depth is not None:
                 self.depth_pub.publish(image_msg(depth, "32FC1", cmd["request_id"], stamp))
-        self.obs_pub.publish(String(data=encode("AivObservation", obs)))
+        self.obs_pub.publish(from_dict(AivObservation, obs))
 
 
 def main(args=None) -> None:

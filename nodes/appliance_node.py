@@ -1,15 +1,16 @@
 """Appliance-control node: one household's appliances behind PersonalHomeTools.
 
-Topics (std_msgs/String carrying the project's JSON codec, ``personal.interfaces.codec``):
-- ``home/tool_call`` (personal/ToolCall) -> ``home/tool_result`` (personal/ToolResult), matched by request_id.
-- ``home/plan`` (personal/HomePlan) -> ``home/plan_result`` (personal/PlanResult): validity, refusals,
+Topics (typed ``personal/msg`` interfaces):
+- ``home/tool_call`` (ToolCall) -> ``home/tool_result`` (ToolResult), matched by request_id.
+- ``home/plan`` (HomePlan) -> ``home/plan_result`` (PlanResult): validity, refusals,
   per-step report; ``apply: true`` runs the plan on the live household (safety layer included).
-- ``home/appliance_states`` (plain JSON, transient local): every appliance's state, republished on change.
+- ``home/appliance_states`` (ApplianceStates, transient local): every appliance's state, republished on change.
 
 With ``mqtt_host`` set (or ``mqtt_local_broker: true``, which starts a password-protected
 Mosquitto on loopback), every appliance is mirrored to MQTT with Home Assistant discovery;
-MQTT commands go through the same ToolExecutor validation. Malformed messages are logged and
-answered with an UPSTREAM_FORMAT_ERROR result, never raised.
+MQTT commands go through the same ToolExecutor validation. Malformed requests (arguments that
+are not a JSON object, an empty tool name) are logged and answered with an UPSTREAM_FORMAT_ERROR
+result, never raised.
 """
 from __future__ import annotations
 
@@ -18,14 +19,13 @@ import threading
 
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from std_msgs.msg import String
 
-from personal.interfaces.codec import CodecError, decode, encode
+from personal.msg import ApplianceState, ApplianceStates, HomePlan, PlanResult, ToolCall, ToolResult
 from personal.smarthome.generator import generate_household
 from personal.smarthome.household import load_household
 from personal.smarthome.plans import PlanExecutor
 from personal.smarthome.tools import PersonalHomeTools, ToolExecutor
-from nodes.lifecycle import run_node
+from nodes.lifecycle import run_node, subscribe
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 RELIABLE = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
@@ -42,11 +42,11 @@ class ApplianceNode(Node):
             tools.discovered.update(self.household.appliance_names())
         self.tool_executor = ToolExecutor(tools)
         self.lock = threading.Lock()
-        self.pub_result = self.create_publisher(String, "home/tool_result", RELIABLE)
-        self.pub_plan = self.create_publisher(String, "home/plan_result", RELIABLE)
-        self.pub_states = self.create_publisher(String, "home/appliance_states", LATCHED)
-        self.create_subscription(String, "home/tool_call", self._on_tool_call, RELIABLE)
-        self.create_subscription(String, "home/plan", self._on_plan, RELIABLE)
+        self.pub_result = self.create_publisher(ToolResult, "home/tool_result", RELIABLE)
+        self.pub_plan = self.create_publisher(PlanResult, "home/plan_result", RELIABLE)
+        self.pub_states = self.create_publisher(ApplianceStates, "home/appliance_states", LATCHED)
+        subscribe(self, ToolCall, "home/tool_call", self._on_tool_call, RELIABLE)
+        subscribe(self, HomePlan, "home/plan", self._on_plan, RELIABLE)
         self._last_states = ""
         self.bridge = None
         self.broker = None
@@ -84,45 +84,45 @@ class ApplianceNode(Node):
                       for p in self.household.appliances}
             text = json.dumps({"household_id": self.household.household_id, "appliances": states}, sort_keys=True, default=str)
         if text != self._last_states:
-            self.pub_states.publish(String(data=text))
+            self.pub_states.publish(ApplianceStates(household_id=str(self.household.household_id), appliances=[
+                ApplianceState(name=name, type=str(a["type"]), location=str(a["location"] or ""),
+                               state_json=json.dumps(a["state"], sort_keys=True, default=str))
+                for name, a in sorted(states.items())]))
             self._last_states = text
         if self.bridge is not None:
             self.bridge.publish_states()
 
     # -- requests ----------------------------------------------------------------------------
-    def _on_tool_call(self, msg: String) -> None:
+    def _on_tool_call(self, msg: ToolCall) -> None:
         try:
-            _, call = decode(msg.data, "ToolCall")
-            args = json.loads(call["arguments_json"] or "{}")
-        except (CodecError, ValueError) as exc:
-            self.get_logger().error(f"home/tool_call: malformed message ({exc}); answered with UPSTREAM_FORMAT_ERROR")
-            rid = _request_id(msg.data)
-            self.pub_result.publish(String(data=encode("ToolResult", {
-                "request_id": rid, "tool": "", "ok": False, "output_json": "null",
-                "error_type": "UPSTREAM_FORMAT_ERROR", "message": str(exc)})))
+            args = json.loads(msg.arguments_json or "{}")
+            if not isinstance(args, dict):
+                raise ValueError(f"arguments_json must hold a JSON object, got {type(args).__name__}")
+            if not msg.tool:
+                raise ValueError("empty tool name")
+        except ValueError as exc:
+            self.get_logger().error(f"home/tool_call {msg.request_id!r}: malformed ({exc}); answered with UPSTREAM_FORMAT_ERROR")
+            self.pub_result.publish(ToolResult(request_id=msg.request_id, tool=msg.tool, ok=False, output_json="null",
+                                               error_type="UPSTREAM_FORMAT_ERROR", message=str(exc)))
             return
         with self.lock:
-            result = self.tool_executor.call(call["tool"], args)
-        self.pub_result.publish(String(data=encode("ToolResult", {
-            "request_id": call["request_id"], "tool": call["tool"], "ok": result.ok,
-            "output_json": json.dumps(result.output, default=str), "error_type": result.error_type or "",
-            "message": result.message})))
+            result = self.tool_executor.call(msg.tool, args)
+        self.pub_result.publish(ToolResult(
+            request_id=msg.request_id, tool=msg.tool, ok=bool(result.ok),
+            output_json=json.dumps(result.output, default=str), error_type=result.error_type or "",
+            message=str(result.message)))
         if not result.ok:
-            self.get_logger().info(f"tool call {call['request_id']} {call['tool']}: {result.error_type}: {result.message}")
+            self.get_logger().info(f"tool call {msg.request_id} {msg.tool}: {result.error_type}: {result.message}")
         self._publish_states()
 
-    def _on_plan(self, msg: String) -> None:
-        try:
-            _, req = decode(msg.data, "HomePlan")
-        except CodecError as exc:
-            self.get_logger().error(f"home/plan: malformed message ({exc}); ignored")
-            req = {"request_id": _request_id(msg.data), "plan_json": "", "apply": False}
+    def _on_plan(self, msg: HomePlan) -> None:
+        # a plan that is not valid JSON is a recorded format error of the report, not a crash
         with self.lock:
-            report = PlanExecutor(self.household).execute(req["plan_json"], in_place=req["apply"])
-        self.pub_plan.publish(String(data=encode("PlanResult", {
-            "request_id": req["request_id"], "validity": report.validity, "total_steps": report.total,
-            "refused_steps": len(report.refusals), "report_json": json.dumps(report.to_dict(), default=str)})))
-        self.get_logger().info(f"plan {req['request_id']}: validity {report.validity:.2f}, {len(report.refusals)} refused"
+            report = PlanExecutor(self.household).execute(msg.plan_json, in_place=bool(msg.apply))
+        self.pub_plan.publish(PlanResult(
+            request_id=msg.request_id, validity=float(report.validity), total_steps=int(report.total),
+            refused_steps=len(report.refusals), report_json=json.dumps(report.to_dict(), default=str)))
+        self.get_logger().info(f"plan {msg.request_id}: validity {report.validity:.2f}, {len(report.refusals)} refused"
                                + (f", format error: {report.format_error}" if report.format_error else ""))
         self._publish_states()
 
@@ -132,14 +132,6 @@ class ApplianceNode(Node):
         if self.broker is not None:
             self.broker.stop()
         super().destroy_node()
-
-
-def _request_id(text: str) -> str:
-    try:
-        data = json.loads(text)
-        return str(data.get("data", {}).get("request_id", "")) if isinstance(data, dict) else ""
-    except ValueError:
-        return ""
 
 
 def main(args=None) -> None:

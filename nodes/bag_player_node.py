@@ -15,7 +15,7 @@ plays only the topics some node subscribes to (after ``wait_subscribers``, so a 
 frame log such as ``map/status`` is not replayed onto the consumer's own topic);
 ``done_service`` (a std_srvs/Trigger service, e.g. ``map/save``) is called once the bag is
 played, every reliable message acknowledged and ``drain_s`` seconds passed — with ``idle_topic``
-(a std_msgs/String topic such as the mapping node's ``map/status``; never played from the bag)
+(of type ``idle_type``, default the mapping node's ``map/status``, personal/msg/MapStatus; never played from the bag)
 ``drain_s`` seconds without a message there, so a consumer still working through a backlog
 (fast ``rate``) is waited for.
 The node exits when the bag is played (code 2 on a broken bag or a failed done service),
@@ -34,6 +34,7 @@ from rosgraph_msgs.msg import Clock
 
 from personal.bags import BagError, BagReader
 from personal.bags.remap import import_message_class, parse_remaps
+from nodes.lifecycle import subscribe
 
 
 class BagPlayer(Node):
@@ -52,6 +53,7 @@ class BagPlayer(Node):
         self.declare_parameter("done_service", "")
         self.declare_parameter("drain_s", 2.0)
         self.declare_parameter("idle_topic", "")
+        self.declare_parameter("idle_type", "personal/msg/MapStatus")
         self.reader = BagReader(self.get_parameter("bag").value)
         self.rate = float(self.get_parameter("rate").value)
         self.validate = bool(self.get_parameter("validate").value)
@@ -69,10 +71,8 @@ class BagPlayer(Node):
         self.played_by_topic: dict[str, int] = {}
         self.last_activity = time.monotonic()
         if idle:  # only arrival times matter
-            from std_msgs.msg import String
-
-            self.create_subscription(String, idle, self._on_activity, QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE),
-                                     raw=True)
+            subscribe(self, import_message_class(self.get_parameter("idle_type").value), idle, self._on_activity,
+                      QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE), raw=True)
         for name in self.topics:
             info = self.reader.topics.get(name)
             if info is None:

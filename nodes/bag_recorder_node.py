@@ -15,6 +15,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from personal.bags import BagWriter
 from personal.bags.qos import qos_profile_yaml
 from personal.bags.remap import import_message_class
+from nodes.lifecycle import subscribe
 
 IGNORED = {"/rosout", "/parameter_events"}
 
@@ -48,7 +49,7 @@ class BagRecorder(Node):
                 continue  # seen through a subscriber only: wait for a publisher to learn its QoS (latched or not)
             qos, offered = self._qos_for(name)
             self.writer.add_topic(name, types[0], offered)
-            self._subs[name] = self.create_subscription(cls, name, lambda data, n=name: self._on(n, data), qos, raw=True)
+            self._subs[name] = subscribe(self, cls, name, lambda data, n=name: self._on(n, data), qos, raw=True)
             self.get_logger().info(f"recording {name} [{types[0]}]")
 
     def _qos_for(self, topic: str) -> tuple[QoSProfile, str]:

@@ -2,9 +2,9 @@
 bridge with discrete actions until no reachable frontier is left (PersONAL pre-exploration,
 at most ``max_steps`` = 2,500 actions), then asks the mapping node to save its maps.
 
-Loop: send ``action`` (std_msgs/String JSON DiscreteAction, request id ``explore-<n>``) ->
+Loop: send ``action`` (personal/msg/DiscreteAction, request id ``explore-<n>``) ->
 wait for ``agent_state`` echoing that id (pose, collision) -> wait until the mapping node
-reports (``map/status``) a frame integrated at that pose and the ``map`` (OccupancyGrid)
+reports (``map/status``, personal/msg/MapStatus) a frame integrated at that pose and the ``map`` (OccupancyGrid)
 stamped with it, or ``map_timeout`` (a blocked move re-publishes an identical frame that the
 mapping node skips) -> decide the next action on that grid.
 
@@ -13,7 +13,6 @@ and the node exits when ``exit_on_finish`` (as the required node of the ``explor
 """
 from __future__ import annotations
 
-import json
 import math
 import time
 
@@ -21,13 +20,13 @@ import numpy as np
 from nav_msgs.msg import OccupancyGrid as OccupancyGridMsg
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
-from personal.interfaces.codec import CodecError, decode, encode
+from personal.interfaces.convert import to_dict
+from personal.msg import AgentState, DiscreteAction, MapStatus
 from personal.mapping.exploration import Act, ExplorerConfig, FrontierExplorer
 from personal.mapping.grid import GridGeometry
-from nodes.lifecycle import run_node
+from nodes.lifecycle import run_node, subscribe
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -59,10 +58,10 @@ class ExploreNode(Node):
         self.want_grid_ns: int | None = None
         self.finished = False
         self.t0 = time.monotonic()
-        self.pub_action = self.create_publisher(String, "action", RELIABLE)
-        self.create_subscription(OccupancyGridMsg, "map", self._on_grid, LATCHED)
-        self.create_subscription(String, "map/status", self._on_status, RELIABLE)
-        self.create_subscription(String, "agent_state", self._on_state, STATE_QOS)
+        self.pub_action = self.create_publisher(DiscreteAction, "action", RELIABLE)
+        subscribe(self, OccupancyGridMsg, "map", self._on_grid, LATCHED)
+        subscribe(self, MapStatus, "map/status", self._on_status, RELIABLE)
+        subscribe(self, AgentState, "agent_state", self._on_state, STATE_QOS)
         self.save_client = self.create_client(Trigger, "map/save")
         self.create_timer(0.02, self._tick)
         self.get_logger().info(f"explore ready: frontier policy, budget {self.p['max_steps']} steps")
@@ -71,18 +70,13 @@ class ExploreNode(Node):
     def _on_grid(self, msg: OccupancyGridMsg) -> None:
         self.grid = msg
 
-    def _on_status(self, msg: String) -> None:
-        try:
-            self.status = json.loads(msg.data)
-        except ValueError as exc:
-            self.get_logger().error(f"topic 'map/status': not JSON: {exc}")
+    def _on_status(self, msg: MapStatus) -> None:
+        stamp = msg.header.stamp
+        self.status = {"x": msg.x, "y": msg.y, "yaw": msg.yaw, "frames": msg.frames,
+                       "stamp_ns": stamp.sec * 1_000_000_000 + stamp.nanosec}
 
-    def _on_state(self, msg: String) -> None:
-        try:
-            _, st = decode(msg.data, expected_type="AgentState")
-        except CodecError as exc:
-            self.get_logger().error(f"topic 'agent_state': {exc}")
-            return
+    def _on_state(self, msg: AgentState) -> None:
+        st = to_dict(msg)
         self.state = st
         if st.get("stopped") and not self.finished and self.phase not in ("saving", "start"):
             # the episode was ended by someone else's STOP: our actions would be ignored from now on
@@ -153,7 +147,7 @@ class ExploreNode(Node):
 
     def _send(self, action: int) -> None:
         self.sent += 1
-        self.pub_action.publish(String(data=encode("DiscreteAction", {"action": int(action), "request_id": f"explore-{self.sent}"})))
+        self.pub_action.publish(DiscreteAction(action=int(action), request_id=f"explore-{self.sent}"))
 
     def _finish(self, reason: str, save: bool) -> None:
         st = self.explorer.status

@@ -2,10 +2,10 @@
 
 Subscribes
   ``feature_map`` (std_msgs/Float32MultiArray, [rows, cols, dim+1]: embedding + confidence)
-  ``feature_map/descriptor`` (std_msgs/String, JSON: origin, resolution, shape, encoder, scene_id)
-  ``grounding/query`` (std_msgs/String, JSON ``personal/msg/GroundingQuery``)
+  ``feature_map/descriptor`` (personal/msg/FeatureMapDescriptor: origin, resolution, shape, encoder, scene_id)
+  ``grounding/query`` (personal/msg/GroundingQuery)
 Publishes
-  ``grounding/result`` (std_msgs/String, JSON ``personal/msg/GroundingResult``, one per method)
+  ``grounding/result`` (personal/msg/GroundingResult, one per method)
   ``grounding/markers`` (visualization_msgs/MarkerArray: ranked predictions per method, map frame)
 
 Maps: the latest map received on the topics (kept per ``scene_id`` of its descriptor),
@@ -20,16 +20,17 @@ from pathlib import Path
 
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from std_msgs.msg import Float32MultiArray, String
+from std_msgs.msg import Float32MultiArray
 from visualization_msgs.msg import Marker, MarkerArray
 
-from personal.grounding.map_wire import MapWireError, map_from_wire, parse_descriptor
+from personal.grounding.map_wire import MapWireError, descriptor_from_msg, map_from_wire, parse_descriptor
 from personal.grounding.methods import make_method, parse_method_list
 from personal.grounding.pipeline import (
     CachingExtractor, MapView, TextEmbedder, failed_payloads, ground_query, prefetch_queries, result_payloads,
 )
-from personal.interfaces.codec import CodecError, decode, encode
-from nodes.lifecycle import run_node
+from personal.interfaces.convert import from_dict, to_dict
+from personal.msg import FeatureMapDescriptor, GroundingQuery, GroundingResult
+from nodes.lifecycle import run_node, subscribe
 
 RELIABLE = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -72,11 +73,11 @@ class GroundingNode(Node):
         self._pending_desc: dict | None = None
         self._pending_array: Float32MultiArray | None = None
 
-        self.pub = self.create_publisher(String, "grounding/result", RELIABLE)
+        self.pub = self.create_publisher(GroundingResult, "grounding/result", RELIABLE)
         self.markers = self.create_publisher(MarkerArray, "grounding/markers", 10)
-        self.create_subscription(Float32MultiArray, "feature_map", self._on_array, LATCHED)
-        self.create_subscription(String, "feature_map/descriptor", self._on_descriptor, LATCHED)
-        self.create_subscription(String, "grounding/query", self._on_query, RELIABLE)
+        subscribe(self, Float32MultiArray, "feature_map", self._on_array, LATCHED)
+        subscribe(self, FeatureMapDescriptor, "feature_map/descriptor", self._on_descriptor, LATCHED)
+        subscribe(self, GroundingQuery, "grounding/query", self._on_query, RELIABLE)
         self.create_timer(0.01, self._drain)
         self.get_logger().info(
             f"grounding ready: methods {list(self.methods)}, encoder {self.encoder.name}, extractor {extractor}, "
@@ -89,9 +90,9 @@ class GroundingNode(Node):
         return self.declare_parameter(name, default, ParameterDescriptor(description=description)).value
 
     # -- maps ------------------------------------------------------------------------------
-    def _on_descriptor(self, msg: String) -> None:
+    def _on_descriptor(self, msg: FeatureMapDescriptor) -> None:
         try:
-            self._pending_desc = parse_descriptor(msg.data)
+            self._pending_desc = parse_descriptor(descriptor_from_msg(msg))
         except MapWireError as exc:
             self.get_logger().error(f"feature_map/descriptor: {exc}")
             return
@@ -131,13 +132,12 @@ class GroundingNode(Node):
         return None
 
     # -- queries ---------------------------------------------------------------------------
-    def _on_query(self, msg: String) -> None:
-        try:
-            _, q = decode(msg.data, "GroundingQuery")
-        except CodecError as exc:
-            self.get_logger().error(f"grounding/query: malformed message dropped: {exc}")
+    def _on_query(self, msg: GroundingQuery) -> None:
+        if not msg.request_id or not msg.query.strip():
+            self.get_logger().error(f"grounding/query: dropped a query without request_id or query text "
+                                    f"(request_id {msg.request_id!r}, episode {msg.episode_id!r})")
             return
-        self.queue.append(q)
+        self.queue.append(to_dict(msg))
 
     def _drain(self) -> None:
         """Answer every queued query; their texts are embedded in one batch first."""
@@ -194,7 +194,7 @@ class GroundingNode(Node):
 
     def _publish(self, payloads: list[dict]) -> None:
         for p in payloads:
-            self.pub.publish(String(data=encode("GroundingResult", p)))
+            self.pub.publish(from_dict(GroundingResult, p))
 
     def _publish_markers(self, g) -> None:
         arr = MarkerArray()

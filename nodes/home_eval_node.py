@@ -1,6 +1,6 @@
 """home_eval node: runs the PersonalHomeBench evaluation (``personal.smarthome.evaluate``)
 with its parameters, writes report.md + plots, publishes the summary on ``home_eval/summary``
-(std_msgs/String JSON, transient local) and exits (the graph marks it required).
+(personal/msg/HomeEvalSummary, transient local) and exits (the graph marks it required).
 """
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import threading
 import rclpy
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from std_msgs.msg import String
 
+from personal.msg import HomeEvalSummary
 from personal.smarthome.evaluate import FAMILIES, EvalConfig, run_home_eval
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
@@ -31,7 +31,7 @@ class HomeEvalNode(Node):
                               endpoint=d("endpoint", "").value, model=d("model", "").value, judge=bool(d("judge", False).value),
                               max_items=None if max_items < 0 else max_items, families=families,
                               video_tools=bool(d("video_tools", True).value))
-        self.pub = self.create_publisher(String, "home_eval/summary", LATCHED)
+        self.pub = self.create_publisher(HomeEvalSummary, "home_eval/summary", LATCHED)
         self.done = threading.Event()
         self.ok = False
         threading.Thread(target=self._run, daemon=True).start()
@@ -40,8 +40,12 @@ class HomeEvalNode(Node):
         self.get_logger().info(f"home_eval: {self.cfg.households} households, agent {self.cfg.agent} -> {self.cfg.out_dir}")
         try:
             s = run_home_eval(self.cfg, progress=lambda m: self.get_logger().info(m))
-            self.pub.publish(String(data=json.dumps(s, default=str)))
             keys = ("IG_accuracy", "MC_accuracy", "CF_macro", "FR_MAP@1", "FR_RRS", "PG_validity")
+            metrics = {k: float(v) for k, v in s.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+            self.pub.publish(HomeEvalSummary(
+                agent=str(self.cfg.agent), households=int(self.cfg.households),
+                report_path=f"{self.cfg.out_dir}/report.md", metric_names=list(metrics),
+                metric_values=list(metrics.values()), summary_json=json.dumps(s, default=str)))
             self.get_logger().info("summary: " + ", ".join(f"{k}={s[k]:.3f}" for k in keys if k in s)
                                    + f"; report {self.cfg.out_dir}/report.md")
             self.ok = True

@@ -3,12 +3,13 @@ frontiers and the semantic feature map (library: ``personal.mapping``).
 
 Subscribes (sensor-data QoS, relative names):
 - ``camera/aligned_depth_to_color/image_raw`` (16UC1 mm or 32FC1 m), ``camera/color/camera_info``
-- ``camera/pose`` (geometry_msgs/PoseStamped, optical frame in ``map``; ``pose_source:=camera_pose``)
-  or ``odom`` (nav_msgs/Odometry of base_link, with a static camera mount from parameters;
-  ``pose_source:=odom``)
+- ``camera/pose`` (geometry_msgs/PoseStamped, optical frame in ``map``; ``pose_source:=camera_pose``),
+  or TF (``/tf``, ``/tf_static``: ``map_frame`` -> the depth image's frame at its stamp, interpolated;
+  ``pose_source:=tf``, right for a camera on a pan/tilt mount), or ``odom`` (nav_msgs/Odometry of
+  base_link, with a static camera mount from parameters; ``pose_source:=odom``)
 - ``camera/color/image_raw`` (rgb8/bgr8) for image encoders, ``camera/semantic/image_raw`` for
   the ORACLE caption encoder (``encoder:=oracle``)
-- ``episode`` (std_msgs/String JSON EpisodeDescriptor, latched): scene id -> map name, ORACLE captions;
+- ``episode`` (personal/msg/EpisodeDescriptor, latched): scene id -> map name, ORACLE captions;
   a new scene resets the maps.
 Depth, pose and (when used) colour / ids are matched by timestamp (``sync_slop``); frames
 whose pose never arrives within ``max_wait`` are skipped with a warning (stale pose). With the
@@ -18,9 +19,9 @@ ORACLE encoder, frames are skipped until the ``episode`` has named the scene (it
 Publishes: ``map`` (nav_msgs/OccupancyGrid, reliable + transient local), ``map/cloud``
 (sensor_msgs/PointCloud2, voxel-downsampled accumulated cloud), ``map/frontiers``
 (visualization_msgs/MarkerArray), ``feature_map`` (std_msgs/Float32MultiArray [rows, cols,
-dim+1] = embedding + confidence) and ``feature_map/descriptor`` (std_msgs/String JSON: origin,
-resolution, shape, encoder, scene_id), both transient local; ``map/status`` (String JSON after
-every integrated frame: stamp, agent x/y/yaw, frames).
+dim+1] = embedding + confidence) and ``feature_map/descriptor`` (personal/msg/FeatureMapDescriptor:
+origin, resolution, shape, encoder, scene_id), both transient local; ``map/status``
+(personal/msg/MapStatus after every integrated frame: stamp, agent x/y/yaw, frames).
 Services (std_srvs/Trigger): ``map/save`` (writes ``<maps_dir>/<map name>/``), ``map/reset``.
 
 Malformed input (wrong encoding, image size unlike camera_info, bad pose, missing camera
@@ -28,8 +29,6 @@ info) is logged and the frame skipped; the node keeps running.
 """
 from __future__ import annotations
 
-import array
-import json
 import time
 from collections import deque
 from pathlib import Path
@@ -41,19 +40,22 @@ from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from sensor_msgs.msg import CameraInfo, Image, PointCloud2, PointField
-from std_msgs.msg import Float32MultiArray, MultiArrayDimension, String
+from std_msgs.msg import Float32MultiArray, MultiArrayDimension
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import Marker, MarkerArray
 
-from personal.interfaces.codec import CodecError, decode
+from personal.grounding.map_wire import descriptor_to_fields
+from personal.interfaces.convert import from_dict, packed
+from personal.msg import EpisodeDescriptor, FeatureMapDescriptor, MapStatus
 from personal.mapping.frontier import detect_frontiers
 from personal.mapping.pipeline import MapBuilder, MapConfig
 from personal.mapping.projection import voxel_downsample
+from personal.tf import ExtrapolationError, TfError
 from personal.mapping.ros_io import (
     ApproxTimeSync, FrameError, base_pose_from_camera, camera_from_base, depth_from_msg, feature_map_to_wire,
     ids_from_msg, intrinsics_from_info, pose_to_matrix, rgb_from_msg, stamp_ns,
 )
-from nodes.lifecycle import run_node
+from nodes.lifecycle import run_node, subscribe
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -70,7 +72,8 @@ PARAMETERS = {
     "max_depth": (5.0, "m; farther depth is invalid"),
     "floor_z": (0.0, "floor height, m"),
     "agent_radius": (0.18, "m, for navigable space"),
-    "pose_source": ("camera_pose", "camera_pose (PoseStamped of the optical frame) | odom (base_link + static mount)"),
+    "pose_source": ("camera_pose", "camera_pose (PoseStamped of the optical frame) | tf (map_frame -> depth frame_id "
+                                   "from /tf at the depth stamp) | odom (base_link + static mount)"),
     "camera_height": (0.88, "pose_source:=odom: camera height above base_link, m"),
     "camera_pitch": (0.0, "pose_source:=odom: camera pitch, rad (positive up)"),
     "sync_slop": (0.02, "s; depth / pose / images match when their stamps differ by at most this"),
@@ -105,7 +108,15 @@ class MappingNode(Node):
 
         use_rgb = self.encoder is not None and self.encoder.name != "oracle-captions-minilm"
         use_ids = self.encoder is not None and not use_rgb
-        keys = ("depth", "pose") + (("rgb",) if use_rgb else ()) + (("ids",) if use_ids else ())
+        self.tf = None
+        self.tf_waiting: deque[dict] = deque()  # frames whose transform has not arrived yet (pose_source:=tf)
+        self._newest_ns = 0  # newest depth stamp seen (message time)
+        if p["pose_source"] == "tf":
+            from nodes.tf import TfLookup
+
+            self.tf = TfLookup(self)
+        pose_key = () if self.tf is not None else ("pose",)
+        keys = ("depth",) + pose_key + (("rgb",) if use_rgb else ()) + (("ids",) if use_ids else ())
         self.sync = ApproxTimeSync(keys, slop_ns=int(p["sync_slop"] * 1e9), max_wait_ns=int(p["max_wait"] * 1e9))
 
         sd = qos_profile_sensor_data
@@ -113,26 +124,26 @@ class MappingNode(Node):
             sd = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
         elif p["sensor_qos"] != "sensor_data":
             self.get_logger().error(f"parameter 'sensor_qos': {p['sensor_qos']!r} unknown; using sensor_data")
-        self.create_subscription(Image, "camera/aligned_depth_to_color/image_raw", lambda m: self._on("depth", m), sd)
-        self.create_subscription(CameraInfo, "camera/color/camera_info", self._on_info, sd)
+        subscribe(self, Image, "camera/aligned_depth_to_color/image_raw", lambda m: self._on("depth", m), sd)
+        subscribe(self, CameraInfo, "camera/color/camera_info", self._on_info, sd)
         if p["pose_source"] == "odom":
-            self.create_subscription(Odometry, "odom", lambda m: self._on("pose", m), sd)
-        else:
+            subscribe(self, Odometry, "odom", lambda m: self._on("pose", m), sd)
+        elif p["pose_source"] != "tf":
             if p["pose_source"] != "camera_pose":
                 self.get_logger().error(f"parameter 'pose_source': {p['pose_source']!r} unknown; using camera_pose")
-            self.create_subscription(PoseStamped, "camera/pose", lambda m: self._on("pose", m), sd)
+            subscribe(self, PoseStamped, "camera/pose", lambda m: self._on("pose", m), sd)
         if use_rgb:
-            self.create_subscription(Image, "camera/color/image_raw", lambda m: self._on("rgb", m), sd)
+            subscribe(self, Image, "camera/color/image_raw", lambda m: self._on("rgb", m), sd)
         if use_ids:
-            self.create_subscription(Image, "camera/semantic/image_raw", lambda m: self._on("ids", m), sd)
-        self.create_subscription(String, "episode", self._on_episode, LATCHED)
+            subscribe(self, Image, "camera/semantic/image_raw", lambda m: self._on("ids", m), sd)
+        subscribe(self, EpisodeDescriptor, "episode", self._on_episode, LATCHED)
 
         self.pub_grid = self.create_publisher(OccupancyGridMsg, "map", LATCHED)
         self.pub_cloud = self.create_publisher(PointCloud2, "map/cloud", 1)
         self.pub_frontiers = self.create_publisher(MarkerArray, "map/frontiers", 1)
         self.pub_features = self.create_publisher(Float32MultiArray, "feature_map", LATCHED)
-        self.pub_descriptor = self.create_publisher(String, "feature_map/descriptor", LATCHED)
-        self.pub_status = self.create_publisher(String, "map/status", RELIABLE)
+        self.pub_descriptor = self.create_publisher(FeatureMapDescriptor, "feature_map/descriptor", LATCHED)
+        self.pub_status = self.create_publisher(MapStatus, "map/status", RELIABLE)
         self.create_service(Trigger, "map/save", self._on_save)
         self.create_service(Trigger, "map/reset", self._on_reset)
         self.create_timer(max(float(p["publish_period"]), 0.05), self._publish_maps)
@@ -174,12 +185,10 @@ class MappingNode(Node):
     def _on_info(self, msg: CameraInfo) -> None:
         self.info = msg
 
-    def _on_episode(self, msg: String) -> None:
-        try:
-            _, data = decode(msg.data, expected_type="EpisodeDescriptor")
-            scene_id = str(data["scene_id"])
-        except (CodecError, KeyError) as exc:
-            self.get_logger().error(f"topic 'episode': cannot read scene_id: {exc}")
+    def _on_episode(self, msg: EpisodeDescriptor) -> None:
+        scene_id = msg.scene_id
+        if not scene_id:
+            self.get_logger().error("topic 'episode': empty scene_id; ignored")
             return
         if scene_id == self.scene_id:
             return
@@ -202,10 +211,39 @@ class MappingNode(Node):
         except Exception as exc:  # a message without a usable header
             self._skip(f"{key}: {exc}")
             return
+        self._newest_ns = max(self._newest_ns, stamp_ns(msg.header)) if key == "depth" else self._newest_ns
         for g in groups:
+            if self.tf is None:
+                self._integrate(g)
+            else:
+                self.tf_waiting.append(g)
+        self._drain_tf()
+
+    def _drain_tf(self) -> None:
+        """pose_source:=tf: integrate waiting frames in order as their transforms arrive (a frame's
+        TF may come after its image); a frame still without one ``max_wait`` later is skipped."""
+        while self.tf_waiting:
+            g = self.tf_waiting[0]
+            frame_id = g["depth"].header.frame_id
+            try:
+                g["_T"] = self.tf.lookup_matrix(self.p["map_frame"], frame_id, int(g["_stamp"]))
+            except ExtrapolationError as exc:
+                if self._newest_ns - int(g["_stamp"]) <= int(float(self.p["max_wait"]) * 1e9):
+                    return  # its transform is on its way
+                self.tf_waiting.popleft()
+                self._skip(f"frame at {g['_stamp'] / 1e9:.3f} s: no transform {self.p['map_frame']} -> {frame_id} "
+                           f"within {self.p['max_wait']} s ({exc})")
+                continue
+            except TfError as exc:  # unknown frame, frames not connected
+                self.tf_waiting.popleft()
+                self._skip(f"frame at {g['_stamp'] / 1e9:.3f} s: {exc}")
+                continue
+            self.tf_waiting.popleft()
             self._integrate(g)
 
     def _expire(self) -> None:
+        if self.tf is not None:
+            self._drain_tf()
         # message time, not wall time: works with bags and /clock alike
         newest = max((q[-1][0] for q in self.sync.queues.values() if q), default=0)
         for stamp, missing in self.sync.expire(newest):
@@ -227,7 +265,9 @@ class MappingNode(Node):
         depth = depth_from_msg(g["depth"], "camera/aligned_depth_to_color/image_raw")
         if depth.shape != (h, w):
             raise FrameError(f"depth {depth.shape[1]}x{depth.shape[0]} does not match camera_info {w}x{h}")
-        if self.p["pose_source"] == "odom":
+        if "_T" in g:  # pose_source:=tf, looked up by _drain_tf
+            T = g["_T"]
+        elif self.p["pose_source"] == "odom":
             T = camera_from_base(pose_to_matrix(g["pose"].pose.pose), float(self.p["camera_height"]), float(self.p["camera_pitch"]))
         else:
             T = pose_to_matrix(g["pose"].pose)
@@ -265,8 +305,8 @@ class MappingNode(Node):
         self.frames += 1
         self._dirty = True
         self._publish_grid(g["_stamp"])
-        self.pub_status.publish(String(data=json.dumps(
-            {"stamp_ns": int(g["_stamp"]), "x": x, "y": y, "yaw": yaw, "frames": self.frames, "scene_id": self.scene_id})))
+        self.pub_status.publish(self._header(MapStatus(x=float(x), y=float(y), yaw=float(yaw), frames=self.frames,
+                                                       scene_id=self.scene_id), int(g["_stamp"])))
 
     def _needs_episode(self) -> bool:
         oracle = self.encoder is not None and self.encoder.name == "oracle-captions-minilm"
@@ -289,7 +329,7 @@ class MappingNode(Node):
         msg.info.origin.position.x, msg.info.origin.position.y, msg.info.origin.position.z = f["origin"]["position"]
         msg.info.origin.orientation.w = 1.0
         msg.info.map_load_time = msg.header.stamp
-        msg.data = _typed_array("b", f["data"])  # array.array: assigning a list/ndarray is much slower
+        msg.data = packed("b", f["data"])  # array.array: assigning a list/ndarray is much slower
         self.pub_grid.publish(msg)
 
     def _publish_maps(self) -> None:
@@ -328,7 +368,7 @@ class MappingNode(Node):
         msg.height, msg.width = 1, len(pts)
         msg.fields = [PointField(name=n, offset=4 * i, datatype=PointField.FLOAT32, count=1) for i, n in enumerate("xyz")]
         msg.is_bigendian, msg.point_step, msg.row_step, msg.is_dense = False, 12, 12 * len(pts), True
-        msg.data = np.ascontiguousarray(pts).tobytes()
+        msg.data = packed("B", pts)
         self.pub_cloud.publish(msg)
 
     def _publish_features(self) -> None:
@@ -338,9 +378,9 @@ class MappingNode(Node):
         flat, layout, desc = feature_map_to_wire(fm, self.scene_id)
         msg = Float32MultiArray()
         msg.layout.dim = [MultiArrayDimension(label=lab, size=int(size), stride=int(stride)) for lab, size, stride in layout]
-        msg.data = _typed_array("f", flat)
+        msg.data = packed("f", flat)
         self.pub_features.publish(msg)
-        self.pub_descriptor.publish(String(data=json.dumps(desc)))
+        self.pub_descriptor.publish(self._header(from_dict(FeatureMapDescriptor, descriptor_to_fields(desc))))
 
     # -- services ------------------------------------------------------------------
     def _map_name(self) -> str:
@@ -364,6 +404,7 @@ class MappingNode(Node):
     def _reset(self) -> None:
         self.builder.reset()
         self.sync.clear()
+        self.tf_waiting.clear()
         self._last_pose = None
         self.frames = 0
         self._dirty = True
@@ -373,12 +414,6 @@ class MappingNode(Node):
         self._publish_grid()
         response.success, response.message = True, "maps cleared"
         return response
-
-
-def _typed_array(typecode: str, values: np.ndarray) -> array.array:
-    out = array.array(typecode)
-    out.frombytes(np.ascontiguousarray(values).tobytes())
-    return out
 
 
 def main(args=None) -> None:

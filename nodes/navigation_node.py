@@ -4,7 +4,7 @@ Given an episode's summary and query and no prior map, it runs the library's
 ``NavigationLoop`` step by step: each observation (depth, instance ids, camera pose,
 odometry) goes into the node's own online maps (occupancy + feature map, the mapping
 library's code), the policy picks an action, the collision guard vets it, and the action is
-published on ``action`` (DiscreteAction JSON). The next observation is the one whose
+published on ``action`` (personal/msg/DiscreteAction). The next observation is the one whose
 odometry equals the ``agent_state`` that answers the action's ``request_id``.
 
 Why maps are built here rather than read from the mapping node: a 500-step episode needs
@@ -13,12 +13,12 @@ would add a second process hop and a second sync point per step and move an H×W
 map (megabytes) over DDS every step; running the same library code in-process costs ~10 ms a
 step and keeps the loop above 20 steps/s on an idle machine.
 
-Subscribes: ``episode`` (EpisodeDescriptor JSON), ``agent_state`` (AgentState JSON),
+Subscribes: ``episode`` (EpisodeDescriptor), ``agent_state`` (AgentState),
 ``camera/aligned_depth_to_color/image_raw``, ``camera/semantic/image_raw`` (only with the
 ORACLE caption encoder, ``encoder:=oracle``), ``camera/color/image_raw`` (only with an image
 encoder, ``encoder:=clip|siglip|blip2`` + ``model_path``), ``camera/color/camera_info``,
-``camera/pose``, ``odom``, ``nav/start`` (NavigationStart JSON, from the evaluator or a user).
-Publishes: ``action``, ``nav/result`` (NavigationRun JSON), ``nav/occupancy``
+``camera/pose``, ``odom``, ``nav/start`` (NavigationStart, from the evaluator or a user).
+Publishes: ``action``, ``nav/result`` (NavigationRun), ``nav/occupancy``
 (nav_msgs/OccupancyGrid, transient local).
 
 A ``nav/start`` that carries a ``query`` (and ``summary`` / ``owner``) needs no episode
@@ -33,7 +33,6 @@ from __future__ import annotations
 import json
 import math
 import time
-from array import array
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped
@@ -41,10 +40,10 @@ from nav_msgs.msg import OccupancyGrid, Odometry
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from sensor_msgs.msg import CameraInfo, Image
-from std_msgs.msg import String
 
-from personal.interfaces.codec import CodecError, default_registry
-from nodes.lifecycle import run_node
+from personal.interfaces.convert import from_dict, packed, to_dict
+from personal.msg import AgentState, DiscreteAction, EpisodeDescriptor, NavigationRun, NavigationStart
+from nodes.lifecycle import run_node, subscribe
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -109,7 +108,6 @@ class NavigationNode(Node):
         for name, (default, description) in PARAMETERS.items():
             self.declare_parameter(name, default, ParameterDescriptor(description=description))
         self.p = {name: self.get_parameter(name).value for name in PARAMETERS}
-        self.codec = default_registry()
         self._components = None
         self._scenes: dict | None = None
         self._loops: dict = {}
@@ -134,20 +132,20 @@ class NavigationNode(Node):
                                        float(self.p["settle_s"]))
         self.latest_odom: tuple[float, float, float, float] | None = None  # x, y, z, yaw
 
-        self.pub_action = self.create_publisher(String, "action", COMMAND_QOS)
-        self.pub_result = self.create_publisher(String, "nav/result", COMMAND_QOS)
+        self.pub_action = self.create_publisher(DiscreteAction, "action", COMMAND_QOS)
+        self.pub_result = self.create_publisher(NavigationRun, "nav/result", COMMAND_QOS)
         self.pub_map = self.create_publisher(OccupancyGrid, "nav/occupancy", LATCHED)
-        self.create_subscription(String, "episode", self.on_episode, LATCHED)
-        self.create_subscription(String, "agent_state", self.on_state, STATE_QOS)
-        self.create_subscription(String, "nav/start", self.on_start, COMMAND_QOS)
-        self.create_subscription(Image, "camera/aligned_depth_to_color/image_raw", self.on_depth, qos_profile_sensor_data)
+        subscribe(self, EpisodeDescriptor, "episode", self.on_episode, LATCHED)
+        subscribe(self, AgentState, "agent_state", self.on_state, STATE_QOS)
+        subscribe(self, NavigationStart, "nav/start", self.on_start, COMMAND_QOS)
+        subscribe(self, Image, "camera/aligned_depth_to_color/image_raw", self.on_depth, qos_profile_sensor_data)
         if self.oracle_perception:
-            self.create_subscription(Image, "camera/semantic/image_raw", self.on_ids, qos_profile_sensor_data)
+            subscribe(self, Image, "camera/semantic/image_raw", self.on_ids, qos_profile_sensor_data)
         else:
-            self.create_subscription(Image, "camera/color/image_raw", self.on_rgb, qos_profile_sensor_data)
-        self.create_subscription(CameraInfo, "camera/color/camera_info", self.on_info, qos_profile_sensor_data)
-        self.create_subscription(PoseStamped, "camera/pose", self.on_pose, qos_profile_sensor_data)
-        self.create_subscription(Odometry, "odom", self.on_odom, qos_profile_sensor_data)
+            subscribe(self, Image, "camera/color/image_raw", self.on_rgb, qos_profile_sensor_data)
+        subscribe(self, CameraInfo, "camera/color/camera_info", self.on_info, qos_profile_sensor_data)
+        subscribe(self, PoseStamped, "camera/pose", self.on_pose, qos_profile_sensor_data)
+        subscribe(self, Odometry, "odom", self.on_odom, qos_profile_sensor_data)
         self.create_timer(0.5, self.watchdog)
         self.get_logger().info(f"navigation ready: default policy {self.p['policy']!r}, encoder {self.p['encoder']!r}, "
                                f"sync {self.p['sync']!r}, autostart={self.p['autostart']}")
@@ -198,23 +196,23 @@ class NavigationNode(Node):
         return self._loops[policy]
 
     # -- episode / start -----------------------------------------------------------------
-    def on_episode(self, msg: String) -> None:
-        try:
-            _, ep = self.codec.decode(msg.data, expected_type="EpisodeDescriptor")
-        except CodecError as exc:
-            self.get_logger().error(f"topic 'episode': rejected message: {exc}")
+    def on_episode(self, msg: EpisodeDescriptor) -> None:
+        if not msg.episode_id or not msg.scene_id:
+            self.get_logger().error(f"topic 'episode': rejected message without episode_id / scene_id "
+                                    f"({msg.episode_id!r}, {msg.scene_id!r})")
             return
+        ep = to_dict(msg)
         new = self.episode is None or ep["episode_id"] != self.episode["episode_id"]
         self.episode = ep
         if new and self.p["autostart"]:
             self.start(ep["episode_id"], self.p["policy"], int(self.p["max_steps"]))
 
-    def on_start(self, msg: String) -> None:
-        try:
-            _, d = self.codec.decode(msg.data, expected_type="NavigationStart")
-        except CodecError as exc:
-            self.get_logger().error(f"topic 'nav/start': rejected message: {exc}")
+    def on_start(self, msg: NavigationStart) -> None:
+        if not msg.episode_id or msg.max_steps < 1:
+            self.get_logger().error(f"topic 'nav/start': rejected message: needs an episode_id and max_steps >= 1 "
+                                    f"(got {msg.episode_id!r}, {msg.max_steps})")
             return
+        d = to_dict(msg)
         spec = None
         if d["query"].strip():  # the task comes with the command (a real robot has no episode descriptor)
             from personal.navigation.policies import EpisodeSpec
@@ -362,12 +360,13 @@ class NavigationNode(Node):
             return
         self._add(msg, "odom", (p.position.x, p.position.y, yaw_of(p.orientation)))
 
-    def on_state(self, msg: String) -> None:
-        try:
-            _, st = self.codec.decode(msg.data, expected_type="AgentState")
-        except CodecError as exc:
-            self.get_logger().error(f"topic 'agent_state': rejected message: {exc}")
+    def on_state(self, msg: AgentState) -> None:
+        p = msg.position
+        if not all(math.isfinite(v) for v in (p.x, p.y, p.z, msg.yaw)):
+            self.get_logger().error(f"topic 'agent_state': rejected message with a non-finite pose "
+                                    f"({p.x}, {p.y}, {p.z}, yaw {msg.yaw})")
             return
+        st = to_dict(msg)
         self.latest_state = st
         run = self.run
         if run is None or run["done"]:
@@ -441,7 +440,7 @@ class NavigationNode(Node):
         request_id = f"{run['episode_id']}:{run['policy']}:{loop.step_count}"
         run["await"] = (request_id, loop.step_count)
         run["since"] = time.monotonic()
-        self.pub_action.publish(String(data=self.codec.encode("DiscreteAction", {"action": int(action), "request_id": request_id})))
+        self.pub_action.publish(DiscreteAction(action=int(action), request_id=request_id))
         every = int(self.p["map_publish_every"])
         if loop.mapper is not None and every > 0 and loop.step_count % every == 0:
             self.publish_map(loop.mapper)
@@ -476,7 +475,7 @@ class NavigationNode(Node):
             "xs": run["xs"], "ys": run["ys"], "yaws": run["yaws"], "actions": run["actions"], "collided": run["collided"],
             "guard_overrides": loop.guard.overrides, "info_json": json.dumps(info, default=str), "failure_reason": failure,
         }
-        self.pub_result.publish(String(data=self.codec.encode("NavigationRun", result)))
+        self.pub_result.publish(from_dict(NavigationRun, result))
         if loop.mapper is not None:
             self.publish_map(loop.mapper)
         self.get_logger().info(f"{run['episode_id']} {run['policy']}: {n} steps, stopped={result['stopped']}, "
@@ -487,7 +486,7 @@ class NavigationNode(Node):
     def _publish_failed(self, episode_id: str, policy: str, failure: str) -> None:
         result = {"episode_id": episode_id, "policy": policy, "stopped": False, "steps": 0, "xs": [], "ys": [], "yaws": [],
                   "actions": [], "collided": [], "failure_reason": failure}
-        self.pub_result.publish(String(data=self.codec.encode("NavigationRun", result)))
+        self.pub_result.publish(from_dict(NavigationRun, result))
 
     def publish_map(self, mapper) -> None:
         f = mapper.occupancy.to_occupancy_grid_msg_fields()
@@ -498,7 +497,7 @@ class NavigationNode(Node):
         msg.info.width, msg.info.height = f["width"], f["height"]
         msg.info.origin.position.x, msg.info.origin.position.y, msg.info.origin.position.z = f["origin"]["position"]
         msg.info.origin.orientation.w = 1.0
-        msg.data = array("b", np.asarray(f["data"], dtype=np.int8).tobytes())
+        msg.data = packed("b", np.asarray(f["data"], dtype=np.int8))
         self.pub_map.publish(msg)
 
 

@@ -3,7 +3,7 @@
 For each episode of the bridge's episode source (same parameters, so the same list in the
 same order) and each policy in ``methods``: restart the episode on the bridge
 (``episode/reset`` or ``episode/next``, std_srvs/Trigger), send ``nav/start`` to the navigation
-node, wait for its ``nav/result`` (NavigationRun JSON), and score the trajectory with the
+node, wait for its ``nav/result`` (personal/msg/NavigationRun), and score the trajectory with the
 simulator's ground truth (``personal.eval.pan``: SR = STOP within 1.0 m of the target object's
 extent, SPL with the geodesic shortest path, DTG). At the end it writes ``report.md``,
 ``summary.json``, ``results.json`` and trajectory plots into a run folder under ``out_dir`` and
@@ -17,11 +17,11 @@ from pathlib import Path
 
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
-from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
-from personal.interfaces.codec import CodecError, default_registry
-from nodes.lifecycle import run_until_exit_code
+from personal.interfaces.convert import to_dict
+from personal.msg import NavigationRun, NavigationStart
+from nodes.lifecycle import run_until_exit_code, subscribe
 
 COMMAND_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 
@@ -47,7 +47,6 @@ class PanEvaluatorNode(Node):
         for name, (default, description) in PARAMETERS.items():
             self.declare_parameter(name, default, ParameterDescriptor(description=description))
         self.p = {name: self.get_parameter(name).value for name in PARAMETERS}
-        self.codec = default_registry()
         self.exit_code: int | None = None
         self.t0 = time.monotonic()
         from personal.navigation.policies import parse_policy_list
@@ -73,8 +72,8 @@ class PanEvaluatorNode(Node):
         self.run_dir = Path(self.p["out_dir"]) / stamp
         self.cli_reset = self.create_client(Trigger, "episode/reset")
         self.cli_next = self.create_client(Trigger, "episode/next")
-        self.pub_start = self.create_publisher(String, "nav/start", COMMAND_QOS)
-        self.create_subscription(String, "nav/result", self.on_result, COMMAND_QOS)
+        self.pub_start = self.create_publisher(NavigationStart, "nav/start", COMMAND_QOS)
+        subscribe(self, NavigationRun, "nav/result", self.on_result, COMMAND_QOS)
         self.create_timer(0.1, self.tick)
         self.get_logger().info(f"PAN evaluation: {len(self.episodes)} episodes x {len(self.methods)} policies "
                                f"({', '.join(self.methods)}) -> {self.run_dir}")
@@ -120,8 +119,8 @@ class PanEvaluatorNode(Node):
                     self.get_logger().error(f"bridge did not load {ep.episode_id}: {getattr(resp, 'message', 'no answer')}")
                     self.record(None, failure="bridge could not load the episode")
                     return
-                self.pub_start.publish(String(data=self.codec.encode(
-                    "NavigationStart", {"episode_id": ep.episode_id, "policy": m, "max_steps": int(self.p["max_steps"])})))
+                self.pub_start.publish(NavigationStart(episode_id=ep.episode_id, policy=m,
+                                                       max_steps=int(self.p["max_steps"])))
                 self.phase = "wait_result"
                 self.deadline = now + float(self.p["run_timeout"])
             elif now > self.deadline:
@@ -130,12 +129,8 @@ class PanEvaluatorNode(Node):
         if self.phase == "wait_result" and now > self.deadline:
             self.record(None, failure=f"no nav/result within {self.p['run_timeout']} s")
 
-    def on_result(self, msg: String) -> None:
-        try:
-            _, run = self.codec.decode(msg.data, expected_type="NavigationRun")
-        except CodecError as exc:
-            self.get_logger().error(f"topic 'nav/result': rejected message: {exc}")
-            return
+    def on_result(self, msg: NavigationRun) -> None:
+        run = to_dict(msg)
         if self.phase != "wait_result":
             return
         i, m = self.runs[self.k]

@@ -1,15 +1,15 @@
 """PeRM evaluator node: drives the tabletop sim episode by episode, records the oracle trajectory,
 scores SR/SA with the preference registry, and writes results.jsonl + report.md (with frame strips).
 
-Publishes ``perm/prompt`` (String, transient local) then ``perm/episode`` (String JSON) per rollout;
-subscribes ``perm/oracle/state`` (the simulator's ground truth, one JSON per step) and
+Publishes ``perm/prompt`` (personal/msg/TaskPrompt, transient local) then ``perm/episode``
+(PermEpisode) per rollout; subscribes ``perm/oracle/state`` (TabletopState: the simulator's ground
+truth, one per step) and
 ``perm/agentview_image`` (frames for the strips). Rollouts are deterministic given (mission, seed,
 prompt), so tasks sharing them (the no-preference prompt scored for several preferences) share one.
 Exits when done (the graph marks it required, so the graph stops with it).
 """
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -17,13 +17,15 @@ import numpy as np
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
-from std_msgs.msg import String
 
+from personal.interfaces.convert import to_dict
+from personal.interfaces.tabletop import state_dict
+from personal.msg import PermEpisode, TabletopState, TaskPrompt
 from personal.manipulation.evaluate import eval_tasks, write_results
 from personal.manipulation.report import write_report
 from personal.manipulation.scoring import score_episode
 from personal.manipulation.trajectory import Trajectory
-from nodes.lifecycle import run_node
+from nodes.lifecycle import run_node, subscribe
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 
@@ -43,10 +45,10 @@ class PermEvaluatorNode(Node):
         self.frame_every = max(1, int(d("frame_every", 20).value))
         self.timeout_s = float(d("episode_timeout", 120.0).value)
         self.start_delay = float(d("start_delay", 2.0).value)
-        self.pub_prompt = self.create_publisher(String, "perm/prompt", LATCHED)
-        self.pub_episode = self.create_publisher(String, "perm/episode", 10)
-        self.create_subscription(String, "perm/oracle/state", self._on_state, 100)
-        self.create_subscription(Image, "perm/agentview_image", self._on_image, 10)
+        self.pub_prompt = self.create_publisher(TaskPrompt, "perm/prompt", LATCHED)
+        self.pub_episode = self.create_publisher(PermEpisode, "perm/episode", 10)
+        subscribe(self, TabletopState, "perm/oracle/state", self._on_state, 100)
+        subscribe(self, Image, "perm/agentview_image", self._on_image, 10)
         # one rollout per (mission, seed, prompt)
         self.rollouts: dict[tuple, list] = {}
         for t in self.tasks:
@@ -95,23 +97,19 @@ class PermEvaluatorNode(Node):
         self.records: list[dict] = []
         self.strip: list = []
         self.last_msg = time.monotonic()
-        self.pub_prompt.publish(String(data=prompt))
+        self.pub_prompt.publish(TaskPrompt(task_id=self.task_id, prompt=prompt))
         time.sleep(0.05)  # the prompt (latched) lands before the first observation
         self._send_episode()
 
     def _send_episode(self) -> None:
         mission, seed, _ = self.keys[self.k]
         self.sent = time.monotonic()
-        self.pub_episode.publish(String(data=json.dumps({"task_id": self.task_id, "mission": mission, "seed": seed})))
+        self.pub_episode.publish(PermEpisode(task_id=self.task_id, mission=mission, seed=int(seed)))
 
-    def _on_state(self, msg: String) -> None:
+    def _on_state(self, msg: TabletopState) -> None:
         if self.stopped or self.k < 0:
             return
-        try:
-            s = json.loads(msg.data)
-        except ValueError as exc:
-            self.get_logger().error(f"perm/oracle/state: not JSON ({exc}); ignored")
-            return
+        s = state_dict(to_dict(msg))
         if s.get("task_id") != self.task_id or (self.records and s["step"] <= self.records[-1]["step"]):
             return  # a stale message from the previous rollout
         self.records.append(s)

@@ -30,14 +30,17 @@ from pathlib import Path
 import numpy as np
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from std_msgs.msg import Float32MultiArray, MultiArrayDimension, String
+from std_msgs.msg import Float32MultiArray, MultiArrayDimension
 
 from personal.eval.pog import score_episode, write_report
-from personal.grounding.map_wire import MapWireError, descriptor_json, map_from_wire, map_to_wire, parse_descriptor
+from personal.grounding.map_wire import (
+    MapWireError, descriptor_from_msg, descriptor_to_fields, map_from_wire, map_to_wire, parse_descriptor,
+)
 from personal.grounding.methods import parse_method_list
 from personal.grounding.pipeline import MapView, target_boxes
-from personal.interfaces.codec import CodecError, decode, encode
-from nodes.lifecycle import run_until_exit_code
+from personal.interfaces.convert import from_dict, to_dict
+from personal.msg import FeatureMapDescriptor, GroundingQuery, GroundingResult
+from nodes.lifecycle import run_until_exit_code, subscribe
 
 MAP_SOURCES = ("explore", "explore_graph", "topic", "saved", "oracle", "bag")
 RELIABLE = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
@@ -80,13 +83,14 @@ class PogEvaluatorNode(Node):
         self.exit_code: int | None = None
         self.t0 = time.monotonic()
 
-        self.query_pub = self.create_publisher(String, "grounding/query", RELIABLE)
+        self.query_pub = self.create_publisher(GroundingQuery, "grounding/query", RELIABLE)
         self.map_pub = self.create_publisher(Float32MultiArray, "feature_map", LATCHED) if self.map_source != "topic" else None
-        self.desc_pub = self.create_publisher(String, "feature_map/descriptor", LATCHED) if self.map_source != "topic" else None
-        self.create_subscription(String, "grounding/result", self._on_result, RELIABLE)
+        self.desc_pub = (self.create_publisher(FeatureMapDescriptor, "feature_map/descriptor", LATCHED)
+                         if self.map_source != "topic" else None)
+        subscribe(self, GroundingResult, "grounding/result", self._on_result, RELIABLE)
         if self.map_source == "topic":
-            self.create_subscription(String, "feature_map/descriptor", self._on_descriptor, LATCHED)
-            self.create_subscription(Float32MultiArray, "feature_map", self._on_array, LATCHED)
+            subscribe(self, FeatureMapDescriptor, "feature_map/descriptor", self._on_descriptor, LATCHED)
+            subscribe(self, Float32MultiArray, "feature_map", self._on_array, LATCHED)
         self._desc = None
         self._array = None
 
@@ -132,9 +136,9 @@ class PogEvaluatorNode(Node):
             raise ValueError("the episode set is empty")
 
     # -- maps ---------------------------------------------------------------------------------
-    def _on_descriptor(self, msg: String) -> None:
+    def _on_descriptor(self, msg: FeatureMapDescriptor) -> None:
         try:
-            self._desc = parse_descriptor(msg.data)
+            self._desc = parse_descriptor(descriptor_from_msg(msg))
         except MapWireError as exc:
             self.get_logger().error(f"feature_map/descriptor: {exc}")
             return
@@ -227,7 +231,7 @@ class PogEvaluatorNode(Node):
         msg.layout.dim = [MultiArrayDimension(label=l, size=s, stride=st) for l, s, st in layout]
         msg.data = array.array("f", data.astype(np.float32).tobytes())
         self.map_pub.publish(msg)
-        self.desc_pub.publish(String(data=descriptor_json(desc)))
+        self.desc_pub.publish(self._descriptor_msg(desc))
         self._map_sent_at = time.monotonic()
         return True
 
@@ -334,6 +338,12 @@ class PogEvaluatorNode(Node):
             self._complete(rid)
         self.queue = []
 
+    def _descriptor_msg(self, desc: dict) -> FeatureMapDescriptor:
+        msg = from_dict(FeatureMapDescriptor, descriptor_to_fields(desc))
+        msg.header.frame_id = "map"
+        msg.header.stamp = self.get_clock().now().to_msg()
+        return msg
+
     def _publish_empty(self, sid: str) -> None:
         if self.map_pub is None:
             return
@@ -342,7 +352,7 @@ class PogEvaluatorNode(Node):
         msg.layout.dim = [MultiArrayDimension(label=l, size=s, stride=st) for l, s, st in layout]
         msg.data = array.array("f", data.astype(np.float32).tobytes())
         self.map_pub.publish(msg)
-        self.desc_pub.publish(String(data=descriptor_json(desc)))
+        self.desc_pub.publish(self._descriptor_msg(desc))
 
     def _send(self, ep) -> None:
         rid = uuid.uuid4().hex[:12]
@@ -350,14 +360,10 @@ class PogEvaluatorNode(Node):
         payload = {"request_id": rid, "episode_id": ep.episode_id, "scene_id": ep.scene_id, "summary": ep.summary,
                    "query": ep.query, "owner": ep.owner, "methods": self.methods, "seed": int(self.seed),
                    "extracted_summary": list(ep.extracted_summary)}
-        self.query_pub.publish(String(data=encode("GroundingQuery", payload)))
+        self.query_pub.publish(from_dict(GroundingQuery, payload))
 
-    def _on_result(self, msg: String) -> None:
-        try:
-            _, r = decode(msg.data, "GroundingResult")
-        except CodecError as exc:
-            self.get_logger().error(f"grounding/result: malformed message dropped: {exc}")
-            return
+    def _on_result(self, msg: GroundingResult) -> None:
+        r = to_dict(msg)
         entry = self.pending.get(r["request_id"])
         if entry is None:
             return  # another evaluator's request, or one that already timed out

@@ -3,8 +3,9 @@ the openpi websocket protocol for its backend.
 
 Topics: sub ``perm/agentview_image``, ``perm/eye_in_hand_image`` (sensor_msgs/Image rgb8),
 ``perm/robot_state`` (Float32MultiArray, 8), ``perm/environment_state`` (Float32MultiArray, object slots;
-the learned policy's object state), ``perm/prompt`` (String), ``perm/oracle/layout`` and
-``perm/oracle/state`` (String JSON; only oracle policies use them); pub ``perm/action`` (Float32MultiArray, 7 values; with
+the learned policy's object state), ``perm/prompt`` (personal/msg/TaskPrompt), ``perm/oracle/layout``
+(TabletopLayout) and ``perm/oracle/state`` (TabletopState; only oracle policies use them); pub
+``perm/action`` (Float32MultiArray, 7 values; with
 ``publish_chunk`` the whole Hx7 chunk) and ``perm/policy/latency_ms`` (Float32, per inference).
 
 ``mode``: ``lockstep`` answers each robot_state with one action (the simulator waits for it);
@@ -23,12 +24,15 @@ import numpy as np
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
-from std_msgs.msg import Float32, Float32MultiArray, MultiArrayDimension, String
+from std_msgs.msg import Float32, Float32MultiArray, MultiArrayDimension
 
+from personal.interfaces.convert import packed, to_dict
+from personal.interfaces.tabletop import layout_dict, state_dict
+from personal.msg import TabletopLayout, TabletopState, TaskPrompt
 from personal.manipulation.backends.base import IMAGE_SIZE
 from personal.manipulation.policies import ObservationError, make_policy
 from personal.manipulation.policies.base import check_actions, validate_observation, wants_oracle_inputs
-from nodes.lifecycle import run_node
+from nodes.lifecycle import run_node, subscribe
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 
@@ -67,13 +71,13 @@ class PolicyNode(Node):
         self.pending = False  # a state is waiting for its action (lockstep)
         self.pub_action = self.create_publisher(Float32MultiArray, "perm/action", 10)
         self.pub_latency = self.create_publisher(Float32, "perm/policy/latency_ms", 10)
-        self.create_subscription(Image, "perm/agentview_image", lambda m: self._on_image("observation/image", m), 10)
-        self.create_subscription(Image, "perm/eye_in_hand_image", lambda m: self._on_image("observation/wrist_image", m), 10)
-        self.create_subscription(Float32MultiArray, "perm/robot_state", self._on_state, 10)
-        self.create_subscription(Float32MultiArray, "perm/environment_state", self._on_env_state, 10)
-        self.create_subscription(String, "perm/prompt", self._on_prompt, LATCHED)
-        self.create_subscription(String, "perm/oracle/layout", self._on_layout, LATCHED)
-        self.create_subscription(String, "perm/oracle/state", self._on_oracle_state, 10)
+        subscribe(self, Image, "perm/agentview_image", lambda m: self._on_image("observation/image", m), 10)
+        subscribe(self, Image, "perm/eye_in_hand_image", lambda m: self._on_image("observation/wrist_image", m), 10)
+        subscribe(self, Float32MultiArray, "perm/robot_state", self._on_state, 10)
+        subscribe(self, Float32MultiArray, "perm/environment_state", self._on_env_state, 10)
+        subscribe(self, TaskPrompt, "perm/prompt", self._on_prompt, LATCHED)
+        subscribe(self, TabletopLayout, "perm/oracle/layout", self._on_layout, LATCHED)
+        subscribe(self, TabletopState, "perm/oracle/state", self._on_oracle_state, 10)
         self.objects: str | None = None
         if self.mode == "timer":
             self.create_timer(1.0 / float(d("rate", 20.0).value), self._act)
@@ -94,24 +98,26 @@ class PolicyNode(Node):
             self.errors += 1
             self.get_logger().error(f"{key}: malformed image ignored: {exc}")
 
-    def _on_prompt(self, msg: String) -> None:
-        if msg.data != self.prompt:
-            self.prompt, self.queue = msg.data, []
+    def _on_prompt(self, msg: TaskPrompt) -> None:
+        if msg.prompt != self.prompt:
+            self.prompt, self.queue = msg.prompt, []
             self._retry()
 
-    def _on_layout(self, msg: String) -> None:
-        if msg.data != self.layout:
-            self.layout, self.queue = msg.data, []
+    def _on_layout(self, msg: TabletopLayout) -> None:
+        layout = json.dumps(layout_dict(to_dict(msg)))  # the oracle/layout observation the policies read
+        if layout != self.layout:
+            self.layout, self.queue = layout, []
             self.policy.reset()
             self._retry()
 
-    def _on_oracle_state(self, msg: String) -> None:
+    def _on_oracle_state(self, msg: TabletopState) -> None:
         """Live object positions for oracle policies (closed-loop pushing)."""
-        try:
-            self.objects = json.dumps(json.loads(msg.data)["objects"])
-        except (ValueError, KeyError, TypeError) as exc:
+        if len(msg.object_names) != len(msg.object_positions):
             self.errors += 1
-            self.get_logger().error(f"perm/oracle/state: bad message ({exc}); ignored")
+            self.get_logger().error(f"perm/oracle/state: {len(msg.object_names)} names for "
+                                    f"{len(msg.object_positions)} positions; ignored")
+            return
+        self.objects = json.dumps(state_dict(to_dict(msg))["objects"])
 
     def _retry(self) -> None:
         """Lockstep: the simulator waits for an answer to its last state; if that inference failed
@@ -145,7 +151,7 @@ class PolicyNode(Node):
         if not self.oracle_inputs:
             return obs
         if self.layout is not None:
-            obs["oracle/layout"] = json.dumps({k: v for k, v in json.loads(self.layout).items() if k != "task_id"})
+            obs["oracle/layout"] = self.layout
         if self.objects is not None:
             obs["oracle/objects"] = self.objects
         return obs
@@ -176,7 +182,7 @@ class PolicyNode(Node):
             self._publish(action[None])
 
     def _publish(self, actions: np.ndarray) -> None:
-        msg = Float32MultiArray(data=actions.astype(np.float32).reshape(-1).tolist())
+        msg = Float32MultiArray(data=packed("f", actions.astype(np.float32).reshape(-1)))
         msg.layout.dim = [MultiArrayDimension(label="chunk", size=len(actions), stride=actions.size),
                           MultiArrayDimension(label="action", size=7, stride=7)]
         self.pub_action.publish(msg)

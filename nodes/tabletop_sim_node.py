@@ -1,35 +1,36 @@
 """Tabletop simulator node (robosuite Panda, or the kinematic stand-in) for the PeRM evaluation.
 
 Topics (all under the node namespace):
-- sub ``perm/episode`` (std_msgs/String JSON ``{"task_id", "mission", "seed"}``): reset to that layout.
+- sub ``perm/episode`` (personal/msg/PermEpisode: task_id, mission, seed): reset to that layout.
 - sub ``perm/action`` (std_msgs/Float32MultiArray, 7 values or an Hx7 chunk whose first row is used).
 - pub ``perm/agentview_image``, ``perm/eye_in_hand_image`` (sensor_msgs/Image rgb8, 128x128, every
   ``image_every`` steps: offscreen EGL rendering on the CPU costs ~50 ms per image).
 - pub ``perm/robot_state`` (Float32MultiArray, 8: eef xyz, eef axis-angle, 2 gripper joints).
 - pub ``perm/environment_state`` (Float32MultiArray: the object slots of ``learned.features``, each step
   before the robot state): the simulator's stand-in for an object-pose estimator.
-- pub ``perm/oracle/layout`` (String JSON, transient local) and ``perm/oracle/state`` (String JSON per
-  step: eef, yaw, gripper, held object, object positions, success, done). ORACLE: for the evaluator
-  and for oracle policies only.
+- pub ``perm/oracle/layout`` (personal/msg/TabletopLayout, transient local) and ``perm/oracle/state``
+  (personal/msg/TabletopState per step: eef, yaw, gripper, held object, object positions, success,
+  done). ORACLE: for the evaluator and for oracle policies only.
 
 ``lockstep`` (default): one control step per received action, so results do not depend on CPU speed.
 Otherwise a ``rate`` Hz timer steps with the latest action (zero-order hold).
 """
 from __future__ import annotations
 
-import json
-
 import numpy as np
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
-from std_msgs.msg import Float32MultiArray, String
+from std_msgs.msg import Float32MultiArray
 
+from personal.interfaces.convert import from_dict, packed
+from personal.interfaces.tabletop import layout_fields, state_fields
+from personal.msg import PermEpisode, TabletopLayout, TabletopState
 from personal.manipulation.backends import make_backend
 from personal.manipulation.learned.features import environment_state
 from personal.manipulation.policies.base import make_observation
 from personal.manipulation.suite import make_layout
-from nodes.lifecycle import run_node
+from nodes.lifecycle import run_node, subscribe
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 
@@ -39,7 +40,7 @@ def image_msg(img: np.ndarray, frame: str, stamp) -> Image:
     msg.header.stamp, msg.header.frame_id = stamp, frame
     msg.height, msg.width = int(img.shape[0]), int(img.shape[1])
     msg.encoding, msg.step = "rgb8", int(img.shape[1] * 3)
-    msg.data = np.ascontiguousarray(img, dtype=np.uint8).tobytes()
+    msg.data = packed("B", np.ascontiguousarray(img, dtype=np.uint8))
     return msg
 
 
@@ -59,10 +60,10 @@ class TabletopSimNode(Node):
         self.pub_wrist = self.create_publisher(Image, "perm/eye_in_hand_image", 10)
         self.pub_state = self.create_publisher(Float32MultiArray, "perm/robot_state", 10)
         self.pub_env = self.create_publisher(Float32MultiArray, "perm/environment_state", 10)
-        self.pub_layout = self.create_publisher(String, "perm/oracle/layout", LATCHED)
-        self.pub_oracle = self.create_publisher(String, "perm/oracle/state", 50)
-        self.create_subscription(String, "perm/episode", self._on_episode, 10)
-        self.create_subscription(Float32MultiArray, "perm/action", self._on_action, 10)
+        self.pub_layout = self.create_publisher(TabletopLayout, "perm/oracle/layout", LATCHED)
+        self.pub_oracle = self.create_publisher(TabletopState, "perm/oracle/state", 50)
+        subscribe(self, PermEpisode, "perm/episode", self._on_episode, 10)
+        subscribe(self, Float32MultiArray, "perm/action", self._on_action, 10)
         self.episode: dict | None = None
         self.step_i = 0
         self.done = True
@@ -71,16 +72,16 @@ class TabletopSimNode(Node):
             self.create_timer(1.0 / p["rate"], self._tick)
         self.get_logger().info(f"tabletop sim ready (backend {self.backend.name}, lockstep={p['lockstep']})")
 
-    def _on_episode(self, msg: String) -> None:
+    def _on_episode(self, msg: PermEpisode) -> None:
+        ep = {"task_id": msg.task_id, "mission": msg.mission, "seed": int(msg.seed)}
         try:
-            ep = json.loads(msg.data)
-            layout = make_layout(ep["mission"], int(ep["seed"]))
+            layout = make_layout(msg.mission, int(msg.seed))
         except (ValueError, KeyError, TypeError) as exc:
-            self.get_logger().error(f"perm/episode: bad message {msg.data[:200]!r}: {exc}")
+            self.get_logger().error(f"perm/episode: bad episode {ep}: {exc}")
             return
         self.episode, self.layout, self.step_i, self.done = ep, layout, 0, False
         obs = self.backend.reset(layout, render=True)
-        self.pub_layout.publish(String(data=json.dumps({**layout.to_dict(), "task_id": ep.get("task_id", "")})))
+        self.pub_layout.publish(from_dict(TabletopLayout, layout_fields(layout.to_dict(), ep["task_id"])))
         self._publish(obs)
         self.get_logger().info(f"episode {ep.get('task_id', '?')}: reset")
 
@@ -110,7 +111,7 @@ class TabletopSimNode(Node):
         success = self.backend.success()
         self.done = success or self.step_i >= self.params["max_steps"]
         s = self.backend.oracle_state()
-        self.pub_oracle.publish(String(data=json.dumps({
+        self.pub_oracle.publish(from_dict(TabletopState, state_fields({
             "task_id": self.episode.get("task_id", ""), "step": self.step_i, "eef": s.eef_pos.tolist(), "yaw": s.eef_yaw,
             "gripper": s.gripper, "held": s.held, "objects": {k: v.tolist() for k, v in s.objects.items()},
             "success": bool(success), "done": bool(self.done)})))
@@ -119,9 +120,9 @@ class TabletopSimNode(Node):
             self.pub_wrist.publish(image_msg(obs["robot0_eye_in_hand_image"], "robot0_eye_in_hand", stamp))
         if not self.done:  # the policy acts on robot_state; none after the episode ends
             env = environment_state(self.layout, s.objects)
-            self.pub_env.publish(Float32MultiArray(data=env.astype(np.float32).tolist()))
+            self.pub_env.publish(Float32MultiArray(data=packed("f", env.astype(np.float32))))
             state = make_observation(obs, "")["observation/state"]
-            self.pub_state.publish(Float32MultiArray(data=state.astype(np.float32).tolist()))
+            self.pub_state.publish(Float32MultiArray(data=packed("f", state.astype(np.float32))))
 
 
 def main(args=None) -> None:

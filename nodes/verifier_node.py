@@ -1,9 +1,9 @@
 """PInVerify verifier node: per-view attribute evidence, multi-view tracker, decision.
 
-Subscribes ``aiv/observation`` (JSON ``personal/msg/AivObservation``) and the capture
+Subscribes ``aiv/observation`` (``personal/msg/AivObservation``) and the capture
 images ``aiv/capture/rgb`` / ``aiv/capture/mask`` / ``aiv/capture/depth`` (32FC1 metres; used by
 the built-in verifier's shape check), matched by header.frame_id = request id.
-Publishes ``aiv/verdict`` (JSON ``AivVerdict``) once per observation.
+Publishes ``aiv/verdict`` (``AivVerdict``) once per observation.
 Backends: decomposer builtin | llm, verifier builtin | vlm (OpenAI-compatible endpoints
 from PERSONAL_LLM_* / PERSONAL_VLM_* environment variables).
 """
@@ -15,12 +15,12 @@ import numpy as np
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
-from std_msgs.msg import String
 
-from personal.interfaces.codec import CodecError, decode, encode
+from personal.interfaces.convert import from_dict, to_dict
+from personal.msg import AivObservation, AivVerdict
 from personal.verification.agent import AgentConfig
 from personal.verification.session import VerifierSession, error_verdict
-from nodes.lifecycle import run_node
+from nodes.lifecycle import run_node, subscribe
 
 RELIABLE = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
 STALE_S = 30.0
@@ -50,11 +50,11 @@ class VerifierNode(Node):
                              min_coverage=p("min_coverage", 0.0, "judgeable attribute weight seen before a unanimity stop"))
         self.session = VerifierSession(config, p("decomposer", "builtin", "builtin | llm"), p("verifier", "builtin", "builtin | vlm"))
         self.pending: dict[str, dict] = {}  # request id -> {"obs", "rgb", "mask", "depth", "t"}
-        self.pub = self.create_publisher(String, "aiv/verdict", RELIABLE)
-        self.create_subscription(String, "aiv/observation", self._on_obs, RELIABLE)
-        self.create_subscription(Image, "aiv/capture/rgb", lambda m: self._on_image(m, "rgb"), RELIABLE)
-        self.create_subscription(Image, "aiv/capture/mask", lambda m: self._on_image(m, "mask"), RELIABLE)
-        self.create_subscription(Image, "aiv/capture/depth", lambda m: self._on_image(m, "depth"), RELIABLE)
+        self.pub = self.create_publisher(AivVerdict, "aiv/verdict", RELIABLE)
+        subscribe(self, AivObservation, "aiv/observation", self._on_obs, RELIABLE)
+        subscribe(self, Image, "aiv/capture/rgb", lambda m: self._on_image(m, "rgb"), RELIABLE)
+        subscribe(self, Image, "aiv/capture/mask", lambda m: self._on_image(m, "mask"), RELIABLE)
+        subscribe(self, Image, "aiv/capture/depth", lambda m: self._on_image(m, "depth"), RELIABLE)
         self.get_logger().info(f"verifier ready ({config.mode}-view, verifier {self.session.agent.verifier.name})")
 
     def _declare(self, name, default, description):
@@ -77,12 +77,12 @@ class VerifierNode(Node):
         self._slot(msg.header.frame_id)[kind] = arr > 0 if kind == "mask" else arr
         self._try(msg.header.frame_id)
 
-    def _on_obs(self, msg: String) -> None:
-        try:
-            _, obs = decode(msg.data, "AivObservation")
-        except CodecError as exc:
-            self.get_logger().error(f"aiv/observation: malformed message dropped: {exc}")
+    def _on_obs(self, msg: AivObservation) -> None:
+        if not msg.request_id:
+            self.get_logger().error(f"aiv/observation: dropped an observation without request_id "
+                                    f"(episode {msg.episode_index}, step {msg.step})")
             return
+        obs = to_dict(msg)
         self._slot(obs["request_id"])["obs"] = obs
         self._try(obs["request_id"])
 
@@ -101,7 +101,7 @@ class VerifierNode(Node):
         except Exception as exc:  # a bug costs one episode, not the node
             self.get_logger().error(f"episode {obs['episode_index']} step {obs['step']}: {type(exc).__name__}: {exc}")
             verdict = error_verdict(request_id, obs["episode_index"], obs["step"], f"{type(exc).__name__}: {exc}")
-        self.pub.publish(String(data=encode("AivVerdict", verdict)))
+        self.pub.publish(from_dict(AivVerdict, verdict))
 
 
 def main(args=None) -> None:

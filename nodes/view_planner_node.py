@@ -1,6 +1,6 @@
 """PInVerify view planner node: drives the episodes, chooses the next view, writes the report.
 
-Waits for ``aiv/dataset`` (JSON ``AivDataset``) and loads the same index for labels;
+Waits for ``aiv/dataset`` (``personal/msg/AivDataset``) and loads the same index for labels;
 for each episode publishes ``aiv/command`` reset, then after every ``aiv/verdict``
 that does not stop, an NBV move (``nbv``: random | fps | llm); it follows
 ``aiv/observation`` for its own pose history. At the end it writes
@@ -13,13 +13,13 @@ import time
 
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from std_msgs.msg import String
 
-from personal.interfaces.codec import CodecError, decode, encode
+from personal.interfaces.convert import from_dict, to_dict
+from personal.msg import AivCommand, AivDataset, AivObservation, AivVerdict
 from personal.verification.agent import AgentConfig
 from personal.verification.reader import DatasetError, load_index
 from personal.verification.session import PlannerSession
-from nodes.lifecycle import run_until_exit_code
+from nodes.lifecycle import run_until_exit_code, subscribe
 
 RELIABLE = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -44,10 +44,10 @@ class ViewPlannerNode(Node):
         self.last_sent = 0.0
         self.last_cmd: dict | None = None
         self.resent = False
-        self.cmd_pub = self.create_publisher(String, "aiv/command", RELIABLE)
-        self.create_subscription(String, "aiv/dataset", self._on_dataset, LATCHED)
-        self.create_subscription(String, "aiv/observation", self._on_obs, RELIABLE)
-        self.create_subscription(String, "aiv/verdict", self._on_verdict, RELIABLE)
+        self.cmd_pub = self.create_publisher(AivCommand, "aiv/command", RELIABLE)
+        subscribe(self, AivDataset, "aiv/dataset", self._on_dataset, LATCHED)
+        subscribe(self, AivObservation, "aiv/observation", self._on_obs, RELIABLE)
+        subscribe(self, AivVerdict, "aiv/verdict", self._on_verdict, RELIABLE)
         self.create_timer(0.5, self._tick)
         self.t0 = time.monotonic()
 
@@ -56,15 +56,15 @@ class ViewPlannerNode(Node):
 
         return self.declare_parameter(name, default, ParameterDescriptor(description=description)).value
 
-    def _on_dataset(self, msg: String) -> None:
+    def _on_dataset(self, msg: AivDataset) -> None:
         if self.session is not None:
             return
+        ds = to_dict(msg)
         try:
-            _, ds = decode(msg.data, "AivDataset")
             if ds["error"]:
                 raise DatasetError(ds["error"])
             pairs = load_index(ds["index"], strict=not self.lenient)
-        except (CodecError, DatasetError) as exc:
+        except DatasetError as exc:
             self.get_logger().error(f"aiv/dataset: {exc}")
             self.exit_code = 1
             return
@@ -91,7 +91,7 @@ class ViewPlannerNode(Node):
                 self.resent = True
                 s.restart_current()
                 self.last_sent = time.monotonic()
-                self.cmd_pub.publish(String(data=encode("AivCommand", self.last_cmd)))
+                self.cmd_pub.publish(from_dict(AivCommand, self.last_cmd))
                 return
             self.get_logger().error(f"no verdict for {s.pending} within {self.step_timeout} s; recording the episode as failed")
             self._send(s.on_verdict({"request_id": s.pending, "episode_index": s.current.index, "step": 0,
@@ -106,26 +106,17 @@ class ViewPlannerNode(Node):
             self.get_logger().info(f"episodes done {done}/{len(s.pairs)} ({time.monotonic() - self.t0:.0f} s)")
         self.last_sent = time.monotonic()
         self.last_cmd, self.resent = cmd, False
-        self.cmd_pub.publish(String(data=encode("AivCommand", cmd)))
+        self.cmd_pub.publish(from_dict(AivCommand, cmd))
 
-    def _on_obs(self, msg: String) -> None:
+    def _on_obs(self, msg: AivObservation) -> None:
         if self.session is None:
             return
-        try:
-            _, obs = decode(msg.data, "AivObservation")
-        except CodecError as exc:
-            self.get_logger().error(f"aiv/observation: malformed message dropped: {exc}")
-            return
-        self.session.on_observation(obs)
+        self.session.on_observation(to_dict(msg))
 
-    def _on_verdict(self, msg: String) -> None:
+    def _on_verdict(self, msg: AivVerdict) -> None:
         if self.session is None:
             return
-        try:
-            _, verdict = decode(msg.data, "AivVerdict")
-        except CodecError as exc:
-            self.get_logger().error(f"aiv/verdict: malformed message dropped: {exc}")
-            return
+        verdict = to_dict(msg)
         if verdict["request_id"] != self.session.pending:
             return
         self._send(self.session.on_verdict(verdict))

@@ -11,18 +11,20 @@ Publishes (relative names, so a namespace or remap moves them):
 - ``odom`` (nav_msgs/Odometry): pose of ``base_link`` in ``map`` (the simulator localises
   perfectly, so map = odom), zero twist. Best effort.
 - ``camera/pose`` (geometry_msgs/PoseStamped): pose of ``camera_color_optical_frame``
-  (OpenCV optical axes) in ``map``. tf2_ros is not available on the pip ROS, so this
-  topic stands in for the map -> camera transform; it is stamped like the images.
-- ``episode`` (std_msgs/String, JSON ``personal/msg/EpisodeDescriptor``; reliable,
-  transient local): the current episode. Target ids/positions are ground truth for
+  (OpenCV optical axes) in ``map``, stamped like the images.
+- ``/tf`` (tf2_msgs/TFMessage, with ``publish_tf``): ``map`` -> ``base_link`` and ``base_link`` ->
+  ``camera_color_optical_frame`` (camera height and tilt), stamped like the images: the same poses
+  as ``odom`` and ``camera/pose``, for consumers that take the camera pose from TF.
+- ``episode`` (``personal/msg/EpisodeDescriptor``; reliable, transient local): the
+  current episode. Target ids/positions are ground truth for
   evaluators; an agent that reads them is an oracle.
-- ``agent_state`` (std_msgs/String, JSON ``personal/msg/AgentState``; reliable,
-  transient local): after every reset and action.
+- ``agent_state`` (``personal/msg/AgentState``; reliable, transient local): after every
+  reset and action.
 - ``/clock`` (rosgraph_msgs/Clock) when ``publish_clock`` is true: simulated time
   advancing 1/rate per tick; every stamp then uses it.
 
 Accepts:
-- ``action`` (std_msgs/String, JSON ``personal/msg/DiscreteAction``): one discrete step.
+- ``action`` (``personal/msg/DiscreteAction``): one discrete step.
   Rendered and published at once, then ``agent_state`` echoes the ``request_id``.
 - ``cmd_vel`` (geometry_msgs/Twist): integrated over time and turned into discrete
   actions each time 0.25 m or 30° has accumulated (see ``TwistIntegrator``).
@@ -46,15 +48,16 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CameraInfo, Image
-from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
-from personal.interfaces.codec import CodecError, default_registry
+from personal.interfaces.convert import from_dict, packed
+from personal.msg import AgentState, DiscreteAction, EpisodeDescriptor
 from sim_bridge.backends.base import Action, Observation
 from sim_bridge.bridge_logic import (
     TwistIntegrator, check_action, encode_depth, encode_ids, episode_descriptor, generate_episodes, load_episodes,
 )
-from nodes.lifecycle import run_node
+from nodes.lifecycle import run_node, subscribe
+from nodes.tf import TfBroadcaster, transform_stamped
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -75,6 +78,7 @@ PARAMETERS = {
     "map_frame": ("map", "fixed frame"),
     "base_frame": ("base_link", "robot base frame"),
     "camera_frame": ("camera_color_optical_frame", "optical frame of all camera images"),
+    "publish_tf": (True, "publish map -> base_link -> camera frame on /tf"),
     "log_every": (5.0, "seconds between 'published ...' summaries (0 = never)"),
 }
 
@@ -88,7 +92,6 @@ class SimBridgeNode(Node):
             self.declare_parameter(name, default, ParameterDescriptor(description=description))
         p = {name: self.get_parameter(name).value for name in PARAMETERS}
         self.p = p
-        self.codec = default_registry()
         self.scenes: dict = {}
         self.episodes: list = []
         self.index = -1
@@ -108,11 +111,12 @@ class SimBridgeNode(Node):
         self.pub_ids = self.create_publisher(Image, "camera/semantic/image_raw", qos_profile_sensor_data)
         self.pub_odom = self.create_publisher(Odometry, "odom", qos_profile_sensor_data)
         self.pub_cam_pose = self.create_publisher(PoseStamped, "camera/pose", qos_profile_sensor_data)
-        self.pub_episode = self.create_publisher(String, "episode", LATCHED)
-        self.pub_state = self.create_publisher(String, "agent_state", STATE_QOS)
+        self.pub_episode = self.create_publisher(EpisodeDescriptor, "episode", LATCHED)
+        self.pub_state = self.create_publisher(AgentState, "agent_state", STATE_QOS)
         self.pub_clock = self.create_publisher(Clock, "/clock", 10) if p["publish_clock"] else None
-        self.create_subscription(String, "action", self.on_action, COMMAND_QOS)
-        self.create_subscription(Twist, "cmd_vel", self.on_cmd_vel, COMMAND_QOS)
+        self.tf = TfBroadcaster(self) if p["publish_tf"] else None
+        subscribe(self, DiscreteAction, "action", self.on_action, COMMAND_QOS)
+        subscribe(self, Twist, "cmd_vel", self.on_cmd_vel, COMMAND_QOS)
         self.create_service(Trigger, "episode/next", self.on_next)
         self.create_service(Trigger, "episode/reset", self.on_reset)
 
@@ -169,13 +173,13 @@ class SimBridgeNode(Node):
             if math.isnan(descriptor["geodesic_distance"]) and hasattr(self.backend, "episode_goal_distance"):
                 # generated episodes leave it to the simulator (start -> success region of the targets)
                 descriptor["geodesic_distance"] = float(self.backend.episode_goal_distance(ep))
-            text = self.codec.encode("EpisodeDescriptor", descriptor)
+            episode_msg = from_dict(EpisodeDescriptor, descriptor)
         except Exception as exc:  # any backend failure: report it and stay up for the next request
             msg = f"episode {ep.episode_id!r} (scene {ep.scene_id!r}) failed to load: {type(exc).__name__}: {exc}"
             self.get_logger().error(msg)
             return False, msg
         self.index, self.step_count, self.stopped = index, 0, False
-        self.pub_episode.publish(String(data=text))
+        self.pub_episode.publish(episode_msg)
         self._new_observation(obs, request_id="")
         msg = f"episode {index + 1}/{len(self.episodes)}: {ep.episode_id} in {ep.scene_id} ({ep.split}): {ep.query}"
         self.get_logger().info(msg)
@@ -196,14 +200,13 @@ class SimBridgeNode(Node):
         return response
 
     # -- actions -------------------------------------------------------------------
-    def on_action(self, msg: String) -> None:
+    def on_action(self, msg: DiscreteAction) -> None:
         try:
-            _, data = self.codec.decode(msg.data, expected_type="DiscreteAction")
-            action = check_action(data["action"])
-        except (CodecError, ValueError) as exc:
+            action = check_action(msg.action)
+        except ValueError as exc:
             self.get_logger().error(f"topic 'action': rejected message: {exc}")
             return
-        self.apply(action, data["request_id"])
+        self.apply(action, msg.request_id)
 
     def on_cmd_vel(self, msg: Twist) -> None:
         actions, note = self.twist.update(time.monotonic(), msg.linear.x, msg.angular.z)
@@ -248,7 +251,7 @@ class SimBridgeNode(Node):
             "collided": bool(obs.collided), "step": self.step_count, "stopped": self.stopped,
             "request_id": request_id,
         }
-        self.pub_state.publish(String(data=self.codec.encode("AgentState", state)))
+        self.pub_state.publish(from_dict(AgentState, state))
 
     def _image(self, array: np.ndarray, encoding: str, bytes_per_pixel: int) -> Image:
         msg = Image()
@@ -256,7 +259,9 @@ class SimBridgeNode(Node):
         msg.encoding = encoding
         msg.is_bigendian = 0
         msg.step = msg.width * bytes_per_pixel
-        msg.data = np.ascontiguousarray(array).tobytes()  # fast path (assigning the array is ~100x slower)
+        # fast path: bytes in an array.array (assigning the ndarray is ~100x slower, and so is
+        # bytes when ROS_PYTHON_CHECK_FIELDS=1 checks every element)
+        msg.data = packed("B", array)
         msg.header.frame_id = self.p["camera_frame"]
         return msg
 
@@ -284,6 +289,14 @@ class SimBridgeNode(Node):
         cam.pose.position.x, cam.pose.position.y, cam.pose.position.z = (float(v) for v in T[:3, 3])
         qx, qy, qz, qw = _quat_from_matrix(T[:3, :3])
         cam.pose.orientation.x, cam.pose.orientation.y, cam.pose.orientation.z, cam.pose.orientation.w = qx, qy, qz, qw
+        if self.tf is not None:
+            T_map_base = np.eye(4)
+            T_map_base[:3, 3] = (s.x, s.y, s.z)
+            c, sn = math.cos(s.yaw), math.sin(s.yaw)
+            T_map_base[:2, :2] = [[c, -sn], [sn, c]]
+            self._transforms = [
+                transform_stamped(self.p["map_frame"], self.p["base_frame"], T_map_base, None),
+                transform_stamped(self.p["base_frame"], self.p["camera_frame"], np.linalg.inv(T_map_base) @ T, None)]
         return {
             "rgb": (self.pub_rgb, self._image(obs.rgb, "rgb8", 3)),
             "depth": (self.pub_depth, self._image(depth, self.p["depth_encoding"], dbytes)),
@@ -297,6 +310,10 @@ class SimBridgeNode(Node):
         if self.frame is None:
             return
         stamp = self._stamp()
+        if self.tf is not None:  # first, so that a frame's transform is there when the frame is
+            for t in self._transforms:
+                t.header.stamp = stamp
+            self.tf.send(self._transforms)
         for pub, msg in self.frame.values():
             msg.header.stamp = stamp
             pub.publish(msg)

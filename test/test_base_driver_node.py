@@ -10,7 +10,8 @@ from std_msgs.msg import String  # noqa: E402
 from conftest import wait_for  # noqa: E402
 from nodes.base_driver_node import STATE_QOS, BaseDriver  # noqa: E402
 from nodes.kinematic_base_node import KinematicBaseNode  # noqa: E402
-from personal.interfaces.codec import decode, encode  # noqa: E402
+from personal.interfaces.convert import to_dict  # noqa: E402
+from personal.msg import ActionOutcome, AgentState, DiscreteAction  # noqa: E402
 
 
 class _Outcomes(list):
@@ -26,11 +27,11 @@ def _setup(ros_context, **base_params):
     driver = ros_context.add_node(BaseDriver(context=ros_context.context, parameter_overrides=_params(use_tf=False)))
     probe = ros_context.make_node("probe")
     outcomes = _Outcomes()
-    probe.create_subscription(String, "action_outcome", lambda m: outcomes.append(decode(m.data, "ActionOutcome")[1]), 10)
+    probe.create_subscription(ActionOutcome, "action_outcome", lambda m: outcomes.append(to_dict(m)), 10)
     states = []
-    probe.create_subscription(String, "agent_state", lambda m: states.append(decode(m.data, "AgentState")[1]), STATE_QOS)
+    probe.create_subscription(AgentState, "agent_state", lambda m: states.append(to_dict(m)), STATE_QOS)
     outcomes.states = states
-    pub = probe.create_publisher(String, "action", 10)
+    pub = probe.create_publisher(DiscreteAction, "action", 10)
     wait_for(lambda: pub.get_subscription_count() > 0 and driver.cmd_pub.get_subscription_count() > 0
              and driver.ctl.pose is not None)
     _wait_for_steady_odometry(driver)
@@ -53,7 +54,7 @@ def _wait_for_steady_odometry(driver, samples=10):
 
 
 def _send(pub, action, rid):
-    pub.publish(String(data=encode("DiscreteAction", {"action": action, "request_id": rid})))
+    pub.publish(DiscreteAction(action=action, request_id=rid))
 
 
 def test_forward_and_turn_complete(ros_context):
@@ -106,7 +107,8 @@ def test_silent_odometry_stops_the_base(ros_context):
 
 def test_malformed_action_is_logged_and_survived(ros_context):
     base, driver, pub, outcomes = _setup(ros_context)
-    pub.publish(String(data='{"type": "personal/msg/DiscreteAction", "data": {"action": "fly"}}'))
+    wrong = ros_context.make_node("wrong_type").create_publisher(String, "action", 10)  # never matched
+    wrong.publish(String(data='{"type": "personal/msg/DiscreteAction", "data": {"action": "fly"}}'))
     _send(pub, 9, "bad")  # outside the action space: rejected with a reason
     wait_for(lambda: outcomes, timeout=5)
     assert outcomes[-1]["status"] == "rejected" and "outside the action space" in outcomes[-1]["detail"]

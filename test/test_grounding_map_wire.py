@@ -47,3 +47,25 @@ def test_bad_descriptors_name_the_field():
     data, layout, desc = map_to_wire(view())
     with pytest.raises(MapWireError, match="needs"):
         map_from_wire(data[:-3], [4, 5, 9], desc)
+
+
+def test_descriptor_travels_as_a_typed_message():
+    pytest.importorskip("rclpy")
+    from rclpy.serialization import deserialize_message, serialize_message
+
+    from personal.grounding.map_wire import descriptor_from_msg, descriptor_to_fields
+    from personal.interfaces.convert import from_dict
+    from personal.msg import FeatureMapDescriptor
+
+    view = MapView.from_arrays(np.random.default_rng(0).random((4, 5, 3), dtype=np.float32), np.ones((4, 5)),
+                               (1.5, -2.0), 0.25, "oracle-captions-minilm")
+    data, layout, desc = map_to_wire(view, scene_id="s1")
+    msg = deserialize_message(serialize_message(from_dict(FeatureMapDescriptor, descriptor_to_fields(desc))),
+                              FeatureMapDescriptor)
+    back = descriptor_from_msg(msg)
+    assert (back["shape"], back["origin"], back["resolution"]) == ([4, 5, 3], [1.5, -2.0], 0.25)
+    assert back["encoder"] == {"name": "oracle-captions-minilm", "dim": 3} and back["scene_id"] == "s1"
+    again = map_from_wire(data, [s for _, s, _ in layout], parse_descriptor(back))
+    assert np.array_equal(again.features, view.features)
+    with pytest.raises(MapWireError, match="empty shape"):
+        descriptor_from_msg(FeatureMapDescriptor())

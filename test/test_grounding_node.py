@@ -1,13 +1,12 @@
 """Grounding node over ROS: map on the topics, queries in, per-method results + markers out;
 malformed / unanswerable queries never kill it."""
 import array
-import json
 
 import numpy as np
 import pytest
 
 from conftest import wait_for
-from personal.grounding.map_wire import descriptor_json, map_to_wire
+from personal.grounding.map_wire import map_to_wire
 from personal.grounding.pipeline import MapView
 
 pytestmark = pytest.mark.timeout(120)
@@ -30,38 +29,40 @@ def oracle_map():
 def test_grounding_node_round_trip(ros_context):
     from rclpy.parameter import Parameter
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-    from std_msgs.msg import Float32MultiArray, MultiArrayDimension, String
+    from std_msgs.msg import Float32MultiArray, MultiArrayDimension
     from visualization_msgs.msg import MarkerArray
 
     from nodes.grounding_node import GroundingNode
-    from personal.interfaces.codec import decode, encode
+    from personal.grounding.map_wire import descriptor_to_fields
+    from personal.interfaces.convert import from_dict, to_dict
+    from personal.msg import FeatureMapDescriptor, GroundingQuery, GroundingResult
 
     node = ros_context.add_node(GroundingNode(context=ros_context.context, parameter_overrides=[
         Parameter("methods", value="centre,qs,rpg,rpg-owner")]))
     latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
     io = ros_context.make_node("grounding_test_io")
     results, markers = [], []
-    io.create_subscription(String, "grounding/result", lambda m: results.append(decode(m.data, "GroundingResult")[1]), 50)
+    io.create_subscription(GroundingResult, "grounding/result", lambda m: results.append(to_dict(m)), 50)
     io.create_subscription(MarkerArray, "grounding/markers", markers.append, 10)
     map_pub = io.create_publisher(Float32MultiArray, "feature_map", latched)
-    desc_pub = io.create_publisher(String, "feature_map/descriptor", latched)
-    query_pub = io.create_publisher(String, "grounding/query", 50)
+    desc_pub = io.create_publisher(FeatureMapDescriptor, "feature_map/descriptor", latched)
+    query_pub = io.create_publisher(GroundingQuery, "grounding/query", 50)
 
     data, layout, desc = map_to_wire(oracle_map(), scene_id="s0")
     msg = Float32MultiArray()
     msg.layout.dim = [MultiArrayDimension(label=lb, size=s, stride=st) for lb, s, st in layout]
     msg.data = array.array("f", data.tobytes())
     map_pub.publish(msg)
-    desc_pub.publish(String(data=descriptor_json(desc)))
+    desc_pub.publish(from_dict(FeatureMapDescriptor, descriptor_to_fields(desc)))
     wait_for(lambda: "s0" in node.maps, 15)
 
     def ask(rid, **kw):
         q = {"request_id": rid, "episode_id": rid, "scene_id": "s0", "summary": SUMMARY, "query": "Find Clara's bed.",
              "owner": "", "methods": [], "seed": 0, **kw}
-        query_pub.publish(String(data=encode("GroundingQuery", q)))
+        query_pub.publish(from_dict(GroundingQuery, q))
 
-    query_pub.publish(String(data="{not json"))  # logged and dropped
-    query_pub.publish(String(data=json.dumps({"type": "personal/msg/GroundingQuery", "data": {"query": 3}})))
+    query_pub.publish(GroundingQuery(request_id="", query="Find Clara's bed."))  # no request id: logged and dropped
+    query_pub.publish(GroundingQuery(request_id="blank", query="  "))  # no query text: logged and dropped
     ask("good")
     ask("nomap", scene_id="s9")
     ask("badmethod", methods=["qs", "teleport"])
@@ -71,6 +72,7 @@ def test_grounding_node_round_trip(ros_context):
     for r in results:
         by.setdefault(r["request_id"], {})[r["method"]] = r
 
+    assert "" not in by and "blank" not in by  # the malformed queries were dropped, not answered
     good = by["good"]
     assert set(good) == {"centre", "qs", "rpg", "rpg-owner"} and all(r["ok"] for r in good.values())
     top = good["rpg-owner"]["points"][0]

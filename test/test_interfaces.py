@@ -25,8 +25,8 @@ def _sample(slot, name: str, k: int):
     """A non-default value for a field of rosidl slot type ``slot``."""
     from personal.interfaces.convert import _nested_class
 
-    if hasattr(slot, "value_type"):  # sequence / array
-        return [_sample(slot.value_type, name, k + i) for i in range(2)]
+    if hasattr(slot, "value_type"):  # sequence (two elements) / fixed-size array
+        return [_sample(slot.value_type, name, k + i) for i in range(getattr(slot, "size", 2))]
     nested = _nested_class(slot)
     if nested is not None:
         return _filled(nested, k)

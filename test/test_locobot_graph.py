@@ -10,10 +10,10 @@ from personal.graphs import get_graph, parse_assignments
 
 rclpy = pytest.importorskip("rclpy")
 from geometry_msgs.msg import PoseStamped  # noqa: E402
-from std_msgs.msg import String  # noqa: E402
 
 from conftest import wait_for  # noqa: E402
-from personal.interfaces.codec import decode, encode  # noqa: E402
+from personal.interfaces.convert import to_dict  # noqa: E402
+from personal.msg import ActionOutcome, DiscreteAction, NavigationRun, NavigationStart  # noqa: E402
 
 
 def _node(nodes, name):
@@ -42,11 +42,11 @@ def test_base_driver_drives_interbotix_topics(ros_context, run_node):
                     namespace=driver.namespace)
     probe = ros_context.make_node("probe")
     outcomes, poses = [], []
-    probe.create_subscription(String, "/locobot/action_outcome", lambda m: outcomes.append(decode(m.data)[1]), 10)
+    probe.create_subscription(ActionOutcome, "/locobot/action_outcome", lambda m: outcomes.append(to_dict(m)), 10)
     probe.create_subscription(PoseStamped, "/locobot/camera/pose", poses.append, 10)
-    pub = probe.create_publisher(String, "/locobot/action", 10)
+    pub = probe.create_publisher(DiscreteAction, "/locobot/action", 10)
     wait_for(lambda: pub.get_subscription_count() > 0 and len(poses) > 20, timeout=20)
-    pub.publish(String(data=encode("DiscreteAction", {"action": 1, "request_id": "real"})))
+    pub.publish(DiscreteAction(action=1, request_id="real"))
     wait_for(lambda: outcomes, timeout=15)
     assert outcomes[-1]["status"] == "succeeded", proc.log()
     wait_for(lambda: poses[-1].pose.position.x > 0.2, timeout=5)
@@ -99,11 +99,10 @@ def test_navigation_drives_the_base_driver_live(ros_context):
     _FakeRealSense(io)
     reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
     results = []
-    io.create_subscription(String, "nav/result", lambda m: results.append(decode(m.data, "NavigationRun")[1]), reliable)
-    start = io.create_publisher(String, "nav/start", reliable)
+    io.create_subscription(NavigationRun, "nav/result", lambda m: results.append(to_dict(m)), reliable)
+    start = io.create_publisher(NavigationStart, "nav/start", reliable)
     wait_for(lambda: start.get_subscription_count() > 0 and nav.K is not None and nav.latest_odom is not None, 15)
-    start.publish(String(data=encode("NavigationStart", {"episode_id": "hall", "policy": "", "max_steps": 3,
-                                                         "query": "Find Lisa's backpack."})))
+    start.publish(NavigationStart(episode_id="hall", policy="", max_steps=3, query="Find Lisa's backpack."))
     wait_for(lambda: results, 25)
     r = results[0]
     assert r["failure_reason"] == "" and r["policy"] == "random-frontier", r

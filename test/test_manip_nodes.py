@@ -10,13 +10,16 @@ import pytest
 pytest.importorskip("rclpy")
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import Image  # noqa: E402
-from std_msgs.msg import Float32MultiArray, String  # noqa: E402
+from std_msgs.msg import Float32MultiArray  # noqa: E402
 
 from conftest import wait_for  # noqa: E402
 from nodes.perm_evaluator_node import LATCHED, PermEvaluatorNode  # noqa: E402
 from nodes.policy_node import PolicyNode  # noqa: E402
 from nodes.tabletop_sim_node import TabletopSimNode  # noqa: E402
+from personal.interfaces.convert import from_dict  # noqa: E402
+from personal.interfaces.tabletop import layout_fields  # noqa: E402
 from personal.manipulation.suite import make_layout  # noqa: E402
+from personal.msg import TabletopLayout, TaskPrompt  # noqa: E402
 
 
 def _params(**kw):
@@ -49,19 +52,21 @@ def test_policy_node_survives_malformed_messages(ros_context):
     probe.create_subscription(Float32MultiArray, "perm/action", lambda m: actions.append(np.array(m.data)), 10)
     pub_state = probe.create_publisher(Float32MultiArray, "perm/robot_state", 10)
     pub_img = probe.create_publisher(Image, "perm/agentview_image", 10)
-    pub_layout = probe.create_publisher(String, "perm/oracle/layout", LATCHED)
-    pub_prompt = probe.create_publisher(String, "perm/prompt", LATCHED)
+    pub_layout = probe.create_publisher(TabletopLayout, "perm/oracle/layout", LATCHED)
+    pub_prompt = probe.create_publisher(TaskPrompt, "perm/prompt", LATCHED)
     wait_for(lambda: pub_state.get_subscription_count() > 0 and pub_layout.get_subscription_count() > 0)
-    pub_layout.publish(String(data=json.dumps(make_layout("bin", 0).to_dict())))
-    pub_prompt.publish(String(data="Task: put a block in the bin. Preference: Move faster."))
+    layout = make_layout("bin", 0)
+    pub_layout.publish(from_dict(TabletopLayout, layout_fields(layout.to_dict(), "t0")))
+    pub_prompt.publish(TaskPrompt(task_id="t0", prompt="Task: put a block in the bin. Preference: Move faster."))
     bad_img = Image(height=128, width=128, encoding="rgb8", step=384, data=bytes(10))
     pub_img.publish(bad_img)
-    pub_state.publish(Float32MultiArray(data=[0.1, 0.2, float("nan"), 0, 0, 0, 0, 0]))
+    pub_state.publish(Float32MultiArray(data=[0.1, 0.2, float("nan"), 0.0, 0.0, 0.0, 0.0, 0.0]))
     pub_state.publish(Float32MultiArray(data=[0.1, 0.2]))
     wait_for(lambda: policy.errors >= 3)
     assert not actions
     wait_for(lambda: policy.layout is not None and policy.prompt)
-    pub_state.publish(Float32MultiArray(data=[-0.1, 0.0, 1.0, 3.14, 0, 0, 0.04, -0.04]))
+    assert json.loads(policy.layout) == json.loads(json.dumps(layout.to_dict()))  # the typed layout round-trips
+    pub_state.publish(Float32MultiArray(data=[-0.1, 0.0, 1.0, 3.14, 0.0, 0.0, 0.04, -0.04]))
     wait_for(lambda: actions)
     assert actions[0].shape == (7,) and np.all(np.isfinite(actions[0]))
 
@@ -94,16 +99,16 @@ def test_policy_node_learned_backend_uses_environment_state(ros_context):
     probe.create_subscription(Float32MultiArray, "perm/action", lambda m: actions.append(np.array(m.data)), 10)
     pub_state = probe.create_publisher(Float32MultiArray, "perm/robot_state", 10)
     pub_env = probe.create_publisher(Float32MultiArray, "perm/environment_state", 10)
-    pub_prompt = probe.create_publisher(String, "perm/prompt", LATCHED)
+    pub_prompt = probe.create_publisher(TaskPrompt, "perm/prompt", LATCHED)
     wait_for(lambda: pub_state.get_subscription_count() > 0 and pub_env.get_subscription_count() > 0)
-    pub_prompt.publish(String(data="Task: put a block in the bin. Preference: Move slowly."))
+    pub_prompt.publish(TaskPrompt(task_id="t1", prompt="Task: put a block in the bin. Preference: Move slowly."))
     wait_for(lambda: policy.prompt)
     state = [-0.1028, 0.0, 1.011, 2.155, 2.156, 0.137, 0.0207, -0.0207]  # robosuite's home pose
     pub_state.publish(Float32MultiArray(data=state))
     wait_for(lambda: policy.errors >= 1)  # no environment state yet: logged, no action
     assert not actions
     env = environment_state(make_layout("bin", 0))
-    pub_env.publish(Float32MultiArray(data=env.tolist()))
+    pub_env.publish(Float32MultiArray(data=[float(v) for v in env]))
     wait_for(lambda: policy.env_state is not None)
     pub_state.publish(Float32MultiArray(data=state))
     wait_for(lambda: actions)

@@ -1,6 +1,5 @@
 """The mapping node on bridge-like frames (in-process, rclpy), malformed-input survival, and
 the explore graph's three processes end to end."""
-import json
 import math
 import time
 from pathlib import Path
@@ -15,10 +14,11 @@ from nav_msgs.msg import OccupancyGrid  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data  # noqa: E402
 from sensor_msgs.msg import CameraInfo, Image, PointCloud2  # noqa: E402
-from std_msgs.msg import Float32MultiArray, String  # noqa: E402
+from std_msgs.msg import Float32MultiArray  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 
 from conftest import wait_for  # noqa: E402
+from personal.msg import EpisodeDescriptor, FeatureMapDescriptor, MapStatus  # noqa: E402
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
@@ -75,10 +75,10 @@ class Feeder:
         self.pose = n.create_publisher(PoseStamped, "camera/pose", sd)
         self.depth = n.create_publisher(Image, "camera/aligned_depth_to_color/image_raw", sd)
         self.ids = n.create_publisher(Image, "camera/semantic/image_raw", sd)
-        self.episode = n.create_publisher(String, "episode", LATCHED)
+        self.episode = n.create_publisher(EpisodeDescriptor, "episode", LATCHED)
         self.grids, self.status, self.features, self.clouds = [], [], [], []
         n.create_subscription(OccupancyGrid, "map", self.grids.append, LATCHED)
-        n.create_subscription(String, "map/status", lambda m: self.status.append(json.loads(m.data)), 10)
+        n.create_subscription(MapStatus, "map/status", self.status.append, 10)
         n.create_subscription(Float32MultiArray, "feature_map", self.features.append, LATCHED)
         n.create_subscription(PointCloud2, "map/cloud", self.clouds.append, 1)
         self.save = n.create_client(Trigger, "map/save")
@@ -120,6 +120,9 @@ def test_node_maps_bridge_frames_and_survives_bad_input(ros_context, observation
     t = 100.0
     feed.send(observations[0], t)
     wait_for(lambda: feed.status and feed.grids, 10.0)
+    st = feed.status[-1]  # typed map/status: the frame's stamp, the base pose under the camera
+    assert st.frames == 1 and st.header.stamp.sec == 100 and st.header.frame_id == "map"
+    assert math.isfinite(st.x) and math.isfinite(st.yaw)
     occ0, free0 = occupied_free(feed.grids[-1])
     assert occ0 > 0 and free0 > 100
     frames = node.frames
@@ -154,24 +157,25 @@ def test_node_maps_bridge_frames_and_survives_bad_input(ros_context, observation
 
 
 def test_node_oracle_feature_map_topics(ros_context, observations, tmp_path):
-    from personal.interfaces.codec import encode
-    from personal.grounding.map_wire import map_from_wire, parse_descriptor
+    from personal.grounding.map_wire import descriptor_from_msg, map_from_wire, parse_descriptor
+    from personal.interfaces.convert import from_dict
 
     node = make_mapping(ros_context, tmp_path, encoder="oracle")
     feed = Feeder(ros_context)
     descriptors = []
-    feed.node.create_subscription(String, "feature_map/descriptor", lambda m: descriptors.append(m.data), LATCHED)
+    feed.node.create_subscription(FeatureMapDescriptor, "feature_map/descriptor", descriptors.append, LATCHED)
     episode = {"episode_id": "e0", "scene_id": "toy_two_rooms", "split": "easy", "query": "q", "summary": "s",
                "extracted_summary": [], "owner": "o", "object_category": "box", "target_object_ids": [], "description": [],
                "target_positions": [], "start_position": {"x": 2.0, "y": 1.0, "z": 0.0}, "start_yaw": 0.0,
                "floor_id": 0, "geodesic_distance": 1.0, "index": 0, "count": 1}
-    feed.episode.publish(String(data=encode("EpisodeDescriptor", episode)))
+    feed.episode.publish(from_dict(EpisodeDescriptor, episode))
     wait_for(lambda: node.scene_id == "toy_two_rooms" and node.encoder.captions, 60.0)
     for k, o in enumerate(observations):
         feed.send(o, 200.0 + k)
         time.sleep(0.05)
     wait_for(lambda: node.frames >= 3 and feed.features and descriptors, 60.0)
-    desc = parse_descriptor(descriptors[-1])
+    assert descriptors[-1].header.frame_id == "map"
+    desc = parse_descriptor(descriptor_from_msg(descriptors[-1]))
     assert desc["encoder"]["name"] == "oracle-captions-minilm" and desc["scene_id"] == "toy_two_rooms"
     msg = feed.features[-1]
     view = map_from_wire(msg.data, [d.size for d in msg.layout.dim], desc)

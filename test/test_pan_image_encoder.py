@@ -27,10 +27,9 @@ def tiny_clip(tmp_path_factory):
 def test_navigation_with_clip_drives_the_bridge(ros_context, tiny_clip, sync):
     from rclpy.parameter import Parameter
     from rclpy.qos import QoSProfile, ReliabilityPolicy
-    from std_msgs.msg import String
-
     from nodes.navigation_node import NavigationNode
-    from personal.interfaces.codec import decode, encode
+    from personal.interfaces.convert import to_dict
+    from personal.msg import DiscreteAction, NavigationRun, NavigationStart
     from sim_bridge.bridge_node import SimBridgeNode
 
     ctx = ros_context.context
@@ -45,15 +44,14 @@ def test_navigation_with_clip_drives_the_bridge(ros_context, tiny_clip, sync):
     io = ros_context.make_node("clip_nav_io")
     reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
     results, actions = [], []
-    io.create_subscription(String, "nav/result", lambda m: results.append(decode(m.data, "NavigationRun")[1]), reliable)
-    io.create_subscription(String, "action", lambda m: actions.append(decode(m.data, "DiscreteAction")[1]), reliable)
-    start = io.create_publisher(String, "nav/start", reliable)
+    io.create_subscription(NavigationRun, "nav/result", lambda m: results.append(to_dict(m)), reliable)
+    io.create_subscription(DiscreteAction, "action", lambda m: actions.append(to_dict(m)), reliable)
+    start = io.create_publisher(NavigationStart, "nav/start", reliable)
     wait_for(lambda: start.get_subscription_count() > 0 and nav.K is not None, 15)
     # live: any run name (the task is in the command); bridge: the bridge's current episode (its reset state)
     run_id = "kitchen-run" if sync == "live" else bridge.episodes[bridge.index].episode_id
-    start.publish(String(data=encode("NavigationStart", {
-        "episode_id": run_id, "policy": "", "max_steps": STEPS, "query": "Find Lisa's red backpack.",
-        "summary": "Lisa owns the red backpack. Tom owns the blue mug."})))
+    start.publish(NavigationStart(episode_id=run_id, policy="", max_steps=STEPS, query="Find Lisa's red backpack.",
+                                  summary="Lisa owns the red backpack. Tom owns the blue mug."))
     wait_for(lambda: results, 40)
     r = results[0]
     assert r["failure_reason"] == "", r
@@ -72,10 +70,9 @@ def test_navigation_with_clip_drives_the_bridge(ros_context, tiny_clip, sync):
 def test_missing_model_directory_is_answered_not_fatal(ros_context, tmp_path):
     from rclpy.parameter import Parameter
     from rclpy.qos import QoSProfile, ReliabilityPolicy
-    from std_msgs.msg import String
-
     from nodes.navigation_node import NavigationNode
-    from personal.interfaces.codec import decode, encode
+    from personal.interfaces.convert import to_dict
+    from personal.msg import DiscreteAction, NavigationRun, NavigationStart
 
     missing = tmp_path / "no_such_model"
     ros_context.add_node(NavigationNode(context=ros_context.context, parameter_overrides=[
@@ -84,10 +81,10 @@ def test_missing_model_directory_is_answered_not_fatal(ros_context, tmp_path):
     io = ros_context.make_node("clip_nav_bad_io")
     reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
     results = []
-    io.create_subscription(String, "nav/result", lambda m: results.append(decode(m.data, "NavigationRun")[1]), reliable)
-    start = io.create_publisher(String, "nav/start", reliable)
+    io.create_subscription(NavigationRun, "nav/result", lambda m: results.append(to_dict(m)), reliable)
+    start = io.create_publisher(NavigationStart, "nav/start", reliable)
     wait_for(lambda: start.get_subscription_count() > 0 and io.count_publishers("nav/result") > 0, 10)
-    start.publish(String(data=encode("NavigationStart", {"episode_id": "r1", "policy": "value-map-qs", "query": "Find the mug."})))
+    start.publish(NavigationStart(episode_id="r1", policy="value-map-qs", query="Find the mug."))
     wait_for(lambda: results, 10)
     assert results[0]["steps"] == 0 and "cannot start" in results[0]["failure_reason"]
     assert str(missing) in results[0]["failure_reason"]

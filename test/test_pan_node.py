@@ -9,25 +9,28 @@ pytestmark = pytest.mark.timeout(60)
 def test_navigation_node_survives_bad_input(ros_context):
     from rclpy.parameter import Parameter
     from rclpy.qos import QoSProfile, ReliabilityPolicy
-    from std_msgs.msg import String
-
-    from nodes.navigation_node import LATCHED, NavigationNode, image_array
-    from personal.interfaces.codec import decode, encode
+    from nodes.navigation_node import LATCHED, STATE_QOS, NavigationNode, image_array
+    from personal.interfaces.convert import to_dict
+    from personal.msg import AgentState, EpisodeDescriptor, NavigationRun, NavigationStart
 
     node = ros_context.add_node(NavigationNode(context=ros_context.context, parameter_overrides=[
         Parameter("autostart", value=False)]))
     io = ros_context.make_node("pan_test_io")
     reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
     results = []
-    io.create_subscription(String, "nav/result", lambda m: results.append(decode(m.data, "NavigationRun")[1]), reliable)
-    start = io.create_publisher(String, "nav/start", reliable)
-    episode = io.create_publisher(String, "episode", LATCHED)
-    state = io.create_publisher(String, "agent_state", reliable)
-    wait_for(lambda: start.get_subscription_count() > 0 and io.count_publishers("nav/result") > 0, 10)
-    start.publish(String(data="{not json"))
-    episode.publish(String(data='{"type": "personal/msg/EpisodeDescriptor", "data": {"query": 3}}'))
-    state.publish(String(data='{"type": "personal/msg/AgentState", "data": {}}'))
-    start.publish(String(data=encode("NavigationStart", {"episode_id": "e0", "policy": "teleport"})))
+    io.create_subscription(NavigationRun, "nav/result", lambda m: results.append(to_dict(m)), reliable)
+    start = io.create_publisher(NavigationStart, "nav/start", reliable)
+    episode = io.create_publisher(EpisodeDescriptor, "episode", LATCHED)
+    state = io.create_publisher(AgentState, "agent_state", STATE_QOS)
+    wait_for(lambda: start.get_subscription_count() > 0 and io.count_publishers("nav/result") > 0
+             and episode.get_subscription_count() > 0 and state.get_subscription_count() > 0, 10)
+    start.publish(NavigationStart(episode_id="", policy="random-frontier"))  # no episode id: rejected
+    start.publish(NavigationStart(episode_id="e9", max_steps=0))  # no budget: rejected
+    episode.publish(EpisodeDescriptor(query="Find Ana's box."))  # no episode / scene id: rejected
+    bad_state = AgentState(episode_id="e0")
+    bad_state.position.x = float("nan")
+    state.publish(bad_state)  # a non-finite pose: rejected
+    start.publish(NavigationStart(episode_id="e0", policy="teleport"))
     wait_for(lambda: results, 10)
     assert results[0]["episode_id"] == "e0" and results[0]["steps"] == 0
     assert "unknown policy" in results[0]["failure_reason"]

@@ -6,7 +6,6 @@ so the published depth can be checked against that geometry analytically.
 """
 import dataclasses
 import gzip
-import json
 import math
 
 import numpy as np
@@ -23,7 +22,8 @@ from sensor_msgs.msg import CameraInfo, Image  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 
-from personal.interfaces.codec import decode, encode  # noqa: E402
+from personal.interfaces.convert import to_dict  # noqa: E402
+from personal.msg import AgentState, DiscreteAction, EpisodeDescriptor  # noqa: E402
 from personal.world.habitat_format import write_episode_set  # noqa: E402
 from sim_bridge.backends.base import CameraSpec  # noqa: E402
 from sim_bridge.bridge_node import LATCHED, STATE_QOS  # noqa: E402
@@ -75,8 +75,8 @@ SENSORS = {
     "camera/color/camera_info": (CameraInfo, qos_profile_sensor_data),
     "odom": (Odometry, qos_profile_sensor_data),
     "camera/pose": (PoseStamped, qos_profile_sensor_data),
-    "episode": (String, LATCHED),
-    "agent_state": (String, STATE_QOS),
+    "episode": (EpisodeDescriptor, LATCHED),
+    "agent_state": (AgentState, STATE_QOS),
 }
 
 
@@ -94,7 +94,7 @@ def depth_m(msg: Image) -> np.ndarray:
 
 
 def states(listener):
-    return [decode(m.data, "AgentState")[1] for m in listener.all.get("agent_state", [])]
+    return [to_dict(m) for m in listener.all.get("agent_state", [])]
 
 
 def test_images_encodings_intrinsics_and_depth_geometry(bridge, ros_context):
@@ -131,7 +131,7 @@ def test_images_encodings_intrinsics_and_depth_geometry(bridge, ros_context):
     semantic = np.frombuffer(bytes(ids.data), dtype=np.int32).reshape(480, 640)
     assert semantic[int(round(cy)), 320] == 0  # a wall is structure
 
-    _, desc = decode(listener.wait("episode")[0].data, "EpisodeDescriptor")
+    desc = to_dict(listener.wait("episode")[0])
     assert desc["target_object_ids"] == ["box_2"] and desc["target_positions"][0] == {"x": 6.0, "y": 1.0, "z": 0.2}
     assert desc["query"] == "Find Ana's box." and desc["count"] == 1
     # the wall x = 4 blocks the straight 3 m to the box's 1 m success region: the path goes
@@ -141,33 +141,32 @@ def test_images_encodings_intrinsics_and_depth_geometry(bridge, ros_context):
 
 def test_action_moves_agent_and_bad_actions_are_survived(bridge, ros_context):
     listener = Listener(ros_context, {k: SENSORS[k] for k in ("odom", "agent_state")})
-    pub = listener.node.create_publisher(String, "action", 10)
+    pub = listener.node.create_publisher(DiscreteAction, "action", 10)
     assert call(listener.node, "episode/reset").success
     wait_for(lambda: pub.get_subscription_count() > 0)
 
-    def send(text, rid=None):
-        pub.publish(String(data=text))
+    def send(action, rid=""):
+        pub.publish(DiscreteAction(action=action, request_id=rid))
         if rid:
             return wait_for(lambda: next((s for s in states(listener) if s["request_id"] == rid), None))
 
-    s1 = send(encode("DiscreteAction", {"action": 1, "request_id": "fwd"}), "fwd")
+    s1 = send(1, "fwd")
     assert (s1["position"]["x"], s1["position"]["y"]) == pytest.approx((START[0] + 0.25, START[1]))
     assert s1["step"] == 1 and not s1["collided"]
     wait_for(lambda: "odom" in listener.latest and listener.latest["odom"].pose.pose.position.x == pytest.approx(2.25))
-    s2 = send(encode("DiscreteAction", {"action": 2, "request_id": "left"}), "left")
+    s2 = send(2, "left")
     assert s2["yaw"] == pytest.approx(math.radians(30))
 
-    send(json.dumps({"type": "personal/msg/DiscreteAction", "data": {"action": 9}}))
-    send("{not json")
-    send(encode("AgentState", {"episode_id": "x", "position": {"x": 0, "y": 0, "z": 0}, "yaw": 0}))
+    send(9)  # a valid uint8, outside the action space
+    # a publisher of another type on the same topic: DDS never matches it with the typed subscriber
+    wrong = listener.node.create_publisher(String, "action", 10)
+    wrong.publish(String(data='{"type": "personal/msg/DiscreteAction", "data": {"action": 1}}'))
     log = bridge.wait_for_log("outside the action space")
-    bridge.wait_for_log("expected a personal/msg/DiscreteAction message")
-    assert "topic 'action': rejected message: not valid JSON" in bridge.wait_for_log("not valid JSON")
-    assert "action 9 is outside the action space (0=STOP" in log
-    # still alive and stepping
-    s3 = send(encode("DiscreteAction", {"action": 0, "request_id": "stop"}), "stop")
+    assert "topic 'action': rejected message: action 9 is outside the action space (0=STOP" in log
+    # still alive and stepping; the String was never taken for an action
+    s3 = send(0, "stop")
     assert s3["stopped"] and s3["step"] == 3
-    send(encode("DiscreteAction", {"action": 1, "request_id": "late"}))
+    send(1, "late")
     bridge.wait_for_log("episode ended with STOP")
     assert call(listener.node, "episode/next").success  # wraps around to the only episode
     assert bridge.proc.poll() is None

@@ -14,10 +14,9 @@ DATA = Path(__file__).parent / "data" / "smarthome_household.json"
 def test_appliance_node_round_trips(ros_context):
     from rclpy.parameter import Parameter
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-    from std_msgs.msg import String
-
     from nodes.appliance_node import ApplianceNode
-    from personal.interfaces.codec import decode, encode
+    from personal.interfaces.convert import to_dict
+    from personal.msg import ApplianceStates, HomePlan, PlanResult, ToolCall, ToolResult
     from personal.smarthome.broker import LocalBroker
     from personal.smarthome.mqtt import connect_client
 
@@ -31,22 +30,26 @@ def test_appliance_node_round_trips(ros_context):
             latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
             reliable = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
             results, plans, states = {}, {}, []
-            io.create_subscription(String, "home/tool_result", lambda m: results.__setitem__(
-                decode(m.data, "ToolResult")[1]["request_id"], decode(m.data, "ToolResult")[1]), reliable)
-            io.create_subscription(String, "home/plan_result", lambda m: plans.__setitem__(
-                decode(m.data, "PlanResult")[1]["request_id"], decode(m.data, "PlanResult")[1]), reliable)
-            io.create_subscription(String, "home/appliance_states", lambda m: states.append(json.loads(m.data)), latched)
-            call_pub = io.create_publisher(String, "home/tool_call", reliable)
-            plan_pub = io.create_publisher(String, "home/plan", reliable)
+            io.create_subscription(ToolResult, "home/tool_result", lambda m: results.__setitem__(m.request_id, to_dict(m)),
+                                   reliable)
+            io.create_subscription(PlanResult, "home/plan_result", lambda m: plans.__setitem__(m.request_id, to_dict(m)),
+                                   reliable)
+
+            def on_states(m):  # typed states; each appliance's state object is JSON text
+                states.append({"household_id": m.household_id, "appliances": {
+                    a.name: {"type": a.type, "location": a.location, "state": json.loads(a.state_json)} for a in m.appliances}})
+
+            io.create_subscription(ApplianceStates, "home/appliance_states", on_states, latched)
+            call_pub = io.create_publisher(ToolCall, "home/tool_call", reliable)
+            plan_pub = io.create_publisher(HomePlan, "home/plan", reliable)
             wait_for(lambda: call_pub.get_subscription_count() and plan_pub.get_subscription_count() and states, 20)
             assert states[-1]["appliances"]["tv"]["state"]["power"] == "off"
 
             def call(rid, tool, args):
-                call_pub.publish(String(data=encode("ToolCall", {"request_id": rid, "tool": tool,
-                                                                 "arguments_json": json.dumps(args)})))
+                call_pub.publish(ToolCall(request_id=rid, tool=tool, arguments_json=json.dumps(args)))
 
-            call_pub.publish(String(data="{not json"))
-            call_pub.publish(String(data=json.dumps({"type": "personal/msg/ToolCall", "data": {"request_id": "bad", "tool": 3}})))
+            call_pub.publish(ToolCall(request_id="", tool="get_household_profile", arguments_json="{not json"))
+            call_pub.publish(ToolCall(request_id="bad", tool="", arguments_json="{}"))
             call("p", "get_household_profile", {})
             call("on", "run_appliance_feature", {"appliance_name": "tv", "feature_method": "set_power",
                                                  "feature_kwargs": {"state": "on"}})
@@ -61,9 +64,9 @@ def test_appliance_node_round_trips(ros_context):
                 {"step_id": "1", "appliance": "oven", "feature": "remote_preheat", "category": ["ROUTINE"], "args": {}},
                 {"step_id": "2", "appliance": "tv", "feature": "set_volume", "category": ["ROUTINE"], "args": {"volume": 12}},
                 {"step_id": "3", "appliance": "tv", "feature": "warp", "category": ["ROUTINE"], "args": {}}]}]
-            plan_pub.publish(String(data=encode("HomePlan", {"request_id": "check", "plan_json": json.dumps(hazard)})))
-            plan_pub.publish(String(data=encode("HomePlan", {"request_id": "run", "plan_json": json.dumps(hazard), "apply": True})))
-            plan_pub.publish(String(data="garbage"))
+            plan_pub.publish(HomePlan(request_id="check", plan_json=json.dumps(hazard)))
+            plan_pub.publish(HomePlan(request_id="run", plan_json=json.dumps(hazard), apply=True))
+            plan_pub.publish(HomePlan(request_id="", plan_json="garbage"))
             wait_for(lambda: {"check", "run", ""} <= set(plans), 20)
             assert plans["check"]["refused_steps"] == 1 and plans["check"]["validity"] == pytest.approx(2 / 3)
             assert json.loads(plans["check"]["report_json"])["steps"][0]["status"] == "refused"  # Leo (9) is home alone

@@ -55,9 +55,9 @@ def test_capture_server_reports_bad_commands(index):
 
 def test_graph_nodes_over_topics(index, tmp_path, ros_context):
     from rclpy.parameter import Parameter
-    from std_msgs.msg import String
 
     from conftest import wait_for
+    from personal.msg import AivCommand
     from nodes.aiv_replayer_node import AivReplayerNode
     from nodes.verifier_node import VerifierNode
     from nodes.view_planner_node import ViewPlannerNode
@@ -68,9 +68,11 @@ def test_graph_nodes_over_topics(index, tmp_path, ros_context):
     ctx.add_node(VerifierNode(**kw))
     planner = ctx.add_node(ViewPlannerNode(parameter_overrides=[
         Parameter("out_dir", value=str(tmp_path / "out")), Parameter("nbv", value="fps")], **kw))
-    # a malformed command must be logged and survived
-    junk = ctx.make_node("junk").create_publisher(String, "aiv/command", 10)
-    junk.publish(String(data='{"type": "personal/msg/AivCommand", "data": {"request_id": 5}}'))
+    # bad commands (an episode that does not exist, an unknown command) must be answered and survived
+    junk = ctx.make_node("junk").create_publisher(AivCommand, "aiv/command", 10)
+    wait_for(lambda: junk.get_subscription_count() > 0, timeout=20)
+    junk.publish(AivCommand(request_id="junk-1", episode_index=999, command="reset"))
+    junk.publish(AivCommand(request_id="junk-2", episode_index=0, command="jump"))
     wait_for(lambda: planner.exit_code is not None, timeout=60)
     assert planner.exit_code == 0
     records = [json.loads(line) for line in (tmp_path / "out" / "results_MV-fps.jsonl").read_text().splitlines()]

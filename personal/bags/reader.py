@@ -75,6 +75,22 @@ class BagReader:
                 except (McapError, EOFError, ValueError, OSError) as e:
                     raise BagError(f"{path}: truncated or corrupt MCAP file ({type(e).__name__}: {e})") from e
 
+    def decoded_messages(self, topics: list[str] | None = None) -> Iterator[tuple[BagMessage, object]]:
+        """(message, decoded object) pairs: the CDR decoded with the bag's own ``ros2msg`` schema by
+        ``mcap_ros2`` (no ROS needed), as Foxglove or any other MCAP reader would decode it."""
+        from mcap_ros2.decoder import DecoderFactory
+
+        wanted = set(topics) if topics else None
+        for path in self.files:
+            with open(path, "rb") as stream:
+                try:
+                    reader = make_reader(stream, decoder_factories=[DecoderFactory()])
+                    for schema, channel, message, decoded in reader.iter_decoded_messages(topics=wanted, log_time_order=True):
+                        msg = BagMessage(channel.topic, self._type_of(channel.topic, schema), message.data, message.log_time)
+                        yield msg, decoded
+                except (McapError, EOFError, ValueError, OSError) as e:
+                    raise BagError(f"{path}: truncated, corrupt or undecodable MCAP file ({type(e).__name__}: {e})") from e
+
     def _type_of(self, topic: str, schema) -> str:
         if topic in self.topics:
             return self.topics[topic].type

@@ -67,6 +67,24 @@ def _field_types(text: str, pkg: str) -> list[str]:
 
 
 @lru_cache(maxsize=None)
+def type_hash(type_name: str) -> str:
+    """The type's RIHS01 hash from the type description rosidl installs beside the .msg
+    (``share/<pkg>/msg/<Type>.json``), or "" when there is none (as rosbag2 writes it then)."""
+    import json
+
+    pkg, name = _normalise(type_name)
+    for share in _share_dirs():
+        path = share / pkg / "msg" / f"{name}.json"
+        if path.is_file():
+            try:
+                hashes = json.loads(path.read_text()).get("type_hashes", [])
+            except ValueError:
+                return ""
+            return next((h["hash_string"] for h in hashes if h.get("type_name") == f"{pkg}/msg/{name}"), "")
+    return ""
+
+
+@lru_cache(maxsize=None)
 def message_definition(type_name: str) -> str:
     """Full ros2msg schema (the type's .msg then each dependency, breadth first)."""
     pkg, name = _normalise(type_name)

@@ -13,7 +13,7 @@ import yaml
 from mcap.writer import CompressionType, Writer
 
 from personal.bags.qos import qos_profile_yaml
-from personal.bags.schema import message_definition
+from personal.bags.schema import message_definition, type_hash
 
 ROS_DISTRO = "kilted"
 METADATA_VERSION = 9
@@ -105,7 +105,7 @@ class BagWriter:
                     {
                         "topic_metadata": {
                             "name": t.name, "type": t.type, "serialization_format": "cdr",
-                            "offered_qos_profiles": t.qos, "type_description_hash": "",
+                            "offered_qos_profiles": t.qos, "type_description_hash": type_hash(t.type),
                         },
                         "message_count": t.count,
                     }

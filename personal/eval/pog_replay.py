@@ -21,9 +21,7 @@ their topics (``feature_map``, ``map`` …) never reach the parent graph or anot
 """
 from __future__ import annotations
 
-import json
 import os
-import struct
 import subprocess
 import sys
 import time
@@ -117,27 +115,25 @@ def check_bag(bag_dir: str | Path) -> dict:
         except (LookupError, ValueError) as exc:
             raise BagError(f"{meta}: topic {topic.name} has an unknown message type {topic.type!r} ({exc})") from None
     counts: dict[str, int] = {}
-    last_status = None
     for msg in reader.messages():
         counts[msg.topic] = counts.get(msg.topic, 0) + 1
-        if msg.topic == FRAME_LOG_TOPIC:
-            last_status = msg.data
     for name, info in reader.topics.items():
         if counts.get(name, 0) != info.count:
             raise BagError(f"{meta}: {name} has {counts.get(name, 0)} messages in the file, metadata says {info.count}")
     return {"messages": sum(counts.values()), "duration_s": round(reader.duration_ns / 1e9, 2),
             "size_mb": round(sum(f.stat().st_size for f in reader.files) / 1e6, 2),
-            "live_frames": _status_frames(last_status) if last_status is not None else None}
+            "live_frames": _live_frames(reader) if counts.get(FRAME_LOG_TOPIC) else None}
 
 
-def _status_frames(cdr: bytes) -> int | None:
-    """``frames`` of a std_msgs/String map/status message (CDR: 4-byte header, uint32 length, text)."""
+def _live_frames(reader) -> int | None:
+    """``frames`` of the last recorded map/status (personal/msg/MapStatus), decoded with the bag's schema."""
+    frames = None
     try:
-        little = cdr[1] == 1
-        (n,) = struct.unpack("<I" if little else ">I", cdr[4:8])
-        return int(json.loads(cdr[8:8 + n].rstrip(b"\0").decode())["frames"])
-    except (IndexError, struct.error, ValueError, KeyError, TypeError):
+        for _, status in reader.decoded_messages([FRAME_LOG_TOPIC]):
+            frames = int(status.frames)
+    except (BagError, AttributeError, TypeError, ValueError):
         return None
+    return frames
 
 
 def map_digest(map_dir: str | Path) -> str:

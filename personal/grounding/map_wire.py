@@ -1,4 +1,4 @@
-"""Feature map ⇄ ``std_msgs/Float32MultiArray`` + JSON descriptor (ROS-free).
+"""Feature map ⇄ ``std_msgs/Float32MultiArray`` + ``personal/msg/FeatureMapDescriptor`` (ROS-free).
 
 The array is row-major ``[rows, cols, channels]``; channels are the embedding
 followed by one confidence channel when the descriptor says
@@ -6,7 +6,8 @@ followed by one confidence channel when the descriptor says
 with exactly ``dim`` channels carries no confidence: cells with a non-zero
 embedding count as observed. The descriptor is ``FeatureMap.descriptor()``
 (origin, resolution, shape [rows, cols, dim], encoder {name, dim}) plus
-optionally ``scene_id`` and ``channels``.
+optionally ``scene_id`` and ``channels``; ``descriptor_to_fields`` / ``descriptor_from_msg``
+translate it to and from the typed ``FeatureMapDescriptor`` message.
 """
 from __future__ import annotations
 
@@ -30,8 +31,6 @@ def parse_descriptor(text: str | bytes | dict) -> dict:
             d = json.loads(text)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise MapWireError(f"feature map descriptor is not JSON: {exc}") from None
-    if isinstance(d, dict) and "data" in d and "type" in d and isinstance(d["data"], dict):
-        d = d["data"]  # tolerate a codec envelope
     for key in ("origin", "resolution", "shape"):
         if not isinstance(d, dict) or key not in d:
             raise MapWireError(f"feature map descriptor: missing field {key!r}")
@@ -79,5 +78,28 @@ def map_to_wire(view: MapView, scene_id: str = "", frame: str = "map") -> tuple[
     return arr.reshape(-1), layout, desc
 
 
-def descriptor_json(desc: dict[str, Any]) -> str:
-    return json.dumps(desc)
+def descriptor_to_fields(desc: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a ``personal/msg/FeatureMapDescriptor`` for a descriptor dict (header aside)."""
+    d = parse_descriptor(desc)
+    enc = d.get("encoder", {})
+    rows, cols, dim = (int(v) for v in d["shape"])
+    out = {"origin_x": float(d["origin"][0]), "origin_y": float(d["origin"][1]), "resolution": float(d["resolution"]),
+           "rows": rows, "cols": cols, "dim": dim,
+           "encoder": str(enc.get("name", "") if isinstance(enc, dict) else enc), "scene_id": str(d.get("scene_id", ""))}
+    for key in ("format", "channels", "layout"):
+        if key in d:
+            out[key] = str(d[key])
+    if "version" in d:
+        out["version"] = int(d["version"])
+    return out
+
+
+def descriptor_from_msg(msg) -> dict[str, Any]:
+    """The descriptor dict (as ``parse_descriptor`` returns it) of a FeatureMapDescriptor message."""
+    if msg.rows * msg.cols == 0 or msg.dim == 0 or not msg.resolution > 0:
+        raise MapWireError(f"feature map descriptor: empty shape [{msg.rows}, {msg.cols}, {msg.dim}] "
+                           f"or resolution {msg.resolution}")
+    return {"format": msg.format, "version": int(msg.version), "frame": msg.header.frame_id,
+            "origin": [float(msg.origin_x), float(msg.origin_y)], "resolution": float(msg.resolution),
+            "shape": [int(msg.rows), int(msg.cols), int(msg.dim)], "layout": msg.layout, "channels": msg.channels,
+            "encoder": {"name": msg.encoder, "dim": int(msg.dim)}, "scene_id": msg.scene_id}

@@ -38,3 +38,21 @@ class KinematicBase:
         if self.wall_x is not None and nx + self.radius > self.wall_x and nx > self.x:
             return  # blocked: the wall stops translation
         self.x, self.y = nx, ny
+
+
+class TiltServo:
+    """The camera's pan-tilt servo of the kinematic base: moves toward the commanded tilt at
+    ``rate`` rad/s (positive = camera up), so the camera pose changes while frames are taken."""
+
+    def __init__(self, rate: float = 1.0, limit: float = math.radians(60.0)):
+        self.rate, self.limit = rate, limit
+        self.tilt = self.target = 0.0
+
+    def command(self, tilt: float) -> None:
+        if math.isfinite(tilt):
+            self.target = max(-self.limit, min(self.limit, tilt))
+
+    def step(self, dt: float) -> float:
+        d = self.target - self.tilt
+        self.tilt += max(-self.rate * dt, min(self.rate * dt, d))
+        return self.tilt

@@ -4,7 +4,7 @@
 - ``VerifierSession``: AivObservation + images -> AivVerdict (wraps ``VerificationAgent``).
 - ``PlannerSession``: drives episodes (reset, NBV moves), scores verdicts, writes the report.
 
-Payloads are the ``msg/Aiv*.msg`` dicts that travel as JSON over std_msgs/String.
+Payloads are dicts with the fields of ``msg/Aiv*.msg`` (the nodes convert the typed messages).
 """
 from __future__ import annotations
 
