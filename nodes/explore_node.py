@@ -60,7 +60,7 @@ class ExploreNode(Node):
         self.t0 = time.monotonic()
         self.pub_action = self.create_publisher(DiscreteAction, "action", RELIABLE)
         subscribe(self, OccupancyGridMsg, "map", self._on_grid, LATCHED)
-        subscribe(self, MapStatus, "map/status", self._on_status, RELIABLE)
+        subscribe(self, MapStatus, "map/status", self._on_status, LATCHED)  # the newest, even if integrated before we started
         subscribe(self, AgentState, "agent_state", self._on_state, STATE_QOS)
         self.save_client = self.create_client(Trigger, "map/save")
         self.create_timer(0.02, self._tick)

@@ -21,7 +21,7 @@ Publishes: ``map`` (nav_msgs/OccupancyGrid, reliable + transient local), ``map/c
 (visualization_msgs/MarkerArray), ``feature_map`` (std_msgs/Float32MultiArray [rows, cols,
 dim+1] = embedding + confidence) and ``feature_map/descriptor`` (personal/msg/FeatureMapDescriptor:
 origin, resolution, shape, encoder, scene_id), both transient local; ``map/status``
-(personal/msg/MapStatus after every integrated frame: stamp, agent x/y/yaw, frames).
+(personal/msg/MapStatus after every integrated frame: stamp, agent x/y/yaw, frames; transient local).
 Services (std_srvs/Trigger): ``map/save`` (writes ``<maps_dir>/<map name>/``), ``map/reset``.
 
 Malformed input (wrong encoding, image size unlike camera_info, bad pose, missing camera
@@ -58,7 +58,6 @@ from personal.mapping.ros_io import (
 from nodes.lifecycle import run_node, subscribe
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 
 PARAMETERS = {
     "encoder": ("oracle", "feature encoder: oracle (ORACLE captions from instance ids) | none | clip | siglip | blip2"),
@@ -143,7 +142,8 @@ class MappingNode(Node):
         self.pub_frontiers = self.create_publisher(MarkerArray, "map/frontiers", 1)
         self.pub_features = self.create_publisher(Float32MultiArray, "feature_map", LATCHED)
         self.pub_descriptor = self.create_publisher(FeatureMapDescriptor, "feature_map/descriptor", LATCHED)
-        self.pub_status = self.create_publisher(MapStatus, "map/status", RELIABLE)
+        # latched: a consumer that starts after the last integrated frame still learns where the map stands
+        self.pub_status = self.create_publisher(MapStatus, "map/status", LATCHED)
         self.create_service(Trigger, "map/save", self._on_save)
         self.create_service(Trigger, "map/reset", self._on_reset)
         self.create_timer(max(float(p["publish_period"]), 0.05), self._publish_maps)

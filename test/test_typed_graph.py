@@ -22,7 +22,8 @@ def test_explore_graph_topics_are_typed_and_recorded_typed(run_node, ros_context
     run_node("sim_bridge.bridge_node", "sim_bridge", {"seed": 3, "scenes": 1, "episodes_per_scene": 1, "split": "easy",
                                                       "rate": 10.0})
     run_node("nodes.mapping_node", "mapping", {"encoder": "none", "maps_dir": str(tmp_path / "maps")})
-    explore = run_node("nodes.explore_node", "explore", {"max_steps": 6, "save_on_finish": False, "exit_on_finish": False})
+    rec.wait_for_log("recording /map/status", timeout=60)  # explore starts after the mapping node's first frame
+    explore = run_node("nodes.explore_node", "explore", {"max_steps": 20, "save_on_finish": False, "exit_on_finish": False})
 
     probe = ros_context.make_node("typed_graph_probe")
     expected = {
@@ -51,8 +52,9 @@ def test_explore_graph_topics_are_typed_and_recorded_typed(run_node, ros_context
     decoded = {}
     for msg, obj in reader.decoded_messages():
         decoded.setdefault(msg.topic, []).append(obj)
-    assert set(decoded) == {"/episode", "/agent_state", "/action", "/map/status", "/tf"}
+    assert set(decoded) == {"/episode", "/agent_state", "/action", "/map/status", "/tf"}, rec.log()
     assert decoded["/episode"][0].scene_id == "synth_00003" and len(decoded["/episode"][0].target_positions) >= 1
-    assert [a.request_id for a in decoded["/action"]][:2] == ["explore-1", "explore-2"]
+    ids = [int(a.request_id.split("-")[1]) for a in decoded["/action"]]  # explore-<n>, recorded in order
+    assert ids and ids == sorted(ids) and ids[-1] >= 20  # 20 steps (then the STOP)
     assert decoded["/map/status"][-1].frames >= 1
     assert {t.child_frame_id for m in decoded["/tf"] for t in m.transforms} == {"base_link", "camera_color_optical_frame"}

@@ -77,6 +77,13 @@ def to_dict(msg) -> dict:
     return out
 
 
+def to_yaml(msg) -> str:
+    """The message as ``ros2 topic echo`` prints it (YAML, fields in .msg order, then ``---``)."""
+    import yaml
+
+    return yaml.safe_dump(to_dict(msg), sort_keys=False, default_flow_style=False, allow_unicode=True) + "---\n"
+
+
 def _plain(value: Any) -> Any:
     if hasattr(value, "get_fields_and_field_types"):
         return to_dict(value)
@@ -102,4 +109,4 @@ def _show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-__all__ = ["MessageFieldError", "from_dict", "packed", "to_dict"]
+__all__ = ["MessageFieldError", "from_dict", "packed", "to_dict", "to_yaml"]
