@@ -15,8 +15,8 @@ APT_PKGS=(libusb-1.0-0 mosquitto mosquitto-clients libegl1 libegl-mesa0 libgl1-m
 STAMP=.venv/.bootstrap-stamp
 want=$(cat requirements.txt constraints.txt setup.py scripts/bootstrap.sh | sha256sum | cut -d' ' -f1)
 IFACE_STAMP=.venv/.interfaces-stamp
-# the venv's stamp is part of it: new pins (ROS wheels) rebuild the interfaces
-iface_want=$( (echo "$want"; cat CMakeLists.txt package.xml cmake/*.cmake msg/*.msg scripts/build_interfaces.sh \
+# the pins the generated code depends on are part of it (ROS wheels, generators, NumPy headers)
+iface_want=$( (grep -iE '^(ros-|catkin|empy|lark|numpy)' constraints.txt; cat CMakeLists.txt package.xml cmake/*.cmake msg/*.msg scripts/build_interfaces.sh \
   interfaces/tf2_msgs/CMakeLists.txt interfaces/tf2_msgs/package.xml.in interfaces/tf2_msgs/msg/*.msg) | sha256sum | cut -d' ' -f1)
 
 missing=()
