@@ -23,7 +23,6 @@ import importlib.abc
 import importlib.machinery
 import sys
 import types
-from typing import List, Optional, Union
 
 NATIVE = ("habitat_sim", "magnum", "corrade")
 PERSONAL_EPISODE_FIELDS = ("object_id", "floor_id", "description", "owner", "summary", "extracted_summary", "query")
@@ -97,33 +96,16 @@ def personal_task_classes(objectnav):
     import attr
 
     task = sys.modules["habitat.tasks.nav.object_nav_task"]
-    text = Optional[Union[List, str]]
 
-    @attr.s(auto_attribs=True, kw_only=True)
-    class PersonalEpisode(task.ObjectGoalNavEpisode):
-        object_id: Optional[Union[List, str]] = None
-        floor_id: Optional[str] = None
-        description: text = None
-        owner: Optional[str] = None
-        summary: Optional[str] = None
-        extracted_summary: Optional[List[str]] = None
-        query: Optional[List[str]] = None
+    def fields(names):  # every PersONAL field is optional (default None), as in the authors' classes
+        return {n: attr.ib(default=None) for n in names}
 
-    @attr.s(auto_attribs=True, kw_only=True)
-    class PersonalGoal(task.ObjectGoal):
-        floor_id: Optional[str] = None
-        description: text = None
-        owner: Optional[str] = None
-        summary: Optional[str] = None
-        extracted_summary: Optional[List[str]] = None
-        query: Optional[List[str]] = None
-
-    @attr.s(auto_attribs=True)
-    class PersonalViewLocation:
-        agent_state: object
-        iou: Optional[float] = None
-
-    return PersonalEpisode, PersonalGoal, PersonalViewLocation
+    episode = attr.make_class("PersonalEpisode", fields(PERSONAL_EPISODE_FIELDS), bases=(task.ObjectGoalNavEpisode,),
+                              auto_attribs=False, kw_only=True)
+    goal = attr.make_class("PersonalGoal", fields(PERSONAL_GOAL_FIELDS), bases=(task.ObjectGoal,),
+                           auto_attribs=False, kw_only=True)
+    view = attr.make_class("PersonalViewLocation", {"agent_state": attr.ib(), "iou": attr.ib(default=None)})
+    return episode, goal, view
 
 
 @contextlib.contextmanager
