@@ -2,7 +2,7 @@
 
 Renders a generated household from navigable poses (random yaw, pitch in
 {-30, 0, +30} deg) and prints frames/s and the stage split (ray casting,
-shading = colour lookup, post-processing = ids + depth clipping, in ms) and
+shading = per-pixel textures, patterns, materials and light, post-processing = ids + depth clipping, in ms) and
 CPU/wall time for both renderer modes. Numbers depend on machine load; frames
 per CPU-second of a 1-thread run is the one-core rate with the load factored out. Usage: python bench/bench_render.py [--frames 60] [--seed 0]
 """

@@ -1,56 +1,223 @@
 """CPU renderer for the synthetic household: RGB, planar depth and instance ids.
 
-Ray-casts a :class:`personal.world.mesh.SceneMesh` with open3d's
-``RaycastingScene`` (Embree). Ray directions are precomputed once in the camera
-optical frame with unit z, so ``t_hit`` is the planar z-depth directly. Shading is
-flat per triangle (a fixed key light, a weaker fill light and ambient), so the
-shaded colour of every triangle is computed once at construction and a frame's
-RGB is a table lookup by primitive id.
+Ray-casts a :class:`personal.world.mesh.SceneMesh` with open3d's ``RaycastingScene``
+(Embree). Ray directions are precomputed once in the camera optical frame with unit z, so
+``t_hit`` is the planar z-depth directly.
+
+Shading is per pixel, from per-triangle tables built once: every hit point gets its surface
+coordinates (an affine map per triangle, from the mesh's per-corner uv), which place the
+object's pattern tile (its colour mixed with a second colour) and its material's detail
+texture (wood grain, weave, brushed metal...); light is the household's key + fill +
+ambient with a Blinn-Phong highlight and, for metal and glass, a reflection of the room, on
+the side of the triangle the camera sees, times the room's gain and the light's tint.
 """
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
 import open3d as o3d
 
+from personal.world import appearance as ap
 from personal.world.mesh import SceneMesh
 from sim_bridge.backends.base import CameraSpec
 
-# Lights are fixed in the map frame: a key light from above at an angle so that
-# x- and y-facing faces get different brightness, and a fill from below so the
-# ceiling and the undersides are not flat black.
-_KEY_LIGHT = np.array([0.45, 0.3, 0.84])
-_FILL_LIGHT = np.array([-0.5, -0.6, -0.62])
-_AMBIENT, _KEY, _FILL = 0.55, 0.45, 0.2
 _MISS_RGB = (0, 0, 0)
 
 
-def _unit(v: np.ndarray) -> np.ndarray:
+def _unit(v) -> np.ndarray:
+    v = np.asarray(v, dtype=np.float64)
     return v / np.linalg.norm(v)
 
 
-def shade_triangles(mesh: SceneMesh) -> np.ndarray:
-    """(M, 3) uint8 Lambert-shaded colour of every triangle (one-sided, outward normals)."""
-    n = mesh.triangle_normals()
-    key = np.clip(n @ _unit(_KEY_LIGHT), 0.0, None)
-    fill = np.clip(n @ _unit(_FILL_LIGHT), 0.0, None)
-    gain = _AMBIENT + _KEY * key + _FILL * fill
-    return np.clip(mesh.triangle_rgb.astype(np.float32) * gain[:, None], 0, 255).astype(np.uint8)
+def uv_affine_maps(mesh: SceneMesh) -> np.ndarray:
+    """(M, 2, 4) float32 per triangle: (u, v) = A[:, :, :3] @ p + A[:, :, 3] for points p on the
+    triangle's plane, matching the mesh's per-corner uv (constant along the normal)."""
+    v = mesh.vertices[mesh.triangles].astype(np.float64)  # (M, 3, 3)
+    n = mesh.triangle_normals().astype(np.float64)
+    m = len(v)
+    sys = np.zeros((m, 4, 4))
+    sys[:, :3, :3], sys[:, :3, 3] = v, 1.0
+    sys[:, 3, :3] = n
+    rhs = np.zeros((m, 4, 2))
+    rhs[:, :3] = mesh.triangle_uv.astype(np.float64)
+    ok = np.abs(np.linalg.det(sys)) > 1e-18
+    sol = np.zeros((m, 4, 2))
+    if ok.any():
+        sol[ok] = np.linalg.solve(sys[ok], rhs[ok])
+    return np.ascontiguousarray(sol.transpose(0, 2, 1), dtype=np.float32)
 
 
-def _plane_groups(mesh: SceneMesh) -> np.ndarray:
-    """(M,) int32 id shared by triangles that are coplanar and look the same (colour and
-    instance id), so a 2x2 pixel block whose corners hit one group can be filled by
-    interpolation even when its corners land on the two triangles of one box face."""
+def _plane_groups(mesh: SceneMesh, uv_maps: np.ndarray) -> np.ndarray:
+    """(M,) int32 id shared by triangles that are coplanar and look the same (colours, pattern,
+    material, instance id, surface coordinates), so a 2x2 pixel block whose corners hit one
+    group can be filled by interpolation even when its corners land on the two triangles of one
+    box face."""
     n = mesh.triangle_normals()
     off = np.einsum("ij,ij->i", n, mesh.vertices[mesh.triangles[:, 0]].astype(np.float64))
     key = np.column_stack([
         np.round(n * 1e4).astype(np.int64), np.round(off * 1e4).astype(np.int64),
-        mesh.triangle_rgb.astype(np.int64), mesh.triangle_instance_id.astype(np.int64),
+        mesh.triangle_rgb.astype(np.int64), mesh.triangle_rgb2.astype(np.int64), mesh.triangle_instance_id.astype(np.int64),
+        mesh.triangle_pattern.astype(np.int64), mesh.triangle_material.astype(np.int64),
+        np.round(uv_maps.reshape(len(n), -1).astype(np.float64) * 1e3).astype(np.int64),
     ])
     _, inverse = np.unique(key, axis=0, return_inverse=True)
     return inverse.reshape(-1).astype(np.int32)
+
+
+class _Shader:
+    """Per-pixel shading from per-triangle tables (index M = a miss).
+
+    Everything that is constant over a triangle for one camera pose is folded into a
+    per-frame table first (M rows, cheap): the surface coordinates as functions of the pixel's
+    normalised image coordinates and depth, and the Lambert light of the side the camera sees.
+    Per pixel that leaves one table gather, a few multiply-adds and the texture lookups;
+    highlights and reflections are computed only on glossy pixels."""
+
+    def __init__(self, mesh: SceneMesh, xn: np.ndarray, yn: np.ndarray, focal: float) -> None:
+        m = mesh.n_triangles
+        lt = mesh.lighting
+        self.m = m
+        self.xn, self.yn = xn.astype(np.float32), yn.astype(np.float32)  # per pixel, optical frame, z = 1
+        self.dsq = self.xn * self.xn + self.yn * self.yn + np.float32(1.0)  # squared ray length per unit depth
+        self.inv_focal = np.float32(1.0 / focal)
+        self.normals = mesh.triangle_normals()
+        self.plane_c = np.einsum("ij,ij->i", self.normals, mesh.vertices[mesh.triangles[:, 0]].astype(np.float64))
+        self.uv_maps = uv_affine_maps(mesh).astype(np.float64)  # (M, 2, 4)
+        mats = list(ap.MATERIAL_CLASSES.values())
+        self.m_detail = np.array([ap.TEXTURE_ID[c.detail] for c in mats], np.int32)
+        self.m_inv_period = np.array([1.0 / c.period for c in mats], np.float32)
+        self.m_amp = np.array([c.amp for c in mats], np.float32)
+        self.m_spec = np.array([c.spec for c in mats], np.float32)
+        self.m_shin = np.array([c.shininess for c in mats], np.float32)
+        self.m_reflect = np.array([c.reflect for c in mats], np.float32)
+        mat = mesh.triangle_material.astype(np.int64)
+        key, fill = _unit(lt.key_dir), _unit(lt.fill_dir)
+        self.key = key.astype(np.float32)
+        gain = mesh.triangle_gain.astype(np.float64) * np.array([c.diffuse for c in mats])[mat]
+        lam = lambda n: lt.ambient + lt.key * np.clip(n @ key, 0, None) + lt.fill * np.clip(n @ fill, 0, None)  # noqa: E731
+        self.lit_front, self.lit_back = lam(self.normals) * gain, lam(-self.normals) * gain
+        self.inv_period = 1.0 / np.maximum(mesh.triangle_period.astype(np.float64), 1e-3)
+        self.detail_ip = self.m_inv_period[mat].astype(np.float64)
+        self.material = np.append(mat, 0).astype(np.int32)
+        self.static_rows = np.zeros((3, m + 1))
+        self.static_rows[0, :m] = self.m_amp[mat]
+        self.static_rows[1, :m] = self.detail_ip * ap.TILE / focal * math.sqrt(2.0)  # / plane distance per frame
+        self.static_rows[2, :m] = mesh.triangle_pattern.astype(np.int64) * 256 + self.m_detail[mat]
+        glaze = np.array([c.glaze for c in mats])[mat][:, None]
+        rgb = mesh.triangle_rgb * (1 - glaze) + np.asarray(ap.GLAZE_RGB) * glaze
+        rgb2 = mesh.triangle_rgb2 * (1 - glaze) + np.asarray(ap.GLAZE_RGB) * glaze
+        self.rgb = np.vstack([rgb, [_MISS_RGB]]).T.astype(np.float32) / 255.0  # (3, M + 1)
+        self.rgb2 = np.vstack([rgb2, [_MISS_RGB]]).T.astype(np.float32) / 255.0
+        self.glossy = np.append(self.m_spec[mat] > 0, False)
+        self.tex = ap.texture_stack().reshape(-1)
+        self.n_tex = len(ap.TEXTURE_NAMES)
+        self.tile_shift = int(math.log2(ap.TILE))
+        self.level_stride = self.n_tex * ap.TILE * ap.TILE
+        self.tint = np.asarray(lt.tint, np.float32)
+
+    def _frame_table(self, T: np.ndarray) -> np.ndarray:
+        """(10, M + 1) float32 for this pose (one row per quantity, so per-pixel gathers come out
+        contiguous): u = c + t * (a * xn + b * yn + e) in texels of the material detail (rows
+        0-3), the same for v (4-7), the Lambert light of the side the camera sees (8) and the
+        pattern's repeat relative to the detail's (9), the detail amplitude (10), the detail texels
+        a pixel covers per unit of t^2 |d|^2 (11) and pattern texture id * 256 + detail texture
+        id (12)."""
+        R, o = T[:3, :3], T[:3, 3]
+        A = self.uv_maps
+        tab = np.zeros((13, self.m + 1), np.float64)
+        scale = self.detail_ip * ap.TILE
+        for k, row in ((0, 0), (1, 4)):
+            a = A[:, k, :3]
+            tab[row, :-1] = (a @ o + A[:, k, 3]) * scale
+            tab[row + 1:row + 4, :-1] = (a @ R).T * scale  # (R^T a) . d_cam
+        side = self.normals @ o - self.plane_c
+        tab[8, :-1] = np.where(side > 0, self.lit_front, self.lit_back)
+        tab[9, :-1] = self.inv_period / self.detail_ip
+        tab[10:13] = self.static_rows
+        # a pixel at depth t covers about (t |d|)^2 / (focal * distance to the plane) metres
+        # along the surface (foreshortening included): row 11 becomes texels per t^2 |d|^2
+        tab[11, :-1] /= np.maximum(np.abs(side), 0.05)
+        return tab.astype(np.float32)
+
+    def _texel(self, tex_off: np.ndarray, iu_f: np.ndarray, iv_f: np.ndarray, footprint: np.ndarray) -> np.ndarray:
+        """Nearest texel (coordinates in texels; ``tex_off`` = texture id * TILE^2) of the mip level
+        whose texels are about one pixel: ``footprint`` (texels a pixel covers, x sqrt 2) has
+        float exponent floor(log2), read straight from its bits."""
+        t = ap.TILE
+        level = np.clip(footprint.view(np.int32) >> 23, 127, 126 + ap.MIP_LEVELS) - 127
+        idx = level * self.level_stride
+        idx += tex_off
+        idx += (iv_f.astype(np.int32) & (t - 1)) << self.tile_shift
+        idx += iu_f.astype(np.int32) & (t - 1)
+        return np.take(self.tex, idx)
+
+    def shade(self, prim: np.ndarray, depth: np.ndarray, T: np.ndarray, pool=None, chunks: int = 1) -> np.ndarray:
+        """(N, 3) uint8 for the N pixels of a frame: primitive ids (M = miss) and planar depth.
+        With a thread pool the pixels are shaded in ``chunks`` slices at once (numpy releases
+        the GIL in its array loops)."""
+        tab = self._frame_table(T)
+        if pool is None or chunks <= 1:
+            return self._shade(prim, depth, T, tab, slice(None))
+        n = len(prim)
+        bounds = np.linspace(0, n, chunks + 1).astype(int)
+        parts = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+        outs = list(pool.map(lambda sl: self._shade(prim[sl], depth[sl], T, tab, sl), parts))
+        return np.concatenate(outs)
+
+    def _shade(self, prim: np.ndarray, depth: np.ndarray, T: np.ndarray, tab: np.ndarray, sl: slice) -> np.ndarray:
+        hit = prim < self.m
+        t = np.where(hit, depth, 0.0).astype(np.float32)
+        f = np.take(tab, prim, axis=1)
+        xn, yn = self.xn[sl], self.yn[sl]
+        u = f[0] + t * (f[1] * xn + f[2] * yn + f[3])  # in detail texels
+        v = f[4] + t * (f[5] * xn + f[6] * yn + f[7])
+        codes = f[12].astype(np.int32)
+        pix = t * t * self.dsq[sl] * f[11]  # texels of the detail a pixel covers (x sqrt 2)
+        lum = self._texel((codes & 255) << (2 * self.tile_shift), u, v, pix)
+        lum -= 0.5
+        lum *= f[10]
+        lum += 1.0
+        lum *= f[8]
+        base = np.take(self.rgb, prim, axis=1)  # (3, N)
+        pat = np.flatnonzero(codes >= 256)
+        if len(pat):
+            q = f[9, pat]
+            w = self._texel((codes[pat] >> 8) << (2 * self.tile_shift), u[pat] * q, v[pat] * q, pix[pat] * q)
+            bp = base[:, pat]
+            base[:, pat] = bp + (np.take(self.rgb2, prim[pat], axis=1) - bp) * w
+        base *= lum
+        gl = np.flatnonzero(np.take(self.glossy, prim))
+        if len(gl):
+            base[:, gl] += self._gloss(prim[gl], self.material[prim[gl]], T, xn[gl], yn[gl]) * f[8, gl]
+        base *= self.tint[:, None] * 255.0
+        np.clip(base, 0, 255, out=base)
+        return np.ascontiguousarray(base.astype(np.uint8).T)
+
+    def _gloss(self, prim, mat, T, xn, yn) -> np.ndarray:
+        """Blinn-Phong highlight of the key light plus a reflection of the room (bright above,
+        dark below) for glossy pixels, in units of the pixel's light."""
+        d = np.stack([xn, yn, np.ones_like(xn)], 1) @ T[:3, :3].T.astype(np.float32)
+        d /= np.linalg.norm(d, axis=1, keepdims=True)
+        n = self.normals[prim].astype(np.float32)
+        ndotd = np.einsum("ij,ij->i", n, d)
+        n *= np.where(ndotd > 0, -1.0, 1.0).astype(np.float32)[:, None]
+        ndotd = -np.abs(ndotd)
+        h = self.key[None, :] - d
+        h /= np.linalg.norm(h, axis=1, keepdims=True)
+        spec = self.m_spec[mat] * np.maximum(np.einsum("ij,ij->i", n, h), 0.0) ** self.m_shin[mat]
+        r_z = d[:, 2] - 2.0 * ndotd * n[:, 2]  # the reflected ray's height
+        return 1.6 * spec + (0.55 + 0.4 * r_z) * self.m_reflect[mat]
+
+
+def shade_triangles(mesh: SceneMesh) -> np.ndarray:
+    """(M, 3) uint8 diffuse colour of every triangle lit from its normal side (no textures):
+    a quick preview colour, e.g. for top-down plots."""
+    lt = mesh.lighting
+    n = mesh.triangle_normals()
+    gain = lt.ambient + lt.key * np.clip(n @ _unit(lt.key_dir), 0, None) + lt.fill * np.clip(n @ _unit(lt.fill_dir), 0, None)
+    return np.clip(mesh.triangle_rgb.astype(np.float32) * gain[:, None], 0, 255).astype(np.uint8)
 
 
 class Renderer:
@@ -87,11 +254,12 @@ class Renderer:
         )
         # Index n_tri holds the miss entry; misses (INVALID_ID = uint32 max) are
         # mapped there with one np.minimum.
-        self._rgb_table = np.vstack([shade_triangles(mesh), np.array([_MISS_RGB], np.uint8)])
+        self._class_table = np.append(mesh.triangle_class.astype(np.uint8), np.uint8(0))
         self._id_table = np.append(mesh.triangle_instance_id.astype(np.int32), np.int32(0))
-        self._group_table = np.append(_plane_groups(mesh), np.int32(-1))
         u, v = np.meshgrid(np.arange(w, dtype=np.float64), np.arange(h, dtype=np.float64))
         self._dirs_cam = self._camera_rays(u, v)
+        self._shader = _Shader(mesh, self._dirs_cam[:, 0], self._dirs_cam[:, 1], float(self.K[0, 0]))
+        self._group_table = np.append(_plane_groups(mesh, self._shader.uv_maps), np.int32(-1))
         # block-corner lattice: even pixels plus one virtual row/column past the image
         uc, vc = np.meshgrid(np.arange(0, w + 1, 2, dtype=np.float64), np.arange(0, h + 1, 2, dtype=np.float64))
         self._coarse_shape = uc.shape
@@ -101,6 +269,12 @@ class Renderer:
         base = (2 * bi * w + 2 * bj).reshape(-1)
         self._block_rest = np.stack([base + 1, base + w, base + w + 1], axis=1)
         self.last_timing: dict[str, float] = {}
+        # shading runs on as many threads as ray casting may use
+        import os
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._shade_chunks = self.nthreads if self.nthreads > 0 else (os.cpu_count() or 1)
+        self._pool = ThreadPoolExecutor(self._shade_chunks, thread_name_prefix="shade") if self._shade_chunks > 1 else None
 
     def _camera_rays(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
         """(N, 3) float32 directions in the optical frame (x right, y down, z forward), z = 1."""
@@ -145,8 +319,7 @@ class Renderer:
         with np.errstate(divide="ignore"):
             return prim, 1.0 / inv
 
-    def render(self, T_map_camera: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Render from a 4x4 camera-optical -> map transform."""
+    def _render(self, T_map_camera: np.ndarray):
         T = np.asarray(T_map_camera, dtype=np.float64)
         if T.shape != (4, 4) or not np.all(np.isfinite(T)):
             raise ValueError(f"Renderer.render: T_map_camera must be a finite 4x4 matrix, got shape {T.shape}")
@@ -154,11 +327,23 @@ class Renderer:
         prim, depth = self._trace_adaptive(T) if self.mode == "adaptive" else self._trace_exact(T)
         t1 = time.perf_counter()
         h, w = self.camera.height, self.camera.width
-        rgb = np.take(self._rgb_table, prim, axis=0).reshape(h, w, 3)
+        rgb = self._shader.shade(prim, depth, T, self._pool, self._shade_chunks).reshape(h, w, 3)
         t2 = time.perf_counter()
         ids = np.take(self._id_table, prim).reshape(h, w)
         depth = depth.reshape(h, w)
         depth = np.where((depth >= self.camera.min_depth) & (depth <= self.camera.max_depth), depth, np.float32(0))
         t3 = time.perf_counter()
         self.last_timing = {"raycast": t1 - t0, "shading": t2 - t1, "post": t3 - t2}
-        return rgb, depth.astype(np.float32, copy=False), ids
+        return rgb, depth.astype(np.float32, copy=False), ids, prim
+
+    def render(self, T_map_camera: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Render from a 4x4 camera-optical -> map transform."""
+        rgb, depth, ids, _ = self._render(T_map_camera)
+        return rgb, depth, ids
+
+    def render_labels(self, T_map_camera: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(rgb, depth, ids, structure) where ``structure`` (H, W) uint8 is the structure class of
+        each pixel (``personal.world.mesh.STRUCTURE_CLASSES``: 0 object or miss, 1 wall, 2 floor,
+        3 ceiling, 4 door) — training labels for perception."""
+        rgb, depth, ids, prim = self._render(T_map_camera)
+        return rgb, depth, ids, np.take(self._class_table, prim).reshape(ids.shape)

@@ -63,9 +63,11 @@ def test_planar_depth_on_facing_wall(renderer):
     assert on_wall.sum() > 0.5 * on_wall.size
     np.testing.assert_allclose(depth[on_wall], 1.95, atol=1e-4)
     assert np.all(ids[on_wall] == 0)  # structure
-    # wall pixels have one shaded colour, the floor another
-    assert len(np.unique(rgb[on_wall].reshape(-1, 3), axis=0)) == 1
-    assert not np.array_equal(rgb[on_wall][0], rgb[-1, 320])
+    # wall pixels are one paint with a faint texture; the floor looks different
+    wall = rgb[on_wall].astype(float)
+    assert len(np.unique(wall.reshape(-1, 3), axis=0)) > 1
+    assert wall.mean(axis=1).std() < 12
+    assert np.abs(wall.mean(axis=0) - rgb[-20:, 300:340].reshape(-1, 3).mean(axis=0)).max() > 10
 
 
 def test_box_instance_and_depth(renderer):
@@ -92,8 +94,7 @@ def test_depth_clipped_to_range():
                   [Wall(Box((x + 0.05, 0.0, 1.3), (0.1, 40.0, 40.0)))], [])
         m = scene_mesh(s)
         # keep only the wall (drop floor/ceiling slabs) so every centre ray hits it
-        keep = np.arange(12)
-        return SceneMesh(m.vertices, m.triangles[keep], m.triangle_instance_id[keep], m.triangle_rgb[keep])
+        return m.subset(np.arange(12))
 
     for x, expected in ((5.5, 0.0), (4.9, 4.9)):
         r = Renderer(wall_at(x), CAM, nthreads=1)
@@ -113,7 +114,8 @@ def test_adaptive_matches_exact(mesh, renderer, state):
     exact = Renderer(mesh, CAM, nthreads=1, mode="exact")
     a, e = _render(renderer, **state), _render(exact, **state)
     assert (a[2] != e[2]).mean() < 1e-3
-    assert (a[0] != e[0]).any(-1).mean() < 1e-3
+    # textures are looked up per pixel in both modes; interpolated depth may move a texel
+    assert (np.abs(a[0].astype(int) - e[0].astype(int)) > 24).any(-1).mean() < 1e-3
     close = np.isclose(a[1], e[1], atol=1e-4)
     assert close.mean() > 0.999
 
@@ -128,40 +130,47 @@ def test_bad_mode_rejected(mesh):
         Renderer(mesh, CAM, mode="fast")
 
 
-def _slab_depth(boxes_lo, boxes_hi, origin, dirs):
-    """Nearest hit of each ray with a set of axis-aligned boxes (slab method), inf on misses."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        inv = 1.0 / dirs[:, None, :]
-        t1 = (boxes_lo[None] - origin) * inv
-        t2 = (boxes_hi[None] - origin) * inv
-    tmin = np.nanmax(np.minimum(t1, t2), axis=2)
-    tmax = np.nanmin(np.maximum(t1, t2), axis=2)
-    hit = (tmax >= tmin) & (tmax > 0)
-    t = np.where(hit, np.maximum(tmin, 0.0), np.inf)
-    return t.min(axis=1)
+def _triangle_depth(tri: np.ndarray, origin: np.ndarray, dirs: np.ndarray) -> np.ndarray:
+    """Nearest hit parameter of each ray with a set of triangles (Moller-Trumbore in numpy,
+    independent of Embree), inf on misses; dirs with unit optical z give planar depth."""
+    v0, e1, e2 = tri[:, 0], tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]
+    best = np.full(len(dirs), np.inf)
+    for k, d in enumerate(dirs):
+        p = np.cross(d, e2)
+        det = np.einsum("ij,ij->i", e1, p)
+        ok = np.abs(det) > 1e-12
+        inv = np.where(ok, 1.0 / np.where(ok, det, 1.0), 0.0)
+        s = origin - v0
+        u = np.einsum("ij,ij->i", s, p) * inv
+        q = np.cross(s, e1)
+        v = (q @ d) * inv
+        t = np.einsum("ij,ij->i", e2, q) * inv
+        hit = ok & (u >= 0) & (v >= 0) & (u + v <= 1) & (t > 1e-6)
+        if hit.any():
+            best[k] = t[hit].min()
+    return best
 
 
-def test_depth_matches_independent_box_intersection_on_generated_scene():
+def test_depth_matches_independent_ray_triangle_intersection_on_generated_scene():
     from personal.world.generator import generate_scene
     from sim_bridge.navgrid import NavGrid
 
     scene = generate_scene(3)
     m = scene_mesh(scene)
     r = Renderer(m, CAM, nthreads=1)
-    v = m.vertices[m.triangles].reshape(-1, 12 * 3, 3)  # mesh.py emits 12 triangles per box
-    lo, hi = v.min(axis=1), v.max(axis=1)
+    tri = m.vertices[m.triangles].astype(np.float64)
     grid = NavGrid(scene, 0)
     iy, ix = np.nonzero(grid.free)
     rng = np.random.default_rng(0)
-    for k in rng.choice(len(iy), 4, replace=False):
+    for k in rng.choice(len(iy), 3, replace=False):
         x, y = grid.cell_center(int(iy[k]), int(ix[k]))
         state = AgentState(x, y, 0.0, float(rng.uniform(-math.pi, math.pi)), float(rng.choice([-0.5, 0.0, 0.5])))
         T = camera_pose(state, CAM)
         _, depth, _ = r.render(T)
-        pix = rng.integers(0, [CAM.height, CAM.width], size=(300, 2))
+        pix = rng.integers(0, [CAM.height, CAM.width], size=(120, 2))
         d = _pixel_rays_map(T, CAM.intrinsics(), CAM.width, CAM.height)[pix[:, 0], pix[:, 1]]
-        t = _slab_depth(lo, hi, T[:3, 3], d)
+        t = _triangle_depth(tri, T[:3, 3], d)
         expected = np.where((t >= CAM.min_depth) & (t <= CAM.max_depth), t, 0.0)
         got = depth[pix[:, 0], pix[:, 1]]
-        # rays grazing a box edge may differ; everything else agrees to float precision
-        assert np.mean(np.abs(got - expected) < 1e-3) > 0.99
+        # rays grazing an edge may differ; everything else agrees to float precision
+        assert np.mean(np.abs(got - expected) < 1e-3) > 0.98

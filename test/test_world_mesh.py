@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from personal.world.mesh import read_ply, scene_mesh, write_ply
+from personal.world.mesh import STRUCTURE_CLASSES, read_ply, scene_mesh, write_ply
 from personal.world.model import Box, Floor, ObjectPart, Room, Scene, SceneObject, Wall
 
 
@@ -22,22 +22,31 @@ def _tiny_scene() -> Scene:
 
 def test_mesh_counts_ids_colours():
     m = scene_mesh(_tiny_scene())
-    # wall + floor slab + ceiling slab + mug + handle, 12 triangles each
-    assert m.n_triangles == 5 * 12
     assert m.vertices.dtype == np.float32 and m.triangles.dtype == np.int32
     assert m.triangle_instance_id.dtype == np.int32 and m.triangle_rgb.dtype == np.uint8
-    assert (m.triangle_instance_id == 7).sum() == 24  # mug body + handle share the id
-    handle = m.triangle_rgb[-12:]
-    assert (handle == 0).all()  # part keeps its own colour
-    assert (m.triangle_rgb[-24:-12] == (20, 40, 200)).all()
+    for name in ("triangle_rgb2", "triangle_pattern", "triangle_period", "triangle_material", "triangle_uv",
+                 "triangle_class", "triangle_gain"):
+        assert len(getattr(m, name)) == m.n_triangles, name
+    mug = m.triangle_instance_id == 7
+    # a mug is a lathed cup with a ring handle, far more than a 12-triangle box
+    assert mug.sum() > 100
+    assert (m.triangle_instance_id[:36] == 0).all()  # wall + floor slab + ceiling slab first
+    assert (m.triangle_class[:12] == STRUCTURE_CLASSES.index("wall")).all()
+    assert (m.triangle_class[mug] == STRUCTURE_CLASSES.index("object")).all()
+    colours = {tuple(c) for c in m.triangle_rgb[mug]}
+    assert (20, 40, 200) in colours  # the body's colour
+    assert (0, 0, 0) in colours  # the handle keeps its own colour
+    # the mug and its handle stay inside (or touch) their boxes
+    v = m.vertices[m.triangles[mug]].reshape(-1, 3)
+    assert v[:, 0].min() > 0.94 and v[:, 0].max() < 1.1 and v[:, 2].min() > -1e-6 and v[:, 2].max() < 0.1 + 1e-6
 
 
-def test_winding_points_outward():
+def test_boxes_wind_outward():
     m = scene_mesh(_tiny_scene())
-    normals = m.triangle_normals()
-    v = m.vertices[m.triangles]
+    normals = m.triangle_normals()[:36]
+    v = m.vertices[m.triangles[:36]]
     tri_centre = v.mean(axis=1)
-    # each box is 12 consecutive triangles; box centre = mean of its triangle centres
+    # wall, floor slab and ceiling slab: 12 consecutive triangles each
     box_centre = np.repeat(tri_centre.reshape(-1, 12, 3).mean(axis=1), 12, axis=0)
     outward = np.einsum("ij,ij->i", normals, tri_centre - box_centre)
     assert (outward > 0).all()
@@ -55,8 +64,10 @@ def test_ply_round_trip_with_and_without_sidecar(tmp_path):
     m = scene_mesh(_tiny_scene())
     p = write_ply(m, tmp_path / "tiny.ply")
     back = read_ply(p)
-    for name in ("vertices", "triangles", "triangle_instance_id", "triangle_rgb"):
+    for name in ("vertices", "triangles", "triangle_instance_id", "triangle_rgb", "triangle_rgb2", "triangle_pattern",
+                 "triangle_period", "triangle_material", "triangle_uv", "triangle_class", "triangle_gain"):
         np.testing.assert_array_equal(getattr(back, name), getattr(m, name))
+    assert back.lighting == m.lighting
     (tmp_path / "tiny.npz").unlink()
     parsed = read_ply(p)  # geometry from the PLY itself (vertices duplicated per triangle)
     np.testing.assert_allclose(parsed.vertices[parsed.triangles], m.vertices[m.triangles])
