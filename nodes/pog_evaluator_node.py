@@ -71,7 +71,7 @@ class PogEvaluatorNode(Node):
         self.camera_prefix = p("camera_prefix", "camera", "map_source bag: camera topic prefix (camera/camera = RealSense)")
         self.scene_failures: dict[str, tuple[str, str]] = {}
         self.resolution = p("resolution", 0.5, "cell size of ORACLE maps (m); for the report otherwise")
-        self.encoder_name = p("encoder", "oracle", "text encoder of the grounding node (for the report)")
+        self.encoder_name = p("encoder", "lit", "encoder of the maps and of the grounding node's texts")
         self.extractor_name = p("extractor", "builtin", "extractor of the grounding node (for the report)")
         out_root = p("out_dir", "runs/pog_eval", "run folders are created under this")
         self.map_timeout = p("map_timeout_s", 900.0, "wait this long for a scene's map")

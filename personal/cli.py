@@ -26,6 +26,9 @@ def _register() -> None:
     from personal.manipulation.cli import app as perm_app
 
     app.add_typer(perm_app, name="perm", help="Personalized manipulation (LIBERO-PeRM): eval, serve, prefs.")
+    from personal.perception.cli import app as perception_app
+
+    app.add_typer(perception_app, name="perception", help="Learned perception: training views, image-tower training, evaluation.")
     from personal.eval.pog_cli import app as pog_app
 
     app.add_typer(pog_app, name="pog", help="Personalized Object Grounding (PersONAL POG) without ROS.")

@@ -86,17 +86,52 @@ def test_loads_locally_and_embeds_normalised(tiny):
     np.testing.assert_allclose(enc.encode_text(["a red backpack"])[0], t[0], atol=1e-5)
 
 
-def test_dense_features_give_one_region_per_crop(tiny):
+def test_dense_features_one_region_per_patch_or_crop(tiny):
     kind, path = tiny
     enc = make_encoder(kind, model_path=str(path), crop_grid=(2, 2))
     rgb = np.zeros((48, 64, 3), np.uint8)
     rgb[:24, :32] = (255, 0, 0)
     regions, emb = enc.dense_features(rgb)
-    assert regions.shape == (48, 64) and emb.shape == (4, enc.dim)
-    assert regions[0, 0] == 0 and regions[0, 63] == 1 and regions[47, 0] == 2 and regions[47, 63] == 3
-    # region 0 is the red crop, the others are identical black crops
-    np.testing.assert_allclose(emb[1], emb[3], rtol=1e-4, atol=1e-5)
-    assert not np.allclose(emb[0], emb[1], atol=1e-4)
+    assert regions.shape == (48, 64)
+    np.testing.assert_allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-4)
+    if kind == "blip2":  # no patch-level projection: a grid of crops
+        assert emb.shape == (4, enc.dim)
+        assert regions[0, 0] == 0 and regions[0, 63] == 1 and regions[47, 0] == 2 and regions[47, 63] == 3
+        np.testing.assert_allclose(emb[1], emb[3], rtol=1e-4, atol=1e-5)
+        assert not np.allclose(emb[0], emb[1], atol=1e-4)
+        return
+    # CLIP / SigLIP: a feature for every 8 x 8 patch of the frame resized to shorter side 32 (32 x 40)
+    h, w = enc.dense_input_size(48, 64)
+    assert (h, w) == (32, 40)
+    assert emb.shape == ((h // 8) * (w // 8), enc.dim)
+    assert regions[0, 0] == 0 and regions[47, 63] == emb.shape[0] - 1
+    assert len(np.unique(regions)) == emb.shape[0]
+    # the red patch (top left) and a black one (bottom right) get different features
+    assert float(emb[regions[0, 0]] @ emb[regions[47, 63]]) < 0.999
+
+
+def test_dense_features_are_patch_tokens_through_the_projection(tiny):
+    """MaskCLIP for CLIP: the value path of the last layer; our function must agree with a
+    hand-written forward through transformers' modules."""
+    kind, path = tiny
+    if kind != "clip":
+        pytest.skip("checked on CLIP")
+    from personal.models.hf_vlm import _maskclip_clip
+
+    enc = make_encoder(kind, model_path=str(path))
+    m = enc.model
+    x = torch.randn(1, 3, 32, 40)
+    with torch.no_grad():
+        got = _maskclip_clip(m, x)
+        vm = m.vision_model
+        h = vm.pre_layrnorm(vm.embeddings(x, interpolate_pos_encoding=True))
+        h = vm.encoder.layers[0](h, None)
+        h = h[0] if isinstance(h, tuple) else h
+        last = vm.encoder.layers[1]
+        v = last.self_attn.out_proj(last.self_attn.v_proj(last.layer_norm1(h)))
+        want = m.visual_projection(vm.post_layernorm(v[:, 1:])).reshape(1, 4, 5, -1)
+    assert got.shape == (1, 4, 5, 32)
+    torch.testing.assert_close(got, want)
 
 
 def test_dense_features_feed_the_map_builder(tiny):
@@ -116,10 +151,15 @@ def test_dense_features_feed_the_map_builder(tiny):
     fm = mb.feature_map
     seen = fm.confidence > 0
     assert fm.encoder == enc.name and seen.sum() >= 2
-    # left half of the image (crop 0) lands at y > 0, the right half (crop 1) at y < 0
-    _, emb = enc.dense_features(rgb)
+    regions, emb = enc.dense_features(rgb)
     left = fm.embeddings[fm.geometry.cell(2.1, 0.5)]
-    np.testing.assert_allclose(left / np.linalg.norm(left), emb[0], atol=1e-5)
+    left = left / np.linalg.norm(left)
+    if kind == "blip2":
+        # left half of the image (crop 0) lands at y > 0, the right half (crop 1) at y < 0
+        np.testing.assert_allclose(left, emb[0], atol=1e-5)
+    else:  # the cell holds a confidence-weighted mix of the left patches' features
+        left_patches = emb[np.unique(regions[:, : regions.shape[1] // 3])]
+        assert float(left @ (left_patches.mean(0) / np.linalg.norm(left_patches.mean(0)))) > 0.9
 
 
 def test_missing_path_is_a_clear_error(tmp_path):

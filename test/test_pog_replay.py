@@ -43,9 +43,11 @@ def recorded(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("pog_record")
     scenes, eps = generate_episode_set(1, ("easy", "medium", "hard"), 1, seed=4)
     write_episode_set(tmp / "episodes", list(scenes.values()), eps)
+    # record -> replay fidelity is checked with the ORACLE encoder (cheapest per frame); the learned
+    # encoder's ROS path is covered by test_pog_eval_graph / test_mapping_node
     launch("launch", "pog_eval", f"episodes_dir:={tmp / 'episodes'}", "map_source:=explore_graph",
            f"record_dir:={tmp / 'bags'}", f"maps_dir:={tmp / 'maps'}", f"explore_steps:={EXPLORE_STEPS}",
-           f"out_dir:={tmp / 'live'}")
+           f"out_dir:={tmp / 'live'}", "encoder:=oracle")
     return tmp / "episodes", tmp / "bags", tmp / "maps", run_folder(tmp / "live"), next(iter(scenes))
 
 
@@ -69,7 +71,7 @@ def scores_of(summary: dict) -> dict:
 def test_replay_gives_identical_metrics(recorded, tmp_path):
     episodes, bags, live_maps, live_run, sid = recorded
     log = launch("launch", "pog_replay", f"episodes_dir:={episodes}", f"bags_dir:={bags}",
-                 f"replay_rate:={REPLAY_RATE}", f"out_dir:={tmp_path / 'replay'}")
+                 f"replay_rate:={REPLAY_RATE}", f"out_dir:={tmp_path / 'replay'}", "encoder:=oracle")
     replay_run = run_folder(tmp_path / "replay")
     assert_same_map(live_maps / sid, replay_run / "replayed_maps" / sid)
 
@@ -134,7 +136,7 @@ def test_realsense_layout_bag_replays_through_remaps(recorded, tmp_path):
     bag = realsense_copy(bags / sid, tmp_path / "realsense")
     assert "/camera/camera/aligned_depth_to_color/image_raw" in yaml.safe_load((bag / "metadata.yaml").read_text()).__str__()
     log = launch("launch", "bag_map", f"bag:={bag}", f"episodes_dir:={episodes}", f"maps_dir:={tmp_path / 'maps'}",
-                 "feature_resolution:=0.5", "camera_prefix:=camera/camera", "rate:=3.0")
+                 "feature_resolution:=0.5", "camera_prefix:=camera/camera", "rate:=3.0", "encoder:=oracle")
     assert "/camera/camera/aligned_depth_to_color/image_raw" in log.split("playing [", 1)[1].split("]", 1)[0]
     assert_same_map(live_maps / sid, tmp_path / "maps" / sid)
 

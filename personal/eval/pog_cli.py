@@ -20,7 +20,7 @@ def eval_offline(
     maps_dir: str = typer.Option("maps", help="saved maps (<maps_dir>/<scene_id>/features.yaml)"),
     resolution: float = typer.Option(0.5, help="feature-map cell size (m)"),
     methods: str = typer.Option("random,centre,qs,rpg,rpg-owner", help="comma-separated methods"),
-    encoder: str = typer.Option("oracle", help="encoder (oracle = ORACLE captions + MiniLM)"),
+    encoder: str = typer.Option("lit", help="encoder: lit (learned, RGB only) | oracle (ORACLE captions + MiniLM)"),
     extractor: str = typer.Option("builtin", help="builtin (rules on the summary) | episode (the episode file's extracted_summary, as the paper's RPG) | llm"),
     out_dir: str = typer.Option("runs/pog_offline", help="run folders are created under this"),
 ) -> None:
@@ -40,6 +40,29 @@ def eval_offline(
     )
     run = Path(out_dir) / datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     pog_run.run_offline(inputs, run, progress=_progress(len(inputs.episodes)))
+    typer.echo(f"report: {run.resolve() / 'report.md'}")
+
+
+@app.command("compare")
+def compare(
+    encoder: str = typer.Option("lit", help="the encoder under test (lit = the shipped learned image tower)"),
+    upper_bound: str = typer.Option("oracle", help="the ORACLE encoder reported beside it as an upper bound"),
+    scenes: int = typer.Option(3, help="generated households (evaluation seeds start at --seed)"),
+    episodes_per_split: int = typer.Option(10, help="generated episodes per split and household"),
+    splits: str = typer.Option("easy,medium,hard", help="comma-separated splits"),
+    seed: int = typer.Option(0, help="first household seed"),
+    resolution: float = typer.Option(0.5, help="feature-map cell size (m)"),
+    max_steps: int = typer.Option(2500, help="pre-exploration budget per household"),
+    out_dir: str = typer.Option("runs/pog_compare", help="run folders are created under this"),
+) -> None:
+    """POG with a learned encoder and the ORACLE upper bound on the same households, episodes and
+    exploration frames; the report leads with the learned encoder."""
+    from personal.eval import pog_run
+
+    run = Path(out_dir) / datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    pog_run.compare_offline(run, encoder=encoder, upper_bound=upper_bound, scenes=scenes,
+                            splits=[s.strip() for s in splits.split(",") if s.strip()], episodes_per_split=episodes_per_split,
+                            resolution=resolution, seed=seed, max_steps=max_steps, progress=typer.echo)
     typer.echo(f"report: {run.resolve() / 'report.md'}")
 
 

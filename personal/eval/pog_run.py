@@ -130,6 +130,18 @@ def explore_scene_map(scene: Scene, encoder_name: str = "oracle", resolution: fl
     first room's centre). Rendering at ``width``×``height`` keeps the 79° HFOV (same geometry,
     fewer pixels). With the oracle encoder the cell features are ORACLE (ground-truth captions
     of the instance ids seen)."""
+    maps, info = explore_scene_maps(scene, [encoder_name], resolution, start_episode, width, height, max_steps, progress)
+    view, builder = maps[encoder_name]
+    if save_dir:
+        builder.save(save_dir, extra={"scene_id": scene.scene_id})
+    return view, info
+
+
+def explore_scene_maps(scene: Scene, encoder_names: Sequence[str], resolution: float = 0.5, start_episode: Episode | None = None,
+                       width: int = 160, height: int = 120, max_steps: int = 2500, progress=None) -> tuple[dict, dict]:
+    """One pre-exploration, mapped with every encoder of ``encoder_names`` from the same frames
+    (the frontier policy reads the first builder's occupancy, which is encoder independent):
+    {encoder name: (MapView, MapBuilder)}, info."""
     from personal.mapping.exploration import ExplorerConfig, FrontierExplorer
     from personal.mapping.pipeline import MapBuilder, MapConfig
     from personal.mapping.session import explore
@@ -137,7 +149,11 @@ def explore_scene_map(scene: Scene, encoder_name: str = "oracle", resolution: fl
     from sim_bridge.backends.base import AgentState, CameraSpec
     from sim_bridge.backends.synthetic import SyntheticBackend
 
-    enc = make_encoder(encoder_name, scene=scene) if "oracle" in encoder_name else make_encoder(encoder_name)
+    builders = {}
+    for name in encoder_names:
+        enc = make_encoder(name, scene=scene) if "oracle" in name else make_encoder(name)
+        builders[name] = MapBuilder(MapConfig(stride=1, feature_resolution=resolution), feature_dim=enc.dim,
+                                    encoder_name=enc.name, features=enc.frame_features)
     backend = SyntheticBackend(camera=CameraSpec(width=width, height=height))
     backend.load_scene(scene)
     if start_episode is not None:
@@ -146,13 +162,11 @@ def explore_scene_map(scene: Scene, encoder_name: str = "oracle", resolution: fl
         r = scene.rooms[0]
         x, y = backend.snap_to_navigable((r.bounds[0] + r.bounds[2]) / 2, (r.bounds[1] + r.bounds[3]) / 2)
         obs = backend.reset(state=AgentState(x, y, scene.floors[0].z, 0.0))
-    builder = MapBuilder(MapConfig(stride=1, feature_resolution=resolution), feature_dim=enc.dim, encoder_name=enc.name,
-                         features=enc.frame_features)
-    out = explore(backend, obs, builder, FrontierExplorer(ExplorerConfig(max_steps=max_steps)), progress=progress)
-    if save_dir:
-        builder.save(save_dir, extra={"scene_id": scene.scene_id})
-    info = {"steps": out.steps, "stop_reason": out.reason, "collisions": out.collisions, "seconds": round(out.seconds, 1)}
-    return MapView.of(builder.feature_map), info
+    first, *rest = builders.values()
+    out = explore(backend, obs, first, FrontierExplorer(ExplorerConfig(max_steps=max_steps)), progress=progress, also=tuple(rest))
+    info = {"steps": out.steps, "stop_reason": out.reason, "collisions": out.collisions, "seconds": round(out.seconds, 1),
+            "feature_ms_per_frame": {n: round(b.timer.summary().get("features", 0.0), 1) for n, b in builders.items()}}
+    return {n: (MapView.of(b.feature_map), b) for n, b in builders.items()}, info
 
 
 MAP_SOURCE_FILE = "source.json"
@@ -371,3 +385,49 @@ def run_offline(inputs: EvalInputs, out_dir: str | Path, sample_maps: int = 6, p
     summary = write_report(out_dir, results, meta, [m.name for m in inputs.methods])
     write_sample_maps(out_dir, results, inputs.episodes, inputs.scenes, inputs.maps, TextEmbedder(inputs.encoder), sample_maps)
     return summary
+
+
+def compare_offline(out_dir: str | Path, *, encoder: str = "lit", upper_bound: str = "oracle", scenes: int = 3,
+                    splits: Sequence[str] = SPLITS, episodes_per_split: int = 10, resolution: float = 0.5, seed: int = 0,
+                    extractor: str = "builtin", methods: Sequence[str] = ("random", "centre", "qs", "rpg", "rpg-owner"),
+                    max_steps: int = 2500, progress=None) -> dict:
+    """POG with ``encoder`` (leading) and ``upper_bound`` (an ORACLE, labelled so) on the same
+    households, episodes and exploration frames: ``out_dir/learned``, ``out_dir/upper_bound`` and a
+    combined ``out_dir/report.md``. Returns {"learned": summary, "upper_bound": summary}."""
+    from personal.eval.pog import table_v
+    from personal.grounding.methods import make_method
+
+    say = progress or (lambda msg: None)
+    scene_map, eps = generate_episode_set(scenes, splits, episodes_per_split, seed)
+    maps: dict[str, dict[str, MapView]] = {encoder: {}, upper_bound: {}}
+    infos = {}
+    for sid, scene in scene_map.items():
+        first = next((e for e in eps if e.scene_id == sid), None)
+        say(f"pre-exploring {sid} (maps with {encoder} and {upper_bound} from the same frames) ...")
+        built, infos[sid] = explore_scene_maps(scene, [encoder, upper_bound], resolution, first, max_steps=max_steps)
+        for name, (view, _) in built.items():
+            maps[name][sid] = view
+        say(f"{sid}: {infos[sid]}")
+    out = Path(out_dir)
+    summaries = {}
+    for role, name in (("learned", encoder), ("upper_bound", upper_bound)):
+        enc, ext = make_components(name, extractor)
+        inputs = EvalInputs(scene_map, eps, maps[name], ext, enc, [make_method(m) for m in methods],
+                            "pre-exploration per scene (frontier explorer + MapBuilder, 160x120, 79 deg HFOV); "
+                            f"the same frames mapped with {encoder} and {upper_bound}")
+        summaries[role] = run_offline(inputs, out / role)
+    s_l, s_u = summaries["learned"], summaries["upper_bound"]
+    lines = [f"# POG: learned encoder {s_l['meta']['encoder']} (no ground truth), with the ORACLE upper bound beside it", "",
+             f"Households: generated seeds {seed}..{seed + scenes - 1} (evaluation households; perception trains on "
+             "seeds 10000+, validates on 20000+). Episodes: "
+             f"{len(eps)} ({', '.join(splits)} x {episodes_per_split} per household). Success: within 1.0 m of the target's "
+             "footprint (PersONAL POG). Both maps come from the same exploration frames.", "",
+             f"## Learned encoder ({s_l['meta']['encoder']}, reads RGB only) — SR@top-1 (%)"]
+    lines += table_v(s_l, "sr_top1")
+    lines += ["", f"## ORACLE upper bound ({s_u['meta']['encoder']}: ground-truth instance ids + captions) — SR@top-1 (%)"]
+    lines += table_v(s_u, "sr_top1")
+    lines += ["", "## SR@top-3 (%)", "", "Learned:"] + table_v(s_l, "sr_top3") + ["", "ORACLE upper bound:"] + table_v(s_u, "sr_top3")
+    lines += ["", f"Exploration per household: {infos}", "",
+              "Per-method details, failures and map images: `learned/report.md`, `upper_bound/report.md`."]
+    (out / "report.md").write_text("\n".join(lines) + "\n")
+    return summaries

@@ -20,7 +20,7 @@ GRAPH = Graph(
     arguments={
         "bag": ("", "rosbag2 MCAP bag directory (metadata.yaml + .mcap)"),
         "episodes_dir": ("", "episode folder whose scenes/ hold the ORACLE captions (generated scenes need none)"),
-        "encoder": ("oracle", "feature encoder: oracle (ORACLE) | none | clip | siglip | blip2"),
+        "encoder": ("lit", "feature encoder: lit (learned, RGB only) | oracle (ORACLE) | none | clip | siglip | blip2"),
         "model_path": ("", "local model directory for clip / siglip / blip2"),
         "feature_resolution": (1.0, "feature-map cell size, m (use the recording run's)"),
         "maps_dir": ("maps", "the map is saved to <maps_dir>/<map_name or scene_id>/"),

@@ -2,8 +2,9 @@
 node + frontier-exploration node; the maps are saved under ``<maps_dir>/<scene_id>/`` when
 no reachable frontier is left (or the 2,500-step budget is spent), then the graph stops.
 
-With ``encoder:=oracle`` (default) the feature map holds ORACLE features (ground-truth
-instance ids + captions embedded with MiniLM); ``encoder:=none`` maps geometry only."""
+With ``encoder:=lit`` (default) the feature map holds the learned image tower's patch features
+(RGB only); ``encoder:=oracle`` ORACLE features (ground-truth instance ids + captions embedded
+with MiniLM, an upper bound); ``encoder:=none`` maps geometry only."""
 from personal.graphs import Arg, Graph, NodeSpec
 
 GRAPH = Graph(
@@ -13,8 +14,8 @@ GRAPH = Graph(
         "seed": (0, "generator seed (scene synth_<seed>)"),
         "episodes_dir": ("", "PersONAL-format episode folder; empty = generate one scene"),
         "backend": ("synthetic", "simulator backend (synthetic|habitat|auto)"),
-        "encoder": ("oracle", "feature encoder: oracle (ORACLE) | none | clip | siglip | blip2"),
-        "model_path": ("", "local model directory for clip / siglip / blip2"),
+        "encoder": ("lit", "feature encoder: lit (learned, RGB only) | oracle (ORACLE) | none | clip | siglip | blip2"),
+        "model_path": ("", "local model directory for clip / siglip / blip2 (lit: default = the shipped checkpoint)"),
         "feature_resolution": (1.0, "feature-map cell size, m"),
         "maps_dir": ("maps", "maps are saved to <maps_dir>/<scene_id>/"),
         "max_steps": (2500, "exploration budget (PersONAL: 2,500)"),

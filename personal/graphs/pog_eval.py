@@ -30,7 +30,7 @@ GRAPH = Graph(
         "episodes_per_split": (10, "generated episodes per split and scene"),
         "seed": (0, "generator seed"),
         "methods": (METHODS, "grounding methods (comma separated)"),
-        "encoder": ("oracle", "encoder of map cells and texts (oracle = ORACLE ground-truth captions + MiniLM)"),
+        "encoder": ("lit", "encoder of map cells and texts: lit (default: the learned image tower, RGB only, MiniLM texts) | oracle (ORACLE: ground-truth captions + MiniLM, an upper bound) | clip | siglip"),
         "extractor": ("builtin", "ownership-phrase extractor: builtin (rules on the summary) | episode (the episode file's extracted_summary, as the paper's RPG) | llm"),
         "llm_base_url": ("", "OpenAI-compatible endpoint for extractor:=llm (else $OPENAI_BASE_URL)"),
         "llm_model": ("", "chat model for extractor:=llm (else $OPENAI_MODEL)"),

@@ -15,7 +15,8 @@ from personal.mapping.feature_map import FeatureMap
 from personal.mapping.occupancy import OccupancyGrid
 from personal.mapping.projection import FramePoints, backproject, pixel_confidence, voxel_downsample
 
-# A function giving a frame's features as (group per point (N,) ints, -1 = none; embeddings (G, E)).
+# A function giving a frame's features as (group per point (N,) ints, -1 = none; embeddings (G, E))
+# and optionally a weight per group (G,) that scales the points' confidences.
 FrameFeatures = Callable[[np.ndarray, np.ndarray, "np.ndarray | None", FramePoints], "tuple[np.ndarray, np.ndarray] | None"]
 
 
@@ -92,10 +93,13 @@ class MapBuilder:
             t3 = time.perf_counter()
             t.add("features", t3 - t2)
             if out is not None:
-                groups, emb = out
+                groups, emb = out[0], out[1]
                 conf = pixel_confidence(K, fp.image_shape, fp.pixels, fp.depth, max_range=c.max_depth, min_range=c.min_depth)
                 # a sample stands for stride^2 pixels: keeps confidences comparable across strides
                 conf *= c.stride * c.stride
+                if len(out) > 2 and out[2] is not None:  # per-group weights (a dense encoder's objectness)
+                    w = np.asarray(out[2], np.float32)
+                    conf *= np.where(groups >= 0, w[np.clip(groups, 0, None)], 0.0)
                 self.feature_map.integrate(fp.points, conf, emb, groups)
             t2 = time.perf_counter()
             t.add("feature_map", t2 - t3)

@@ -22,15 +22,19 @@ class ExplorationResult:
     trajectory: list[tuple[float, float, float]] = field(default_factory=list)
 
 
-def explore(backend, first_observation, builder: MapBuilder, explorer: FrontierExplorer, progress=None) -> ExplorationResult:
-    """Run the frontier policy until it stops; every observation goes into ``builder``."""
+def explore(backend, first_observation, builder: MapBuilder, explorer: FrontierExplorer, progress=None,
+            also: tuple[MapBuilder, ...] = ()) -> ExplorationResult:
+    """Run the frontier policy until it stops; every observation goes into ``builder`` (which
+    the policy reads) and into each builder of ``also`` (e.g. the same frames mapped with
+    another encoder)."""
     t0 = time.perf_counter()
     obs = first_observation
     traj = []
     while True:
         s = obs.state
         traj.append((s.x, s.y, s.yaw))
-        builder.integrate(obs.depth, obs.K, obs.T_map_camera, rgb=obs.rgb, instance_ids=obs.instance_ids, agent_xy=(s.x, s.y))
+        for b in (builder, *also):
+            b.integrate(obs.depth, obs.K, obs.T_map_camera, rgb=obs.rgb, instance_ids=obs.instance_ids, agent_xy=(s.x, s.y))
         action = explorer.act(builder.occupancy.state(), builder.occupancy.geometry, (s.x, s.y, s.yaw), obs.collided)
         if progress is not None:
             progress(explorer.status.steps)

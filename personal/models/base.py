@@ -42,8 +42,9 @@ class ImageTextEncoder(abc.ABC):
         """(regions (H, W) int32 with -1 = no feature, embeddings (G, dim)) for one frame."""
         raise NotImplementedError(f"encoder {self.name!r} gives no dense features")
 
-    def frame_features(self, depth, rgb, instance_ids, frame_points) -> tuple[np.ndarray, np.ndarray] | None:
-        """Adapter for ``MapBuilder``: (group per back-projected point, group embeddings)."""
+    def frame_features(self, depth, rgb, instance_ids, frame_points) -> tuple | None:
+        """Adapter for ``MapBuilder``: (group per back-projected point, group embeddings[, weight per
+        group])."""
         regions, emb = self.dense_features(rgb, instance_ids)
         if len(emb) == 0:
             return None

@@ -1,15 +1,25 @@
-"""transformers adapters for CLIP, SigLIP and the BLIP-2 feature extractor.
+"""transformers adapters for CLIP, SigLIP, the BLIP-2 feature extractor and the locked-text
+image tower trained here (``lit``, :mod:`personal.models.lit`).
 
 Weights are read from a local directory only (``local_files_only=True``; nothing is ever
 downloaded). The directory needs the model (config + weights), a tokenizer and an image
-processor, as written by ``save_pretrained``.
+processor, as written by ``save_pretrained``; a ``lit`` checkpoint needs no tokenizer: its
+text tower is the packaged MiniLM its config names (a checkpoint trained against another text
+space is refused, naming the path).
 
 transformers 5.x returns output objects from ``get_image_features`` / ``get_text_features``
 (the embedding is ``.pooler_output``); 4.x returned tensors. Both are handled.
 
-Dense features for the feature map: the frame is cut into a coarse grid of crops
-(``crop_grid`` rows x cols, default 2 x 3) embedded in one batch; every pixel belongs to
-the region of its crop.
+Dense features for the feature map: one feature per patch of the whole frame (resized so its
+sides are multiples of the patch size, position embeddings interpolated):
+- CLIP: MaskCLIP — the last layer's value path (value and output projections of each patch
+  token, no query-key mixing), the post layer norm and the visual projection;
+- SigLIP: the same through the attention-pooling head (its value/output projections and MLP
+  applied to each patch token on its own);
+- ``lit``: the model's own dense head (patch tokens -> post layer norm -> projection) plus an
+  objectness probability that weights each patch in the map;
+- BLIP-2 (no patch-level projection): a grid of crops (``crop_grid``, default 2 x 3).
+Every pixel belongs to the region of its patch (or crop). Nothing here reads instance ids.
 """
 from __future__ import annotations
 
@@ -19,8 +29,15 @@ import numpy as np
 
 from personal.models.base import ImageTextEncoder, l2_normalize, register_encoder
 
-KINDS = ("clip", "siglip", "blip2")
-_MODEL_TYPES = {"clip": "clip", "siglip": "siglip", "blip-2": "blip2", "blip_2": "blip2"}
+KINDS = ("clip", "siglip", "blip2", "lit")
+_MODEL_TYPES = {"clip": "clip", "siglip": "siglip", "blip-2": "blip2", "blip_2": "blip2", "personal_lit_vision": "lit"}
+# text towers a lit checkpoint may name, with their embedding size
+KNOWN_TEXT_TOWERS = {"sentence-transformers/all-MiniLM-L6-v2": 384}
+
+
+class CheckpointError(ValueError):
+    """A model directory that cannot be used: missing or corrupt files, or a text space that
+    does not match."""
 
 
 def _embedding(out):
@@ -38,49 +55,80 @@ def _embedding(out):
 
 class HFImageTextEncoder(ImageTextEncoder):
     def __init__(self, model_path: str | Path, kind: str = "auto", device: str = "cpu",
-                 crop_grid: tuple[int, int] = (2, 3), max_text_length: int = 64) -> None:
+                 crop_grid: tuple[int, int] = (2, 3), max_text_length: int = 64,
+                 dense_size: tuple[int, int] | None = None) -> None:
         path = Path(model_path).expanduser()
         if not str(model_path) or not path.is_dir():
             raise FileNotFoundError(
                 f"model directory {str(model_path)!r} does not exist; pass a local path holding a "
-                "save_pretrained() CLIP/SigLIP/BLIP-2 checkpoint (models are never downloaded)"
+                "save_pretrained() CLIP/SigLIP/BLIP-2/lit checkpoint (models are never downloaded)"
             )
         import torch
         from transformers import AutoConfig, AutoImageProcessor, AutoTokenizer
 
+        import personal.models.lit  # noqa: F401 - registers the lit config and model with transformers
+
         self.path = path
         self.device = torch.device(device)
-        config = AutoConfig.from_pretrained(path, local_files_only=True)
+        self.dense_size = tuple(dense_size) if dense_size else None
+        if not (path / "config.json").exists():
+            raise CheckpointError(f"{path}: no config.json (not a save_pretrained() checkpoint)")
+        try:
+            config = AutoConfig.from_pretrained(path, local_files_only=True)
+        except (OSError, ValueError) as exc:
+            raise CheckpointError(f"{path / 'config.json'}: unreadable config ({exc})") from exc
         detected = _MODEL_TYPES.get(config.model_type)
         if kind == "auto":
             if detected is None:
-                raise ValueError(f"{path}: model_type {config.model_type!r} is not one of CLIP, SigLIP, BLIP-2")
+                raise ValueError(f"{path}: model_type {config.model_type!r} is not one of CLIP, SigLIP, BLIP-2, lit")
             kind = detected
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS} or 'auto', got {kind!r}")
         self.kind = kind
+        self.config = config
         self.crop_grid = tuple(int(v) for v in crop_grid)
         text_cfg = getattr(config, "text_config", None) or getattr(config, "qformer_config", None)
         self.max_text_length = min(max_text_length, int(getattr(text_cfg, "max_position_embeddings", max_text_length)))
-        self.model = self._load_model(kind, path).to(self.device).eval()
+        if kind == "lit":
+            self._check_text_space(config)
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+            self.model = self._load_model(kind, path).to(self.device).eval()
+        except (OSError, ValueError, RuntimeError) as exc:
+            raise CheckpointError(f"{path}: cannot load the model weights ({exc})") from exc
+        try:
+            self.tokenizer = None if kind == "lit" else AutoTokenizer.from_pretrained(path, local_files_only=True)
             self.image_processor = AutoImageProcessor.from_pretrained(path, local_files_only=True)
         except (OSError, ValueError) as exc:
             raise FileNotFoundError(f"{path}: tokenizer or image processor files missing ({exc})") from exc
         with torch.no_grad():
             self._dim = int(self.encode_text(["probe"]).shape[1])
 
+    def _check_text_space(self, config) -> None:
+        tower = getattr(config, "text_tower", "")
+        if tower not in KNOWN_TEXT_TOWERS:
+            raise CheckpointError(f"{self.path / 'config.json'}: text_tower {tower!r} is not a text space this project "
+                                  f"has (known: {sorted(KNOWN_TEXT_TOWERS)})")
+        if int(config.projection_dim) != KNOWN_TEXT_TOWERS[tower]:
+            raise CheckpointError(f"{self.path / 'config.json'}: projection_dim {config.projection_dim} does not match "
+                                  f"the {KNOWN_TEXT_TOWERS[tower]}-d text space of {tower}")
+
     @staticmethod
     def _load_model(kind: str, path: Path):
         from transformers import Blip2ForImageTextRetrieval, CLIPModel, SiglipModel
 
-        cls = {"clip": CLIPModel, "siglip": SiglipModel, "blip2": Blip2ForImageTextRetrieval}[kind]
+        from personal.models.lit import LitVisionModel
+
+        cls = {"clip": CLIPModel, "siglip": SiglipModel, "blip2": Blip2ForImageTextRetrieval, "lit": LitVisionModel}[kind]
         return cls.from_pretrained(path, local_files_only=True)
 
     @property
     def name(self) -> str:
         return f"{self.kind}:{self.path.name}"
+
+    @property
+    def text_space(self) -> str:
+        """The space the text embeddings live in: a map is only queried with texts of its space."""
+        return str(getattr(self.config, "text_tower", "")) if self.kind == "lit" else self.name
 
     @property
     def dim(self) -> int:
@@ -92,6 +140,12 @@ class HFImageTextEncoder(ImageTextEncoder):
 
         if isinstance(texts, str):
             texts = [texts]
+        if self.kind == "lit":  # the frozen text tower the image tower was trained against
+            from personal.models.oracle import load_sentence_model
+
+            if not texts:
+                return np.zeros((0, KNOWN_TEXT_TOWERS[self.text_space]), np.float32)
+            return l2_normalize(np.asarray(load_sentence_model().encode(list(texts), batch_size=64, normalize_embeddings=True)))
         # SigLIP was trained on max-length padded text; CLIP / BLIP-2 use the EOS / CLS token
         padding = "max_length" if self.kind == "siglip" else True
         tok = self.tokenizer(list(texts), padding=padding, truncation=True, max_length=self.max_text_length, return_tensors="pt")
@@ -116,6 +170,13 @@ class HFImageTextEncoder(ImageTextEncoder):
     def encode_image(self, images: list[np.ndarray]) -> np.ndarray:
         import torch
 
+        if self.kind == "lit":  # the objectness-weighted mean of the patch features
+            embs = []
+            for img in images:
+                feats, weight = self._patch_features(np.asarray(img))
+                w = weight.reshape(-1, 1) + 1e-6
+                embs.append((feats.reshape(-1, feats.shape[-1]) * w).sum(0) / w.sum())
+            return l2_normalize(np.stack(embs)) if embs else np.zeros((0, self.dim), np.float32)
         pixel = self.image_processor(images=list(images), return_tensors="pt")["pixel_values"].to(self.device)
         with torch.no_grad():
             if self.kind == "blip2":
@@ -137,9 +198,78 @@ class HFImageTextEncoder(ImageTextEncoder):
         proj = torch.nn.functional.normalize(m.vision_projection(q.last_hidden_state), dim=-1)
         return proj.mean(dim=1)
 
-    def dense_features(self, rgb: np.ndarray | None, instance_ids: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    # -- dense features -----------------------------------------------------------
+    def dense_input_size(self, h: int, w: int) -> tuple[int, int]:
+        """(height, width) the frame is resized to: lit its training size, CLIP / SigLIP shorter
+        side = the model's image size; both rounded down to patch multiples."""
+        vcfg = getattr(self.config, "vision_config", self.config)
+        patch = int(vcfg.patch_size)
+        if self.dense_size:
+            th, tw = self.dense_size
+        elif self.kind == "lit":
+            th, tw = int(self.config.input_height), int(self.config.input_width)
+        else:
+            s = int(vcfg.image_size) / min(h, w)
+            th, tw = round(h * s), round(w * s)
+        return max(patch, th // patch * patch), max(patch, tw // patch * patch)
+
+    def _dense_input(self, rgb: np.ndarray):
+        import torch
+
+        from personal.models.imaging import normalise, resize_area
+
+        th, tw = self.dense_input_size(*rgb.shape[:2])
+        x = normalise(resize_area(np.asarray(rgb, dtype=np.uint8), th, tw), self.image_processor)
+        return torch.from_numpy(x)[None].to(self.device)
+
+    def _patch_features(self, rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(features (h, w, dim) L2-normalised, weight (h, w) in [0, 1]) of every patch."""
+        import torch
+
+        pixel = self._dense_input(rgb)
+        with torch.no_grad(), torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.kind == "lit"):
+            if self.kind == "lit":
+                feats, obj = self.model.dense(pixel)
+                weight = torch.sigmoid(obj.float())[0].cpu().numpy().astype(np.float32)
+            elif self.kind == "clip":
+                feats, weight = _maskclip_clip(self.model, pixel), None
+            else:
+                feats, weight = _maskclip_siglip(self.model, pixel), None
+        f = l2_normalize(feats[0].float().cpu().numpy())
+        return f, (np.ones(f.shape[:2], np.float32) if weight is None else weight)
+
+    def dense_regions(self, rgb: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """(regions (H, W) int32, embeddings (G, dim), weights (G,) or None): one region per patch
+        (a crop for BLIP-2); ``weights`` = each patch's objectness where the model has one."""
         if rgb is None:
             raise ValueError(f"encoder {self.name!r} needs the colour image for dense features")
+        if self.kind == "blip2":
+            return (*self._crop_regions(rgb), None)
+        h, w = rgb.shape[:2]
+        feats, weight = self._patch_features(rgb)
+        gh, gw = feats.shape[:2]
+        rows = np.minimum(np.arange(h) * gh // h, gh - 1)
+        cols = np.minimum(np.arange(w) * gw // w, gw - 1)
+        regions = (rows[:, None] * gw + cols[None, :]).astype(np.int32)
+        return regions, feats.reshape(gh * gw, -1), (weight.reshape(-1) if self.kind == "lit" else None)
+
+    def dense_features(self, rgb: np.ndarray | None, instance_ids: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(regions, embeddings); patches the model calls structure (objectness < 0.5) get -1."""
+        regions, emb, weights = self.dense_regions(rgb)
+        if weights is not None:
+            keep = weights >= 0.5
+            lut = np.where(keep, np.cumsum(keep) - 1, -1).astype(np.int32)
+            return lut[regions], emb[keep]
+        return regions, emb
+
+    def frame_features(self, depth, rgb, instance_ids, frame_points):
+        """Per back-projected point its patch; per patch its embedding and (lit) objectness weight,
+        which MapBuilder multiplies into the point confidences. Never reads ``instance_ids``."""
+        regions, emb, weights = self.dense_regions(rgb)
+        groups = regions.reshape(-1)[frame_points.pixels]
+        return (groups, emb) if weights is None else (groups, emb, weights)
+
+    def _crop_regions(self, rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         h, w = rgb.shape[:2]
         rows, cols = self.crop_grid
         ys = np.linspace(0, h, rows + 1).astype(int)
@@ -152,8 +282,44 @@ class HFImageTextEncoder(ImageTextEncoder):
         return regions, emb
 
 
+def _maskclip_clip(model, pixel):
+    """MaskCLIP dense features of a CLIPModel: every token of the second-to-last layer through
+    the last layer's value and output projections (no query-key mixing), the post layer norm
+    and the visual projection. (1, h, w, projection_dim)."""
+    vm = model.vision_model
+    patch = vm.embeddings.patch_size
+    gh, gw = pixel.shape[2] // patch, pixel.shape[3] // patch
+    x = vm.pre_layrnorm(vm.embeddings(pixel, interpolate_pos_encoding=True))
+    for layer in vm.encoder.layers[:-1]:
+        out = layer(x, None)
+        x = out[0] if isinstance(out, tuple) else out
+    last = vm.encoder.layers[-1]
+    v = last.self_attn.out_proj(last.self_attn.v_proj(last.layer_norm1(x)))
+    tokens = vm.post_layernorm(v[:, 1:])
+    return model.visual_projection(tokens).reshape(1, gh, gw, -1)
+
+
+def _maskclip_siglip(model, pixel):
+    """The SigLIP analogue: the attention-pooling head applied to each patch token on its own
+    (value + output projections, then the head's layer norm and MLP residual). (1, h, w, dim)."""
+    vm = model.vision_model
+    patch = vm.config.patch_size
+    gh, gw = pixel.shape[2] // patch, pixel.shape[3] // patch
+    tokens = vm(pixel_values=pixel, interpolate_pos_encoding=True).last_hidden_state  # post-LN, no class token
+    head = vm.head
+    attn = head.attention
+    d = tokens.shape[-1]
+    v = attn.out_proj(tokens @ attn.in_proj_weight[2 * d:].T + attn.in_proj_bias[2 * d:])
+    y = v + head.mlp(head.layernorm(v))
+    return y.reshape(1, gh, gw, -1)
+
+
 def _factory(kind: str):
     def make(model_path: str = "", **kw) -> HFImageTextEncoder:
+        if kind == "lit" and not model_path:
+            from personal.models.lit import shipped_checkpoint
+
+            model_path = str(shipped_checkpoint())
         return HFImageTextEncoder(model_path, kind=kw.pop("kind", kind), **kw)
 
     return make

@@ -1,0 +1,193 @@
+"""Learned perception: dataset writing, a short training run that lowers the loss, the shipped
+checkpoint through the HF adapter, clear errors for bad checkpoints, and the map path that
+reads RGB only."""
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from personal.models.base import make_encoder  # noqa: E402
+from personal.models.hf_vlm import CheckpointError, HFImageTextEncoder  # noqa: E402
+from personal.models.lit import SHIPPED_NAME, shipped_checkpoint  # noqa: E402
+from personal.perception.dataset import DatasetError, load_dataset, write_dataset  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def tiny_dataset(tmp_path_factory):
+    out = tmp_path_factory.mktemp("views")
+    write_dataset(out, [10_000], views_per_scene=6, width=80, height=64, progress=lambda m: None)
+    return out
+
+
+def test_dataset_writes_views_labels_and_captions(tiny_dataset):
+    index, shards = load_dataset(tiny_dataset)
+    assert index["seeds"] == [10_000] and index["width"] == 80 and index["height"] == 64
+    s = shards[0]
+    assert s["rgb"].shape == (6, 64, 80, 3) and s["rgb"].dtype == np.uint8
+    assert s["depth"].shape == (6, 64, 80) and s["ids"].shape == (6, 64, 80) and s["structure"].shape == (6, 64, 80)
+    assert s["poses"].shape == (6, 4, 4)
+    captions = {o["instance_id"]: o["caption"] for o in s["objects"]}
+    visible = set(np.unique(s["ids"])) - {0}
+    assert visible and visible <= set(captions)  # every visible instance has its caption
+    # structure labels: object pixels are class 0, walls and floor appear
+    assert (s["structure"][s["ids"] > 0] == 0).all()
+    assert {1, 2} <= set(np.unique(s["structure"]))
+    assert (s["depth"] > 0).mean() > 0.5
+
+
+def test_dataset_refuses_evaluation_households(tmp_path):
+    with pytest.raises(ValueError, match="evaluation households"):
+        write_dataset(tmp_path, [0], views_per_scene=1)
+    with pytest.raises(DatasetError, match="dataset.json"):
+        load_dataset(tmp_path / "nothing")
+
+
+def test_short_training_run_lowers_the_loss(tiny_dataset, tmp_path):
+    from personal.perception.train import TrainConfig, Trainer, save_checkpoint
+
+    index, shards = load_dataset(tiny_dataset)
+    cfg = TrainConfig(max_steps=12, batch=6, lr=3e-3, warmup=2, layers=1, hidden=64, eval_every_s=1e9, minutes=10)
+    tr = Trainer(shards, shards, cfg, index["height"], index["width"], log=lambda m: None)
+    info = tr.fit()
+    losses = [h["caption"] for h in tr.history]
+    assert info["steps"] == 12
+    assert np.mean(losses[-3:]) < np.mean(losses[:3]) - 0.2, losses
+    out = save_checkpoint(tr, tmp_path / "ckpt", info, index, index)
+    for name in ("config.json", "model.safetensors", "preprocessor_config.json", "training_log.json", "loss.png"):
+        assert (out / name).exists(), name
+    enc = make_encoder("lit", model_path=str(out))
+    assert enc.dim == 384 and enc.name == "lit:ckpt"
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    if not (shipped_checkpoint() / "config.json").exists():
+        pytest.fail(f"the trained checkpoint is missing from the repository: {shipped_checkpoint()}")
+    return make_encoder("lit")
+
+
+def test_shipped_checkpoint_loads_through_the_hf_adapter(shipped):
+    enc = shipped
+    assert isinstance(enc, HFImageTextEncoder) and enc.kind == "lit"
+    assert enc.name == f"lit:{SHIPPED_NAME}" and "oracle" not in enc.name.lower()
+    size = sum(p.stat().st_size for p in shipped_checkpoint().iterdir())
+    assert size <= 30 * 2**20
+    card = (shipped_checkpoint() / "README.md").read_text()
+    for needed in ("seed", "steps", "loss", "top-1"):
+        assert needed in card.lower()
+    # the text tower is the packaged MiniLM: same vectors the oracle encoder uses
+    from personal.models.oracle import load_sentence_model
+
+    t = enc.encode_text(["the red backpack under the desk"])
+    ref = load_sentence_model().encode(["the red backpack under the desk"], normalize_embeddings=True)
+    np.testing.assert_allclose(t, ref, atol=1e-5)
+
+
+def test_shipped_model_sees_objects_in_a_rendered_frame(shipped):
+    """From RGB alone: a close view of a household object gives patch features whose nearest
+    caption among the household's objects is often the right one."""
+    from personal.world.generator import generate_scene
+    from personal.world.mesh import scene_mesh
+    from sim_bridge.backends.base import AgentState, CameraSpec
+    from sim_bridge.backends.synthetic import camera_pose
+    from sim_bridge.render import Renderer
+
+    scene = generate_scene(5)
+    cam = CameraSpec(width=320, height=240)
+    r = Renderer(scene_mesh(scene), cam, nthreads=1)
+    caps = shipped.encode_text([o.caption for o in scene.objects])
+    hits, tried = 0, 0
+    furniture = [o for o in scene.objects if o.is_furniture][:12]
+    for o in furniture:
+        x, y = o.box.center[0] - 1.8, o.box.center[1]
+        rgb, _, ids = r.render(camera_pose(AgentState(x, y, 0.0, 0.0, -0.3), cam))
+        if (ids == o.instance_id).mean() < 0.05:
+            continue
+        regions, emb, weights = shipped.dense_regions(rgb)
+        assert regions.shape == (240, 320) and weights is not None and len(weights) == len(emb)
+        mine = np.bincount(regions[ids == o.instance_id].ravel(), minlength=len(emb))
+        feat = (mine[:, None] * emb).sum(0)
+        best = int(np.argmax(caps @ (feat / np.linalg.norm(feat))))
+        hits += scene.objects[best].category == o.category
+        tried += 1
+    assert tried >= 3
+    assert hits / tried >= 0.3, f"{hits}/{tried} categories right"
+
+
+def _copy(tmp_path):
+    dst = tmp_path / "ckpt"
+    shutil.copytree(shipped_checkpoint(), dst)
+    return dst
+
+
+def test_bad_checkpoints_are_clear_errors(tmp_path):
+    if not (shipped_checkpoint() / "config.json").exists():
+        pytest.fail("the trained checkpoint is missing from the repository")
+    with pytest.raises(FileNotFoundError, match="no_such_dir"):
+        make_encoder("lit", model_path=str(tmp_path / "no_such_dir"))
+    bad = _copy(tmp_path / "a")
+    (bad / "config.json").write_text("{not json")
+    with pytest.raises(CheckpointError, match=r"config\.json"):
+        make_encoder("lit", model_path=str(bad))
+    other = _copy(tmp_path / "b")
+    cfg = json.loads((other / "config.json").read_text())
+    cfg["text_tower"] = "openai/clip-vit-base-patch32"
+    (other / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(CheckpointError, match=r"text_tower .*clip"):
+        make_encoder("lit", model_path=str(other))
+    dim = _copy(tmp_path / "c")
+    cfg = json.loads((dim / "config.json").read_text())
+    cfg["projection_dim"] = 512
+    (dim / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(CheckpointError, match="projection_dim 512"):
+        make_encoder("lit", model_path=str(dim))
+    torn = _copy(tmp_path / "d")
+    (torn / "model.safetensors").write_bytes(b"\x00" * 64)
+    with pytest.raises(CheckpointError, match="cannot load the model weights"):
+        make_encoder("lit", model_path=str(torn))
+
+
+def test_lit_map_reads_rgb_only(shipped):
+    """The mapping path of the learned encoder never looks at instance ids."""
+    from personal.mapping.pipeline import MapBuilder, MapConfig
+    from personal.world.generator import generate_scene
+    from sim_bridge.backends.base import CameraSpec
+    from sim_bridge.backends.synthetic import SyntheticBackend
+
+    scene = generate_scene(4)
+    b = SyntheticBackend(camera=CameraSpec(width=160, height=120))
+    b.load_scene(scene)
+    from sim_bridge.backends.base import AgentState
+
+    r = scene.rooms[0]
+    x, y = b.snap_to_navigable((r.bounds[0] + r.bounds[2]) / 2, (r.bounds[1] + r.bounds[3]) / 2)
+    obs = b.reset(state=AgentState(x, y, 0.0, 0.0))
+    maps = []
+    for ids in (obs.instance_ids, None, np.zeros_like(obs.instance_ids)):
+        mb = MapBuilder(MapConfig(feature_resolution=0.5, stride=2), feature_dim=shipped.dim, encoder_name=shipped.name,
+                        features=shipped.frame_features)
+        mb.integrate(obs.depth, obs.K, obs.T_map_camera, rgb=obs.rgb, instance_ids=ids)
+        maps.append(mb.feature_map.embeddings.copy())
+    np.testing.assert_allclose(maps[0], maps[1], atol=1e-6)
+    np.testing.assert_allclose(maps[0], maps[2], atol=1e-6)
+    assert np.abs(maps[0]).sum() > 0
+
+
+def test_short_non_oracle_pog_run_leads_the_report(shipped, tmp_path):
+    """POG with the learned encoder (maps from RGB) beside the ORACLE upper bound, same frames."""
+    from personal.eval.pog_run import compare_offline
+
+    summaries = compare_offline(tmp_path, encoder="lit", upper_bound="oracle", scenes=1, episodes_per_split=1, seed=2,
+                                max_steps=40)
+    learned, oracle = summaries["learned"], summaries["upper_bound"]
+    assert learned["meta"]["encoder"] == f"lit:{SHIPPED_NAME}" and not learned["meta"]["encoder_is_oracle"]
+    assert oracle["meta"]["encoder_is_oracle"]
+    results = json.loads((tmp_path / "learned" / "results.json").read_text())
+    assert len(results) == 3 * 5 and all(r["failure"] is None for r in results if r["method"] in ("qs", "rpg"))
+    report = (tmp_path / "report.md").read_text().splitlines()
+    first_table = next(i for i, line in enumerate(report) if line.startswith("## "))
+    assert "Learned encoder" in report[first_table] and "ORACLE" not in report[first_table]
+    assert any("ORACLE upper bound" in line for line in report[first_table + 1:])
