@@ -93,8 +93,8 @@ class HFImageTextEncoder(ImageTextEncoder):
             self._check_text_space(config)
         try:
             self.model = self._load_model(kind, path).to(self.device).eval()
-        except (OSError, ValueError, RuntimeError) as exc:
-            raise CheckpointError(f"{path}: cannot load the model weights ({exc})") from exc
+        except Exception as exc:  # torn or foreign weight files raise the storage library's own errors
+            raise CheckpointError(f"{path}: cannot load the model weights ({type(exc).__name__}: {exc})") from exc
         try:
             self.tokenizer = None if kind == "lit" else AutoTokenizer.from_pretrained(path, local_files_only=True)
             self.image_processor = AutoImageProcessor.from_pretrained(path, local_files_only=True)
