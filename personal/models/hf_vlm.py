@@ -56,7 +56,7 @@ def _embedding(out):
 class HFImageTextEncoder(ImageTextEncoder):
     def __init__(self, model_path: str | Path, kind: str = "auto", device: str = "cpu",
                  crop_grid: tuple[int, int] = (2, 3), max_text_length: int = 64,
-                 dense_size: tuple[int, int] | None = None) -> None:
+                 dense_size: tuple[int, int] | None = None, threads: int = 1) -> None:
         path = Path(model_path).expanduser()
         if not str(model_path) or not path.is_dir():
             raise FileNotFoundError(
@@ -68,6 +68,10 @@ class HFImageTextEncoder(ImageTextEncoder):
 
         import personal.models.lit  # noqa: F401 - registers the lit config and model with transformers
 
+        if threads > 0:
+            # one intra-op thread per process: a small model gains little from more, and on a busy
+            # machine torch's thread barriers made a 20 ms frame take over a second (measured)
+            torch.set_num_threads(int(threads))
         self.path = path
         self.device = torch.device(device)
         self.dense_size = tuple(dense_size) if dense_size else None
