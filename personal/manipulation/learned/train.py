@@ -42,7 +42,7 @@ class TrainConfig:
     width: int = 256
     depth: int = 3
     lang_width: int = 128
-    steps: int = 12000
+    steps: int = 8000
     batch: int = 256
     lr: float = 1e-3
     weight_decay: float = 1e-4
