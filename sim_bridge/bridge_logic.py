@@ -4,11 +4,12 @@ Tested without ROS; ``bridge_node`` wraps them in rclpy."""
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 
 import numpy as np
 
-from personal.world.model import SPLITS, Episode, Scene
+from personal.world.model import SPLITS, Episode, Scene, SceneAsset
 from sim_bridge.backends.base import Action
 
 ACTION_SPACE = {a.value: a.name for a in Action}
@@ -26,16 +27,75 @@ def splits_for(split: str) -> tuple[str, ...]:
     return (split,)
 
 
-def load_episodes(episodes_dir: str, split: str) -> tuple[dict[str, Scene], list[Episode]]:
-    """Scenes and episodes of ``split`` from a PersONAL episode folder."""
+def load_episodes(episodes_dir: str, split: str, scene_models: bool = True) -> tuple[dict[str, Scene], list[Episode]]:
+    """Scenes and episodes of ``split`` from a PersONAL episode folder (``scene_models=False``
+    also accepts episodes without our scene model: the public HM3D files)."""
     from personal.world.habitat_format import load_episode_set
 
-    scenes, episodes = load_episode_set(episodes_dir)  # raises EpisodeFormatError naming file + field
+    scenes, episodes = load_episode_set(episodes_dir, scene_models)  # raises EpisodeFormatError naming file + field
     wanted = splits_for(split)
     episodes = [e for e in episodes if e.split in wanted]
     if not episodes:
         raise EpisodeSourceError(f"{episodes_dir}: no episodes for split {split!r}")
     return scenes, episodes
+
+
+# habitat-lab's datasets strip this from a scene_id before joining it with scenes_dir
+DEFAULT_SCENE_PATH_PREFIX = "data/scene_datasets/"
+
+
+def scene_file_path(scene_file: str, scenes_dir: str) -> str:
+    """Where an episode's ``scene_id`` lies: joined with ``scenes_dir`` as habitat-lab's
+    ``ObjectNavDatasetV1`` does (after stripping ``data/scene_datasets/``)."""
+    if scene_file.startswith(DEFAULT_SCENE_PATH_PREFIX):
+        scene_file = scene_file[len(DEFAULT_SCENE_PATH_PREFIX):]
+    return os.path.join(scenes_dir, scene_file)
+
+
+def dataset_config_candidates(config: str, scenes_dir: str) -> list[str]:
+    """Places a file's ``scene_dataset_config`` may name: as written (habitat-lab uses it
+    relative to the working directory), then under ``scenes_dir`` without its leading
+    ``./data/scene_datasets/``."""
+    tail = config[2:] if config.startswith("./") else config
+    if tail.startswith(DEFAULT_SCENE_PATH_PREFIX):
+        tail = tail[len(DEFAULT_SCENE_PATH_PREFIX):]
+    return list(dict.fromkeys([config, os.path.join(scenes_dir, tail)]))
+
+
+def scene_assets(episodes: list[Episode], scenes: dict[str, Scene], episodes_dir: str, scenes_dir: str = "",
+                 dataset_config: str = "") -> dict[str, SceneAsset]:
+    """What habitat-sim loads for each scene of ``episodes``: the scene file under
+    ``scenes_dir`` (default: the episode folder, where ``personal world generate`` puts its
+    meshes) and the scene dataset config (``dataset_config`` overrides the files').
+    Raises EpisodeSourceError listing every missing file by path."""
+    base = scenes_dir or episodes_dir
+    assets: dict[str, SceneAsset] = {}
+    missing: list[str] = []
+    for ep in episodes:
+        if ep.scene_id in assets:
+            continue
+        if not ep.scene_file:
+            raise EpisodeSourceError(f"episode {ep.episode_id!r}: no scene_id file path to load")
+        path = scene_file_path(ep.scene_file, base)
+        if not os.path.isfile(path):
+            missing.append(f"scene {ep.scene_id!r}: {path}")
+        config = dataset_config or ep.scene_dataset_config
+        if config and config != "default":
+            found = [c for c in dataset_config_candidates(config, base) if os.path.isfile(c)]
+            if not found:
+                tried = " or ".join(dataset_config_candidates(config, base))
+                missing.append(f"scene dataset config of {ep.scene_id!r}: {tried}")
+            config = found[0] if found else config
+        assets[ep.scene_id] = SceneAsset(ep.scene_id, path, config if config != "default" else "", scenes.get(ep.scene_id))
+    if missing:
+        raise EpisodeSourceError("missing scene files (give scenes_dir:= the folder the episodes' scene_id paths are "
+                                 "relative to):\n  " + "\n  ".join(dict.fromkeys(missing)))
+    return assets
+
+
+def scene_model(scene) -> Scene | None:
+    """Our scene model behind what a backend loads (a Scene, or a SceneAsset's ``scene``)."""
+    return scene.scene if isinstance(scene, SceneAsset) else scene
 
 
 def generate_episodes(split: str, scenes: int, seed: int, per_scene: int) -> tuple[dict[str, Scene], list[Episode]]:
@@ -55,14 +115,19 @@ def generate_episodes(split: str, scenes: int, seed: int, per_scene: int) -> tup
     return out_scenes, episodes
 
 
-def episode_descriptor(episode: Episode, scene: Scene, index: int, count: int) -> dict:
-    """Payload of ``personal/msg/EpisodeDescriptor`` (target positions are box centres)."""
+def episode_descriptor(episode: Episode, scene: Scene | None, index: int, count: int) -> dict:
+    """Payload of ``personal/msg/EpisodeDescriptor`` (target positions are box centres, or the
+    goals' centres from the episode file when there is no scene model)."""
 
     def point(p) -> dict:
         return {"x": float(p[0]), "y": float(p[1]), "z": float(p[2])}
 
     targets = []
-    for oid in episode.target_object_ids:
+    if scene is None:
+        targets = [point(g.position) for g in episode.goals]
+        if not targets:
+            raise EpisodeSourceError(f"episode {episode.episode_id!r}: no goal entries for its targets in the episode file")
+    for oid in episode.target_object_ids if scene is not None else ():
         try:
             targets.append(point(scene.object(oid).box.center))
         except KeyError:
@@ -86,6 +151,26 @@ def episode_descriptor(episode: Episode, scene: Scene, index: int, count: int) -
         "geodesic_distance": float(episode.geodesic_distance),
         "index": index,
         "count": count,
+    }
+
+
+def episode_result(backend, episode: Episode, scene: Scene | None, poses: list, steps: int, stopped: bool) -> dict:
+    """Payload of ``personal/msg/EpisodeResult`` for a finished episode (PersONAL's success,
+    SPL and DTG from the simulator's ground truth; ``personal.eval.pan``)."""
+    from personal.eval.pan import goal_geometry, score_episode
+
+    geo = goal_geometry(backend, episode, scene)
+    r = score_episode(episode=episode, method="", poses=poses, stopped=stopped, steps=steps, target_boxes=geo.boxes,
+                      shortest=geo.shortest, geodesic_to_goal=geo.geodesic_to_goal, radius=geo.radius)
+    L, P = r.geodesic_distance, r.path_length
+    soft = 0.0  # habitat-lab's SoftSPL: (1 - DTG / L) weighted like SPL, success or not
+    if math.isfinite(L) and L > 0 and math.isfinite(r.dtg):
+        soft = max(0.0, 1.0 - r.dtg / L) * L / max(L, P)
+    return {
+        "episode_id": str(episode.episode_id), "scene_id": episode.scene_id, "split": episode.split,
+        "success": bool(r.success), "spl": float(r.spl), "distance_to_goal": float(r.dtg), "soft_spl": float(soft),
+        "path_length": float(r.path_length), "geodesic_distance": float(r.geodesic_distance), "steps": int(steps),
+        "stopped": bool(stopped), "predicted_object_ids": [], "failure_reason": r.failure_reason,
     }
 
 

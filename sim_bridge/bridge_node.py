@@ -20,6 +20,10 @@ Publishes (relative names, so a namespace or remap moves them):
   evaluators; an agent that reads them is an oracle.
 - ``agent_state`` (``personal/msg/AgentState``; reliable, transient local): after every
   reset and action.
+- ``episode/result`` (``personal/msg/EpisodeResult``; reliable, transient local): when STOP
+  ends an episode, PersONAL's success (within 1 m of the target object), SPL, DTG (habitat
+  backend: geodesics to the goals' view points) from simulator ground truth. For evaluators;
+  an agent that reads it is an oracle.
 - ``/clock`` (rosgraph_msgs/Clock) when ``publish_clock`` is true: simulated time
   advancing 1/rate per tick; every stamp then uses it.
 
@@ -51,10 +55,11 @@ from sensor_msgs.msg import CameraInfo, Image
 from std_srvs.srv import Trigger
 
 from personal.interfaces.convert import from_dict, packed
-from personal.msg import AgentState, DiscreteAction, EpisodeDescriptor
+from personal.msg import AgentState, DiscreteAction, EpisodeDescriptor, EpisodeResult
 from sim_bridge.backends.base import Action, Observation
 from sim_bridge.bridge_logic import (
-    TwistIntegrator, check_action, encode_depth, encode_ids, episode_descriptor, generate_episodes, load_episodes,
+    TwistIntegrator, check_action, encode_depth, encode_ids, episode_descriptor, episode_result, generate_episodes,
+    load_episodes, scene_assets, scene_model,
 )
 from nodes.lifecycle import run_node, subscribe
 from nodes.tf import TfBroadcaster, transform_stamped
@@ -64,7 +69,10 @@ STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durabil
 COMMAND_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 
 PARAMETERS = {
-    "episodes_dir": ("", "PersONAL episode folder (personal world generate); empty = generate in memory"),
+    "episodes_dir": ("", "PersONAL episode folder (personal world generate, or the public files' {split} parent); "
+                         "empty = generate in memory"),
+    "scenes_dir": ("", "folder the episodes' scene_id paths are relative to (habitat; default: episodes_dir)"),
+    "scene_dataset_config": ("", "scene dataset config for habitat-sim; empty = the one each episode names"),
     "split": ("all", "easy | medium | hard | all: which episodes to replay / generate"),
     "scenes": (1, "households to generate when episodes_dir is empty"),
     "seed": (0, "generator seed when episodes_dir is empty"),
@@ -104,6 +112,7 @@ class SimBridgeNode(Node):
         self._count_since = time.monotonic()
         self._last_log = time.monotonic()
         self.twist = TwistIntegrator()
+        self.poses: list = []  # (x, y, yaw) at the start and after every action of the episode
 
         self.pub_rgb = self.create_publisher(Image, "camera/color/image_raw", qos_profile_sensor_data)
         self.pub_depth = self.create_publisher(Image, "camera/aligned_depth_to_color/image_raw", qos_profile_sensor_data)
@@ -113,6 +122,7 @@ class SimBridgeNode(Node):
         self.pub_cam_pose = self.create_publisher(PoseStamped, "camera/pose", qos_profile_sensor_data)
         self.pub_episode = self.create_publisher(EpisodeDescriptor, "episode", LATCHED)
         self.pub_state = self.create_publisher(AgentState, "agent_state", STATE_QOS)
+        self.pub_result = self.create_publisher(EpisodeResult, "episode/result", STATE_QOS)
         self.pub_clock = self.create_publisher(Clock, "/clock", 10) if p["publish_clock"] else None
         self.tf = TfBroadcaster(self) if p["publish_tf"] else None
         subscribe(self, DiscreteAction, "action", self.on_action, COMMAND_QOS)
@@ -144,8 +154,15 @@ class SimBridgeNode(Node):
         p = self.p
         try:
             if p["episodes_dir"]:
-                self.scenes, self.episodes = load_episodes(p["episodes_dir"], p["split"])
+                habitat = getattr(self.backend, "scores_with_view_points", False)
+                self.scenes, self.episodes = load_episodes(p["episodes_dir"], p["split"], scene_models=not habitat)
+                if habitat:  # habitat-sim loads scene files: the episodes' scene_id under scenes_dir
+                    self.scenes = scene_assets(self.episodes, self.scenes, p["episodes_dir"], p["scenes_dir"],
+                                               p["scene_dataset_config"])
                 where = p["episodes_dir"]
+            elif getattr(self.backend, "scores_with_view_points", False):
+                raise ValueError("backend habitat replays episode files: give episodes_dir:= (the public PersONAL "
+                                 "files, or a folder written by `personal world generate --out DIR`)")
             else:
                 self.scenes, self.episodes = generate_episodes(p["split"], int(p["scenes"]), int(p["seed"]),
                                                                int(p["episodes_per_scene"]))
@@ -167,7 +184,7 @@ class SimBridgeNode(Node):
             self.get_logger().error(msg)
             return False, msg
         try:
-            descriptor = episode_descriptor(ep, scene, index, len(self.episodes))
+            descriptor = episode_descriptor(ep, scene_model(scene), index, len(self.episodes))
             self.backend.load_scene(scene)
             obs = self.backend.reset(ep)
             if math.isnan(descriptor["geodesic_distance"]) and hasattr(self.backend, "episode_goal_distance"):
@@ -179,6 +196,7 @@ class SimBridgeNode(Node):
             self.get_logger().error(msg)
             return False, msg
         self.index, self.step_count, self.stopped = index, 0, False
+        self.poses = [(obs.state.x, obs.state.y, obs.state.yaw)]
         self.pub_episode.publish(episode_msg)
         self._new_observation(obs, request_id="")
         msg = f"episode {index + 1}/{len(self.episodes)}: {ep.episode_id} in {ep.scene_id} ({ep.split}): {ep.query}"
@@ -230,7 +248,23 @@ class SimBridgeNode(Node):
             return
         self.step_count += 1
         self.stopped = action == Action.STOP
+        self.poses.append((obs.state.x, obs.state.y, obs.state.yaw))
         self._new_observation(obs, request_id)
+        if self.stopped:
+            self._publish_result()
+
+    def _publish_result(self) -> None:
+        ep = self.episodes[self.index]
+        try:
+            result = episode_result(self.backend, ep, scene_model(self.scenes.get(ep.scene_id)), self.poses,
+                                    self.step_count, True)
+        except Exception as exc:  # scoring must not take the bridge down
+            self.get_logger().error(f"episode {ep.episode_id!r}: cannot score the episode: {type(exc).__name__}: {exc}")
+            return
+        self.pub_result.publish(from_dict(EpisodeResult, result))
+        self.get_logger().info(f"episode {ep.episode_id}: {'SUCCESS' if result['success'] else 'failure'} "
+                               f"SPL={result['spl']:.2f} DTG={result['distance_to_goal']:.2f} m "
+                               f"steps={result['steps']}")
 
     # -- publishing ------------------------------------------------------------------
     def _stamp(self):

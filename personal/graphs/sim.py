@@ -5,7 +5,9 @@ GRAPH = Graph(
     name="sim",
     description="Sim bridge replaying a PersONAL episode set (generated on the fly unless episodes_dir is given).",
     arguments={
-        "episodes_dir": ("", "PersONAL-format episode folder; empty = generate one"),
+        "episodes_dir": ("", "PersONAL-format episode folder (generated, or the public files' {split} parent); empty = generate one"),
+        "scenes_dir": ("", "folder the episodes' scene_id paths are relative to (backend habitat; default: episodes_dir)"),
+        "scene_dataset_config": ("", "habitat-sim scene dataset config; empty = the one each episode names"),
         "split": ("all", "split to replay or generate (easy|medium|hard|all)"),
         "scenes": (1, "number of scenes to generate"),
         "seed": (0, "generator seed"),
@@ -20,6 +22,8 @@ GRAPH = Graph(
             module="sim_bridge.bridge_node",
             parameters={
                 "episodes_dir": Arg("episodes_dir"),
+                "scenes_dir": Arg("scenes_dir"),
+                "scene_dataset_config": Arg("scene_dataset_config"),
                 "split": Arg("split"),
                 "scenes": Arg("scenes"),
                 "seed": Arg("seed"),

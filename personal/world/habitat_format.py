@@ -6,7 +6,9 @@ Folder layout written by :func:`write_episode_set`::
     OUT/{split}/{split}.json.gz              # split file: no episodes, the category maps
     OUT/{split}/content/{scene_id}.json.gz   # habitat-lab episodes + goals_by_category
     OUT/scenes/{scene_id}.scene.json         # Scene.to_dict()
-    OUT/scenes/{scene_id}.ply (+ .npz)       # triangle mesh with colours / instance ids
+    OUT/scenes/{scene_id}.ply (+ .npz)       # triangle mesh with colours / instance ids (map frame)
+    OUT/scenes/{scene_id}.stage_config.json  # how habitat-sim orients that mesh (habitat_scene)
+    OUT/scenes/{scene_id}_semantic.ply       # instance mesh for habitat-sim's semantic sensor
 
 The files load with habitat-lab's ``ObjectNavDatasetV1`` (config-driven:
 ``data_path=OUT/{split}/{split}.json.gz``, ``scenes_dir=OUT``) once its episode and
@@ -24,15 +26,16 @@ set-up does, and with their ``PersonalizedObjectNavDatasetV1`` filters
 - attrs classes reject unknown keys, so our extras (split, people, ownership,
   the ownership matrix, target ids, exact yaw) live under ``info["personal"]``.
 
-Frames: our map frame is REP 103 (x forward, y left, z up); Habitat is y-up with
--z forward. A point converts as map (x, y, z) -> habitat (x, z, -y) and back as
-habitat (hx, hy, hz) -> map (hx, -hz, hy). A heading yaw (about map +z, 0 = +x)
-becomes a rotation about habitat +y by (yaw - pi/2), stored as an (x, y, z, w)
-quaternion (habitat's agent looks along its local -z).
+Frames: :mod:`personal.world.frames` (map (x, y, z) -> habitat (x, z, -y); a heading
+yaw is a rotation about habitat +y by yaw - pi/2, stored as (x, y, z, w)). The
+Habitat backend uses the same module, so a file's poses reach habitat-sim unchanged.
 
 Reading accepts the public PersONAL files as published (string or int
-``floor_id``, ``object_id`` a string or a list) and our older files (extras in a
-top-level ``"personal"`` key). A round trip of our own files is lossless.
+``floor_id``, ``object_id`` a string or a list, a ``scene_dataset_config``, HM3D
+``scene_id`` paths and no scene models) and our older files (extras in a top-level
+``"personal"`` key). Each episode carries its targets' goal entries (positions and
+view points, map frame) and the scene file as the file names it. A round trip of
+our own files is lossless.
 """
 from __future__ import annotations
 
@@ -42,10 +45,12 @@ import math
 import os
 from pathlib import Path
 
+from personal.world import frames
 from personal.world.catalog import CATEGORIES
 from personal.world.episodes import FloorNav, ownership_matrix, straight_line_distance
+from personal.world.habitat_scene import write_habitat_stage
 from personal.world.mesh import scene_mesh, write_ply
-from personal.world.model import SPLITS, Episode, Scene
+from personal.world.model import SPLITS, Episode, GoalViewPoint, ObjectGoal, Scene
 
 DATASET_TYPE = "Personalized-ObjectNav-v1"
 EPISODE_FIELDS = (
@@ -62,26 +67,22 @@ class EpisodeFormatError(ValueError):
 
 
 # ---------------------------------------------------------------- frames
+# The conversions live in personal.world.frames (one convention for files, backends and
+# bags); these wrappers give the JSON-ready lists the files hold.
 def map_to_habitat(p) -> list[float]:
-    x, y, z = p
-    return [float(x), float(z), float(-y)]
+    return list(frames.map_to_habitat(p))
 
 
 def habitat_to_map(p) -> tuple[float, float, float]:
-    hx, hy, hz = p
-    return (float(hx), float(-hz), float(hy))
+    return frames.habitat_to_map(p)
 
 
 def yaw_to_habitat_quat(yaw: float) -> list[float]:
-    phi = yaw - math.pi / 2
-    return [0.0, math.sin(phi / 2), 0.0, math.cos(phi / 2)]
+    return list(frames.yaw_to_habitat_quat(yaw))
 
 
 def habitat_quat_to_yaw(q) -> float:
-    x, y, z, w = q
-    phi = 2 * math.atan2(y, w)
-    yaw = phi + math.pi / 2
-    return math.atan2(math.sin(yaw), math.cos(yaw))
+    return frames.habitat_quat_to_yaw(q)
 
 
 def scene_basename(scene_id: str) -> str:
@@ -205,7 +206,9 @@ def write_episode_set(out_dir: str | Path, scenes: list[Scene], episodes: list[E
         sdir = out / "scenes"
         sdir.mkdir(parents=True, exist_ok=True)
         (sdir / f"{s.scene_id}.scene.json").write_text(json.dumps(s.to_dict()))
-        write_ply(scene_mesh(s), sdir / f"{s.scene_id}.ply")
+        mesh = scene_mesh(s)
+        write_ply(mesh, sdir / f"{s.scene_id}.ply")
+        write_habitat_stage(mesh, sdir / f"{s.scene_id}.ply")  # stage config + semantic mesh for habitat-sim
     groups: dict[tuple[str, str], list[Episode]] = {}
     for e in episodes:
         if e.scene_id not in by_id:
@@ -247,16 +250,68 @@ def _floor(value, where: str) -> int:
         raise EpisodeFormatError(f"{where}: field 'floor_id' must be a floor number such as \"0\", got {value!r}") from None
 
 
-def episode_from_habitat(d: dict, where: str, split: str | None = None) -> Episode:
-    """Episode from one habitat episode dict; ``where`` names file/index for errors."""
+def _float3(value, where: str, field: str) -> tuple[float, float, float]:
+    try:
+        x, y, z = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise EpisodeFormatError(f"{where}: field {field!r} must be three numbers, got {value!r}") from None
+    return x, y, z
+
+
+def _quat(value, where: str, field: str) -> tuple[float, float, float, float]:
+    try:
+        q = tuple(float(v) for v in value)
+        if len(q) != 4 or not sum(v * v for v in q) > 0:
+            raise ValueError
+    except (TypeError, ValueError):
+        raise EpisodeFormatError(f"{where}: field {field!r} must be a non-zero (x, y, z, w) quaternion, got {value!r}") from None
+    return q
+
+
+def goal_from_habitat(g: dict, where: str) -> ObjectGoal:
+    """One ``goals_by_category`` entry in the map frame (``where`` names it for errors)."""
+    view_points = []
+    for k, vp in enumerate(g.get("view_points") or []):
+        state = _need(vp, "agent_state", f"{where}.view_points[{k}]")
+        vwhere = f"{where}.view_points[{k}].agent_state"
+        pos = _float3(_need(state, "position", vwhere), vwhere, "position")
+        rot = _quat(_need(state, "rotation", vwhere), vwhere, "rotation")
+        iou = vp.get("iou")
+        view_points.append(GoalViewPoint(habitat_to_map(pos), habitat_quat_to_yaw(rot), None if iou is None else float(iou)))
+    return ObjectGoal(
+        object_name=str(g["object_name"]), instance_id=int(g["object_id"]), category=str(g["object_category"]),
+        position=habitat_to_map(_float3(g["position"], where, "position")), floor=_floor(g.get("floor_id"), where),
+        view_points=view_points, room_id=g.get("room_id"), room_name=g.get("room_name"),
+    )
+
+
+def episode_goals(goals_by_category: dict, d: dict, targets: list[str], where: str) -> list[ObjectGoal]:
+    """The goal entries of an episode's targets: its ``goals_key`` list, same floor, named by
+    ``object_id``. (The PersONAL authors' filter tests ``in`` on strings, so ``vase_1`` would
+    also pass for ``vase_12``; names are compared exactly here.)"""
+    key = goals_key(str(d["scene_id"]), str(d["object_category"]))
+    floor = _floor(d["floor_id"], where)
+    names = set(targets)
+    # published files list goals under goals_by_category; habitat-lab's to_json writes them inline
+    candidates = [(f"goals_by_category[{key!r}][{k}]", g) for k, g in enumerate(goals_by_category.get(key, []))]
+    candidates += [(f"{where}.goals[{k}]", g) for k, g in enumerate(d.get("goals") or [])]
+    out, seen = [], set()
+    for gwhere, g in candidates:
+        name = str(g.get("object_name"))
+        if name in names and name not in seen and _floor(g.get("floor_id", floor), gwhere) == floor:
+            seen.add(name)
+            out.append(goal_from_habitat(g, gwhere))
+    return out
+
+
+def episode_from_habitat(d: dict, where: str, split: str | None = None, goals_by_category: dict | None = None) -> Episode:
+    """Episode from one habitat episode dict; ``where`` names file/index for errors.
+    With ``goals_by_category`` (the file's) the episode carries its targets' goals."""
     for k in EPISODE_FIELDS:
         _need(d, k, where)
     extra = _extras_of(d)
-    try:
-        pos = habitat_to_map(d["start_position"])
-        yaw = extra.get("start_yaw", habitat_quat_to_yaw(d["start_rotation"]))
-    except (TypeError, ValueError) as exc:
-        raise EpisodeFormatError(f"{where}: bad field 'start_position' or 'start_rotation': {exc}") from None
+    pos = habitat_to_map(_float3(d["start_position"], where, "start_position"))
+    yaw = extra.get("start_yaw", habitat_quat_to_yaw(_quat(d["start_rotation"], where, "start_rotation")))
     if "start_position_map" in extra:
         pos = tuple(extra["start_position_map"])
     targets = extra.get("target_object_ids") or (d["object_id"] if isinstance(d["object_id"], list) else [d["object_id"]])
@@ -281,6 +336,9 @@ def episode_from_habitat(d: dict, where: str, split: str | None = None) -> Episo
         start_yaw=float(yaw),
         floor_id=_floor(d["floor_id"], where),
         geodesic_distance=float("nan") if geo is None else float(geo),
+        goals=episode_goals(goals_by_category or {}, d, list(targets), where),
+        scene_file=str(d["scene_id"]),
+        scene_dataset_config=str(d.get("scene_dataset_config") or ""),
     )
 
 
@@ -302,7 +360,7 @@ def read_content_file(path: str | Path, split: str | None = None) -> tuple[dict,
         for k, g in enumerate(gl):
             for field in GOAL_FIELDS:
                 _need(g, field, f"{path}: goals_by_category[{key!r}][{k}]")
-    return goals, [episode_from_habitat(e, f"{path}: episodes[{i}]", split) for i, e in enumerate(eps_raw)]
+    return goals, [episode_from_habitat(e, f"{path}: episodes[{i}]", split, goals) for i, e in enumerate(eps_raw)]
 
 
 def load_scene(path: str | Path) -> Scene:
@@ -317,9 +375,14 @@ def load_scene(path: str | Path) -> Scene:
         raise EpisodeFormatError(f"{path}: missing or bad scene field {exc}") from None
 
 
-def load_episode_set(directory: str | Path) -> tuple[dict[str, Scene], list[Episode]]:
+def load_episode_set(directory: str | Path, scene_models: bool = True) -> tuple[dict[str, Scene], list[Episode]]:
     """Scenes (by id) and episodes of every split found in an episode folder.
-    Raises EpisodeFormatError naming the file and field on bad input."""
+    Raises EpisodeFormatError naming the file and field on bad input.
+
+    ``scene_models=True`` requires our scene model (``scenes/{id}.scene.json``) for every
+    episode, as the synthetic simulator and the ground-truth tools need. ``False`` also
+    accepts episodes without one (the public PersONAL files on HM3D, replayed by habitat-sim
+    from their ``scene_id``); their scenes are simply absent from the returned dict."""
     root = Path(directory)
     if not root.is_dir():
         raise EpisodeFormatError(f"{root}: episode folder not found")
@@ -335,7 +398,11 @@ def load_episode_set(directory: str | Path) -> tuple[dict[str, Scene], list[Epis
         _, eps = read_content_file(p, split)
         for i, e in enumerate(eps):
             if e.scene_id not in scenes:
-                raise EpisodeFormatError(f"{p}: episodes[{i}] field 'scene_id': unknown scene {e.scene_id!r} (no scenes/{e.scene_id}.scene.json)")
+                if not scene_models:
+                    continue
+                raise EpisodeFormatError(
+                    f"{p}: episodes[{i}] field 'scene_id': unknown scene {e.scene_id!r} (no scenes/{e.scene_id}.scene.json; "
+                    "public HM3D episode sets have no scene models: replay them with habitat-sim, backend:=habitat scenes_dir:=...)")
             for oid in e.target_object_ids:
                 try:
                     scenes[e.scene_id].object(oid)

@@ -172,6 +172,41 @@ class Scene:
 
 
 @dataclass
+class GoalViewPoint:
+    """A pose from which a goal object is visible (map frame; PersONAL ``view_points``)."""
+
+    position: Vec3  # on the floor
+    yaw: float  # radians, about z
+    iou: float | None = None  # the file's visibility score (may be absent in public files)
+
+
+@dataclass
+class ObjectGoal:
+    """One goal instance as a PersONAL file gives it (``goals_by_category``), map frame."""
+
+    object_name: str  # "washbasin_90": what an episode's ``target_object_ids`` name
+    instance_id: int  # the value in the semantic image (the file's goal ``object_id``)
+    category: str
+    position: Vec3  # the object's centre (HM3D gives no extent)
+    floor: int = 0
+    view_points: list[GoalViewPoint] = field(default_factory=list)
+    room_id: str | None = None
+    room_name: str | None = None
+
+
+@dataclass
+class SceneAsset:
+    """A scene as a simulator loads it from disk: the mesh (or stage config) and the scene
+    dataset config. ``scene`` is our scene model when there is one (synthetic households);
+    HM3D scenes have none."""
+
+    scene_id: str
+    path: str
+    dataset_config: str = ""  # "" = habitat-sim's "default" dataset
+    scene: Scene | None = None
+
+
+@dataclass
 class Episode:
     """One personalized query in a scene (PersONAL semantics, map frame)."""
 
@@ -192,6 +227,15 @@ class Episode:
     start_yaw: float  # radians, about z
     floor_id: int = 0
     geodesic_distance: float = float("nan")
+    # from episode files: the targets' goal entries (positions, view points), the scene file
+    # as the file names it (relative to the scenes folder) and its scene dataset config
+    goals: list[ObjectGoal] = field(default_factory=list)
+    scene_file: str = ""
+    scene_dataset_config: str = ""
+
+    def view_point_positions(self) -> list[Vec3]:
+        """Map positions of every view point of the target goals (habitat's DTG references)."""
+        return [tuple(v.position) for g in self.goals for v in g.view_points]
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -200,4 +244,12 @@ class Episode:
     def from_dict(cls, d: dict) -> "Episode":
         d = dict(d)
         d["start_position"] = tuple(d["start_position"])
+        d["goals"] = [_goal_from_dict(g) for g in d.get("goals", [])]
         return cls(**d)
+
+
+def _goal_from_dict(g: dict) -> ObjectGoal:
+    g = dict(g)
+    g["position"] = tuple(g["position"])
+    g["view_points"] = [GoalViewPoint(tuple(v["position"]), v["yaw"], v.get("iou")) for v in g.get("view_points", [])]
+    return ObjectGoal(**g)

@@ -1,0 +1,156 @@
+"""`personal launch sim backend:=habitat` end to end over ROS, on a public-format PersONAL
+episode set (HM3D-style scene_id paths under scenes_dir, a scene_dataset_config path as the
+public files write it, no scene models), with the habitat_sim contract fake on the launched
+node's PYTHONPATH (the project never ships it).
+
+Episode 1 starts away from its goal: a few actions, then STOP, fails with the DTG the
+pathfinder gives for where it stopped. Episode 2 starts at one of its goal's view points:
+STOP succeeds with SPL 1."""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import wait_for
+from habitat_fake import env_with_fake, fake_habitat_sim
+from personal.world import frames
+from personal.world.episodes import generate_episodes
+from personal.world.generator import generate_scene
+from public_format import make_public_set
+
+rclpy = pytest.importorskip("rclpy")
+
+from nav_msgs.msg import Odometry  # noqa: E402
+from rclpy.qos import qos_profile_sensor_data  # noqa: E402
+from sensor_msgs.msg import Image  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
+
+from personal.interfaces.codec import decode, encode  # noqa: E402
+from sim_bridge.bridge_node import LATCHED, STATE_QOS  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture(scope="module")
+def public_set(tmp_path_factory):
+    root = tmp_path_factory.mktemp("public_e2e")
+    scene = generate_scene(31, scene_id="synth_e")
+    eps = generate_episodes(scene, "easy", 2, seed=3)
+    episodes_dir, scenes_dir, published = make_public_set(root, [scene], eps, start_at_view_point={eps[1].episode_id})
+    return episodes_dir, scenes_dir, published, eps
+
+
+@pytest.fixture(scope="module")
+def graph(public_set):
+    episodes_dir, scenes_dir, _, _ = public_set
+    log = tempfile.NamedTemporaryFile(prefix="sim_habitat_", suffix=".log", delete=False)
+    cmd = [sys.executable, "-m", "personal", "launch", "sim", "backend:=habitat", f"episodes_dir:={episodes_dir}",
+           f"scenes_dir:={scenes_dir}", "split:=easy", "rate:=4.0"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env_with_fake(), stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+
+    def text():
+        return Path(log.name).read_text(errors="replace")
+
+    try:
+        wait_for(lambda: "episode 1/2" in text() or proc.poll() is not None, 90)
+        assert "episode 1/2" in text(), text()
+        yield proc, text
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGINT)
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+        os.unlink(log.name)
+
+
+def _subscribe(node, store, topic, kind, qos):
+    node.create_subscription(kind, topic, lambda m: store.setdefault(topic, []).append(m), qos)
+
+
+def test_public_episodes_replay_over_ros(graph, public_set, ros_context):
+    proc, log = graph
+    _, scenes_dir, published, eps = public_set
+    node = ros_context.make_node("habitat_e2e")
+    got: dict = {}
+    _subscribe(node, got, "episode", String, LATCHED)
+    _subscribe(node, got, "agent_state", String, STATE_QOS)
+    _subscribe(node, got, "episode/result", String, STATE_QOS)
+    _subscribe(node, got, "odom", Odometry, qos_profile_sensor_data)
+    _subscribe(node, got, "camera/aligned_depth_to_color/image_raw", Image, qos_profile_sensor_data)
+    _subscribe(node, got, "camera/semantic/image_raw", Image, qos_profile_sensor_data)
+    pub = node.create_publisher(String, "action", 10)
+    wait_for(lambda: pub.get_subscription_count() > 0 and got.get("episode"), 30)
+
+    # episode 1, at the file's start pose
+    _, desc = decode(got["episode"][-1].data, "EpisodeDescriptor")
+    d1 = published[desc["episode_id"]]
+    assert desc["episode_id"] == eps[0].episode_id and desc["count"] == 2
+    start = frames.habitat_to_map(d1["start_position"])
+    assert (desc["start_position"]["x"], desc["start_position"]["y"]) == pytest.approx(start[:2], abs=1e-6)
+    wait_for(lambda: got.get("odom") and got.get("camera/aligned_depth_to_color/image_raw"), 30)
+    odom = got["odom"][-1].pose.pose
+    assert (odom.position.x, odom.position.y, odom.position.z) == pytest.approx(start, abs=1e-5)
+    yaw = 2 * np.arctan2(odom.orientation.z, odom.orientation.w)
+    assert abs(frames.wrap_angle(yaw - frames.habitat_quat_to_yaw(d1["start_rotation"]))) < 1e-5
+    depth = got["camera/aligned_depth_to_color/image_raw"][-1]
+    mm = np.frombuffer(bytes(depth.data), np.uint16).reshape(depth.height, depth.width)
+    assert (depth.width, depth.height) == (640, 480) and (mm > 0).mean() > 0.5 and mm.max() <= 5000
+    assert len(got.get("camera/semantic/image_raw", [])) > 0
+    # the targets come from the file (no scene model)
+    assert desc["target_object_ids"] == list(eps[0].target_object_ids)
+
+    def act(action, rid):
+        pub.publish(String(data=encode("DiscreteAction", {"action": action, "request_id": rid})))
+        return wait_for(lambda: next((decode(m.data, "AgentState")[1] for m in got.get("agent_state", [])
+                                      if decode(m.data, "AgentState")[1]["request_id"] == rid), None), 30)
+
+    for k, a in enumerate([1, 2, 1, 3]):  # forward, left, forward, right
+        s = act(a, f"a{k}")
+    s = act(0, "stop")
+    assert s["stopped"] and s["step"] == 5
+    wait_for(lambda: got.get("episode/result"), 30)
+    _, r1 = decode(got["episode/result"][-1].data, "EpisodeResult")
+    assert r1["episode_id"] == eps[0].episode_id and r1["stopped"] and r1["steps"] == 5
+    assert not r1["success"] and r1["spl"] == 0.0
+    # DTG and L are habitat's pathfinder geodesics to the goals' view points (checked in-process)
+    with fake_habitat_sim():
+        from personal.world.habitat_format import load_episode_set
+        from sim_bridge.backends.base import CameraSpec
+        from sim_bridge.backends.habitat import HabitatBackend
+        from sim_bridge.bridge_logic import scene_assets
+
+        _, loaded = load_episode_set(public_set[0], scene_models=False)
+        ep1 = next(e for e in loaded if e.episode_id == eps[0].episode_id)
+        ref = HabitatBackend(camera=CameraSpec(width=32, height=24))
+        ref.load_scene(scene_assets([ep1], {}, str(public_set[0]), str(scenes_dir))[ep1.scene_id])
+        final = (s["position"]["x"], s["position"]["y"], s["position"]["z"])
+        assert r1["distance_to_goal"] == pytest.approx(ref.path_distance(final, ep1.view_point_positions()), abs=1e-3)
+        assert r1["geodesic_distance"] == pytest.approx(ref.episode_goal_distance(ep1), abs=1e-3)
+        ref.close()
+    assert r1["path_length"] == pytest.approx(0.5, abs=0.01)  # two unobstructed forward steps
+
+    # episode 2 starts at a view point of its goal: STOP there succeeds
+    client = node.create_client(__import__("std_srvs.srv", fromlist=["Trigger"]).Trigger, "episode/next")
+    assert client.wait_for_service(timeout_sec=20)
+    future = client.call_async(__import__("std_srvs.srv", fromlist=["Trigger"]).Trigger.Request())
+    wait_for(future.done, 30)
+    assert future.result().success, future.result().message
+    wait_for(lambda: decode(got["episode"][-1].data, "EpisodeDescriptor")[1]["episode_id"] == eps[1].episode_id, 30)
+    s = act(0, "stop2")
+    wait_for(lambda: len(got.get("episode/result", [])) >= 2, 30)
+    _, r2 = decode(got["episode/result"][-1].data, "EpisodeResult")
+    assert r2["episode_id"] == eps[1].episode_id and r2["success"] and r2["spl"] == 1.0
+    assert r2["distance_to_goal"] == pytest.approx(0.0, abs=1e-3) and r2["steps"] == 1
+    text = log()
+    assert "SUCCESS SPL=1.00" in text and proc.poll() is None
+    time.sleep(0.2)
