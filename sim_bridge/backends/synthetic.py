@@ -14,6 +14,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from personal.world import frames
 from personal.world.mesh import SceneMesh, scene_mesh
 from personal.world.model import Episode, Scene
 from sim_bridge.backends.base import Action, AgentState, CameraSpec, Observation, SimBackend
@@ -23,21 +24,9 @@ from sim_bridge.render import Renderer
 MAX_PITCH_RAD = math.radians(60.0)
 SUCCESS_RADIUS_M = 1.0  # PersONAL PAN: STOP within 1 m of the target object's box
 
-# Columns = optical axes (x right, y down, z forward) in the body frame (x fwd, y left, z up).
-_R_BODY_OPTICAL = np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])
-
-
 def camera_pose(state: AgentState, camera: CameraSpec) -> np.ndarray:
     """4x4 camera optical frame -> map for an agent state (camera ``height_m`` above its floor)."""
-    cy, sy = math.cos(state.yaw), math.sin(state.yaw)
-    # positive pitch looks up: rotate the body about its y axis by -pitch
-    cp, sp = math.cos(-state.pitch), math.sin(-state.pitch)
-    r_yaw = np.array([[cy, -sy, 0.0], [sy, cy, 0.0], [0.0, 0.0, 1.0]])
-    r_pitch = np.array([[cp, 0.0, sp], [0.0, 1.0, 0.0], [-sp, 0.0, cp]])
-    T = np.eye(4)
-    T[:3, :3] = r_yaw @ r_pitch @ _R_BODY_OPTICAL
-    T[:3, 3] = (state.x, state.y, state.z + camera.height_m)
-    return T
+    return frames.optical_camera_pose(state.x, state.y, state.z + camera.height_m, state.yaw, state.pitch)
 
 
 def _wrap(a: float) -> float:
