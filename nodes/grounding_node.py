@@ -43,6 +43,7 @@ class GroundingNode(Node):
         p = self._declare
         methods = p("methods", "random,centre,qs,rpg,rpg-owner", "comma-separated registry names")
         encoder = p("encoder", "oracle", "text encoder (must match the map's encoder)")
+        model_path = p("model_path", "", "local model directory for encoder clip | siglip | blip2")
         extractor = p("extractor", "builtin", "ownership-phrase extractor: builtin | episode (the query's extracted_summary) | llm")
         self.map_dir = p("map_dir", "", "folder with <scene_id>/features.yaml; empty = maps from the topics only")
         method_params = {
@@ -63,7 +64,7 @@ class GroundingNode(Node):
         for name in parse_method_list(methods):
             extra = method_params if name in ("rpg", "rpg-owner") else ({"backend": method_params["backend"]} if name == "qs" else {})
             self.methods[name] = make_method(name, **common, **extra)
-        self.encoder = make_encoder(encoder)
+        self.encoder = make_encoder(encoder, model_path=model_path) if model_path else make_encoder(encoder)
         self.extractor = make_extractor(extractor, **llm) if extractor == "llm" else make_extractor(extractor)
         self.extractor = CachingExtractor(self.extractor)
         self.embed = TextEmbedder(self.encoder)

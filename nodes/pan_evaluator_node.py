@@ -28,6 +28,9 @@ COMMAND_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 PARAMETERS = {
     "methods": ("random-frontier,value-map-qs,value-map-rpg,value-map-rpg-owner,oracle", "policies to evaluate"),
     "episodes_dir": ("", "as the bridge: PersONAL episode folder; empty = generated"),
+    "backend": ("synthetic", "as the bridge: the simulator whose ground truth scores the runs (synthetic | habitat)"),
+    "scenes_dir": ("", "as the bridge (habitat)"),
+    "scene_dataset_config": ("", "as the bridge (habitat)"),
     "split": ("all", "as the bridge"),
     "scenes": (1, "as the bridge"),
     "seed": (0, "as the bridge"),
@@ -58,9 +61,8 @@ class PanEvaluatorNode(Node):
             self.get_logger().error(f"cannot start the PAN evaluation: {exc}")
             self.exit_code = 2
             return
-        from sim_bridge.backends import make_backend
-
-        self.sim = make_backend("synthetic")  # ground-truth geometry for scoring only
+        # ground-truth geometry for scoring only (habitat: a second simulator on the same scenes)
+        self.sim = self._scoring_backend()
         self.runs = [(i, m) for i in range(len(self.episodes)) for m in self.methods]
         self.k = 0  # next run
         self.phase = "wait_graph"
@@ -78,10 +80,24 @@ class PanEvaluatorNode(Node):
         self.get_logger().info(f"PAN evaluation: {len(self.episodes)} episodes x {len(self.methods)} policies "
                                f"({', '.join(self.methods)}) -> {self.run_dir}")
 
+    @property
+    def habitat(self) -> bool:
+        return self.p["backend"] == "habitat"
+
+    def _scoring_backend(self):
+        from sim_bridge.backends import make_backend
+
+        return make_backend("habitat" if self.habitat else "synthetic")
+
     def _load(self):
-        from sim_bridge.bridge_logic import generate_episodes, load_episodes
+        from sim_bridge.bridge_logic import generate_episodes, load_episodes, scene_assets
 
         p = self.p
+        if self.habitat:  # the public HM3D files have no scene models; habitat-sim loads the scene files
+            if not p["episodes_dir"]:
+                raise ValueError("backend habitat scores episode files: give episodes_dir:=")
+            scenes, episodes = load_episodes(p["episodes_dir"], p["split"], scene_models=False)
+            return scene_assets(episodes, scenes, p["episodes_dir"], p["scenes_dir"], p["scene_dataset_config"]), episodes
         if p["episodes_dir"]:
             return load_episodes(p["episodes_dir"], p["split"])
         return generate_episodes(p["split"], int(p["scenes"]), int(p["seed"]), int(p["episodes_per_scene"]))
@@ -140,12 +156,13 @@ class PanEvaluatorNode(Node):
 
     # -- scoring -------------------------------------------------------------------------
     def record(self, run: dict | None, failure: str = "") -> None:
-        from personal.eval.pan import GoalGeometry, score_episode
+        from personal.eval.pan import goal_geometry, score_episode
+        from sim_bridge.bridge_logic import scene_model
 
         i, m = self.runs[self.k]
         ep = self.episodes[i]
         self.sim.load_scene(self.scenes[ep.scene_id])
-        geo = GoalGeometry(self.sim, ep)
+        geo = goal_geometry(self.sim, ep, scene_model(self.scenes[ep.scene_id]))
         if run is None or not run["xs"]:
             run = {"xs": [ep.start_position[0]], "ys": [ep.start_position[1]], "yaws": [ep.start_yaw], "stopped": False,
                    "steps": 0, "collided": [], "guard_overrides": 0, "is_oracle": m == "oracle", "info_json": "{}",
@@ -160,7 +177,7 @@ class PanEvaluatorNode(Node):
         r = score_episode(episode=ep, method=m, poses=poses, stopped=run["stopped"], steps=run["steps"],
                           target_boxes=geo.boxes, shortest=geo.shortest, geodesic_to_goal=geo.geodesic_to_goal,
                           collisions=sum(bool(c) for c in run["collided"]), guard_overrides=run.get("guard_overrides", 0),
-                          is_oracle=bool(run.get("is_oracle")), info=info)
+                          is_oracle=bool(run.get("is_oracle")), info=info, radius=geo.radius)
         if run.get("failure_reason") and not r.success:
             r.failure_reason = f"{r.failure_reason}; {run['failure_reason']}"
         self.results.append(r)
@@ -187,12 +204,20 @@ class PanEvaluatorNode(Node):
             "perception": "navigation node's encoder (default oracle-captions-minilm: ORACLE ground-truth captions)",
             "wall time (s)": round(time.monotonic() - self.t0, 1),
         }
-        write_report(self.run_dir, self.results, meta, self.methods, LABELS, [m for m in self.methods if m in EXPLORERS])
+        if self.habitat:
+            import habitat_sim
+
+            meta["simulator"] = (f"habitat_sim {habitat_sim.__version__} from {Path(habitat_sim.__file__).parent} "
+                                 "(ground truth: its pathfinder and the episode files' goals)")
+        write_report(self.run_dir, self.results, meta, self.methods, LABELS, [m for m in self.methods if m in EXPLORERS],
+                     view_points=self.habitat)
         try:
+            from sim_bridge.bridge_logic import scene_model
+
             for ep in sample_episodes(self.episodes, int(self.p["sample_plots"])):
-                if ep.episode_id in self.trajectories:
+                if ep.episode_id in self.trajectories and scene_model(self.scenes[ep.scene_id]) is not None:
                     (self.run_dir / "trajectories").mkdir(parents=True, exist_ok=True)
-                    plot_trajectory(self.run_dir / "trajectories" / f"{ep.episode_id}.png", scene=self.scenes[ep.scene_id],
+                    plot_trajectory(self.run_dir / "trajectories" / f"{ep.episode_id}.png", scene=scene_model(self.scenes[ep.scene_id]),
                                     episode=ep, runs=self.trajectories[ep.episode_id], labels=LABELS)
         except Exception as exc:  # plots are secondary; the report is written
             self.get_logger().warning(f"trajectory plots failed: {exc}")

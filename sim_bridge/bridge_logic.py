@@ -93,6 +93,17 @@ def scene_assets(episodes: list[Episode], scenes: dict[str, Scene], episodes_dir
     return assets
 
 
+def only_scene(episodes: list[Episode], scene_id: str, where: str) -> list[Episode]:
+    """The episodes of one scene (all when ``scene_id`` is empty)."""
+    if not scene_id:
+        return episodes
+    kept = [e for e in episodes if e.scene_id == scene_id]
+    if not kept:
+        known = sorted({e.scene_id for e in episodes})
+        raise EpisodeSourceError(f"parameter 'scene': no episodes of scene {scene_id!r} in {where} (scenes: {', '.join(known)})")
+    return kept
+
+
 def scene_model(scene) -> Scene | None:
     """Our scene model behind what a backend loads (a Scene, or a SceneAsset's ``scene``)."""
     return scene.scene if isinstance(scene, SceneAsset) else scene

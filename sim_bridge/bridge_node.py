@@ -59,7 +59,7 @@ from personal.msg import AgentState, DiscreteAction, EpisodeDescriptor, EpisodeR
 from sim_bridge.backends.base import Action, Observation
 from sim_bridge.bridge_logic import (
     TwistIntegrator, check_action, encode_depth, encode_ids, episode_descriptor, episode_result, generate_episodes,
-    load_episodes, scene_assets, scene_model,
+    load_episodes, only_scene, scene_assets, scene_model,
 )
 from nodes.lifecycle import run_node, subscribe
 from nodes.tf import TfBroadcaster, transform_stamped
@@ -73,6 +73,7 @@ PARAMETERS = {
                          "empty = generate in memory"),
     "scenes_dir": ("", "folder the episodes' scene_id paths are relative to (habitat; default: episodes_dir)"),
     "scene_dataset_config": ("", "scene dataset config for habitat-sim; empty = the one each episode names"),
+    "scene": ("", "replay only the episodes of this scene id (e.g. 4ok3usBNeis); empty = all"),
     "split": ("all", "easy | medium | hard | all: which episodes to replay / generate"),
     "scenes": (1, "households to generate when episodes_dir is empty"),
     "seed": (0, "generator seed when episodes_dir is empty"),
@@ -156,6 +157,7 @@ class SimBridgeNode(Node):
             if p["episodes_dir"]:
                 habitat = getattr(self.backend, "scores_with_view_points", False)
                 self.scenes, self.episodes = load_episodes(p["episodes_dir"], p["split"], scene_models=not habitat)
+                self.episodes = only_scene(self.episodes, p["scene"], p["episodes_dir"])
                 if habitat:  # habitat-sim loads scene files: the episodes' scene_id under scenes_dir
                     self.scenes = scene_assets(self.episodes, self.scenes, p["episodes_dir"], p["scenes_dir"],
                                                p["scene_dataset_config"])

@@ -154,3 +154,67 @@ def test_public_episodes_replay_over_ros(graph, public_set, ros_context):
     text = log()
     assert "SUCCESS SPL=1.00" in text and proc.poll() is None
     time.sleep(0.2)
+
+
+def test_pan_eval_runs_on_habitat(public_set, tmp_path):
+    """PAN through the ROS graph with backend:=habitat: the evaluator scores with its own
+    habitat-sim (the fake here) from the files' view points, and the report says so."""
+    import json
+
+    episodes_dir, scenes_dir, _, eps = public_set
+    out = tmp_path / "runs"
+    cmd = [sys.executable, "-m", "personal", "launch", "pan_eval", "backend:=habitat", f"episodes_dir:={episodes_dir}",
+           f"scenes_dir:={scenes_dir}", "split:=easy", "methods:=random-frontier", "max_steps:=15", f"out_dir:={out}",
+           "--domain-id", "auto"]  # its own domain: the module's sim graph may still be running
+    proc = subprocess.run(cmd, cwd=ROOT, env=env_with_fake(), capture_output=True, text=True, timeout=240)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0, log[-4000:]
+    run_dir = next(out.iterdir())
+    results = json.loads((run_dir / "results.json").read_text())
+    assert sorted(r["episode_id"] for r in results) == sorted(e.episode_id for e in eps)
+    for r in results:
+        assert r["steps"] == 15 and np.isfinite(r["dtg"]) and np.isfinite(r["geodesic_distance"])
+    assert any(r["path_length"] > 0 for r in results)  # it drove through the bridge
+    report = (run_dir / "report.md").read_text()
+    assert "nearest view point of a target" in report and "Not habitat ObjectNav's 0.1 m" in report
+    assert "test/fakes/habitat_sim" in report  # the simulator line names what actually ran
+
+
+def test_pog_on_habitat_explore_then_saved_maps(public_set, tmp_path):
+    """POG on a public-format set: the explore graph maps the scene through habitat-sim (the
+    fake) with an image encoder (a tiny random CLIP), then pog_eval grounds every query on the
+    saved map and scores it against the files' goal centres (no scene model)."""
+    import json
+
+    from test_models_hf import _save_tiny
+
+    episodes_dir, scenes_dir, _, eps = public_set
+    clip = _save_tiny("clip", tmp_path / "tiny_clip")
+    maps = tmp_path / "maps"
+    explore = [sys.executable, "-m", "personal", "launch", "explore", "backend:=habitat", f"episodes_dir:={episodes_dir}",
+               f"scenes_dir:={scenes_dir}", "scene:=synth_e", "encoder:=clip", f"model_path:={clip}", f"maps_dir:={maps}",
+               "max_steps:=12", "--domain-id", "auto"]
+    proc = subprocess.run(explore, cwd=ROOT, env=env_with_fake(), capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    assert (maps / "synth_e" / "features.yaml").exists()
+    out = tmp_path / "pog"
+    pog = [sys.executable, "-m", "personal", "launch", "pog_eval", "map_source:=saved", f"maps_dir:={maps}",
+           f"episodes_dir:={episodes_dir}", "splits:=easy", "encoder:=clip", f"model_path:={clip}", f"out_dir:={out}",
+           "--domain-id", "auto"]
+    proc = subprocess.run(pog, cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    results = json.loads((next(out.iterdir()) / "results.json").read_text())
+    assert {r["episode_id"] for r in results} == {e.episode_id for e in eps}
+    centres = {e.episode_id: [g.position for g in _public_goals(episodes_dir, e)] for e in eps}
+    for r in results:
+        assert r["failure"] is None, r
+        # distances are to the goals' centres from the file
+        expect = min(np.hypot(r["predictions"][0][0] - c[0], r["predictions"][0][1] - c[1]) for c in centres[r["episode_id"]])
+        assert r["distances_m"][0] == pytest.approx(expect, abs=1e-3)
+
+
+def _public_goals(episodes_dir, episode):
+    from personal.world.habitat_format import load_episode_set
+
+    _, loaded = load_episode_set(episodes_dir, scene_models=False)
+    return next(e for e in loaded if e.episode_id == episode.episode_id).goals

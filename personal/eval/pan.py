@@ -38,6 +38,20 @@ SUCCESS_STATEMENT = (
     f"0.1 m to a view point). Budget {MAX_STEPS} steps; no STOP = failure."
 )
 
+GRID_MEASURES = (
+    "SPL = S·L/max(P, L) with L the geodesic shortest path (simulator navigable grid) from the start to the "
+    f"success region (navigable cells within {SUCCESS_RADIUS_M:g} m of a target's footprint). DTG = geodesic "
+    "distance from the end position to that region (0 inside). SR and SPL in %, DTG in m.")
+VIEW_POINT_SUCCESS_STATEMENT = (
+    f"Success = STOP within {SUCCESS_RADIUS_M:g} m of the target object (PersONAL): measured to the object's box when a "
+    "scene model gives it, else horizontally to the goal's centre, with 1.5 m for a target whose view points reach "
+    "beyond 1.0 m (PersONAL's relaxation for large HM3D objects). Not habitat ObjectNav's 0.1 m to a view point. "
+    f"Budget {MAX_STEPS} steps; no STOP = failure.")
+VIEW_POINT_MEASURES = (
+    "DTG = habitat-sim pathfinder geodesic distance from the end position to the nearest view point of a target "
+    "(habitat-lab DistanceToGoal, VIEW_POINTS); SPL = S·L/max(P, L) with L the same geodesic from the start. "
+    "SR and SPL in %, DTG in m.")
+
 # Seed Table IV (HM3D, real perception) for reference.
 PAPER_TABLE_IV = {
     "Human": [(70.21, 49.20, 1.26), (65.22, 40.05, 1.40), (60.13, 35.31, 1.32), (63.54, 41.34, 1.48)],
@@ -269,11 +283,16 @@ def ordering_check(summary: dict, random: str = "random-frontier", explorers: Se
 
 
 def write_report(out_dir: str | Path, results: Sequence[PanEpisodeResult], meta: dict, methods: Sequence[str],
-                 labels: dict[str, str] | None = None, explorers: Sequence[str] = ()) -> dict:
-    """Write ``results.json``, ``summary.json`` and ``report.md``; returns the summary."""
+                 labels: dict[str, str] | None = None, explorers: Sequence[str] = (), view_points: bool = False) -> dict:
+    """Write ``results.json``, ``summary.json`` and ``report.md``; returns the summary.
+    ``view_points``: scored with :class:`ViewPointGoalGeometry` (habitat-sim), which the
+    report's definitions then state."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     summary = summarize(results, methods)
+    if view_points:
+        summary["success_definition"] = VIEW_POINT_SUCCESS_STATEMENT
+        summary["measures_definition"] = VIEW_POINT_MEASURES
     summary["meta"] = meta
     holds, lines = ordering_check(summary, explorers=explorers)
     summary["ordering_holds"] = holds
@@ -294,10 +313,8 @@ def _json_default(o):
 
 def render_report(summary: dict, results: Sequence[PanEpisodeResult], labels: dict[str, str]) -> str:
     meta = summary.get("meta", {})
-    out = ["# PersONAL PAN evaluation", "", f"**{SUCCESS_STATEMENT}**", "",
-           "SPL = S·L/max(P, L) with L the geodesic shortest path (simulator navigable grid) from the start to the "
-           f"success region (navigable cells within {SUCCESS_RADIUS_M:g} m of a target's footprint). DTG = geodesic "
-           "distance from the end position to that region (0 inside). SR and SPL in %, DTG in m.", ""]
+    out = ["# PersONAL PAN evaluation", "", f"**{summary.get('success_definition', SUCCESS_STATEMENT)}**", "",
+           summary.get("measures_definition", GRID_MEASURES), ""]
     out += ["## Setup", ""] + [f"- {k}: {v}" for k, v in meta.items()] + [""]
     oracles = sorted({r.method for r in results if r.is_oracle})
     if oracles:

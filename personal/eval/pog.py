@@ -33,7 +33,8 @@ SUCCESS_RADIUS_M = 1.0
 TOP_N = 3
 RADIUS_REFERENCE = (
     "success radius 1.0 m, PersONAL POG (seed §V-C, 'SR within a 1-meter threshold'); measured in the "
-    "map plane from the predicted (x, y) to the target object's footprint (Box.distance_2d, 0 inside); "
+    "map plane from the predicted (x, y) to the target object's footprint (Box.distance_2d, 0 inside), or to "
+    "the goal's centre where the episode file is all there is (HM3D: no reliable boxes, as in the paper); "
     "any target instance counts for 'one of' queries. Not habitat-lab ObjectNav's 0.1 m to a viewpoint."
 )
 EXTRACTOR_NOTES = {

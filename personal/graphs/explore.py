@@ -13,7 +13,10 @@ GRAPH = Graph(
     arguments={
         "seed": (0, "generator seed (scene synth_<seed>)"),
         "episodes_dir": ("", "PersONAL-format episode folder; empty = generate one scene"),
+        "scene": ("", "with episodes_dir: the scene to explore (its first easy episode's start); empty = the first"),
         "backend": ("synthetic", "simulator backend (synthetic|habitat|auto)"),
+        "scenes_dir": ("", "habitat: folder the episodes' scene_id paths are relative to (default: episodes_dir)"),
+        "scene_dataset_config": ("", "habitat: scene dataset config; empty = the one each episode names"),
         "encoder": ("lit", "feature encoder: lit (learned, RGB only) | oracle (ORACLE) | none | clip | siglip | blip2"),
         "model_path": ("", "local model directory for clip / siglip / blip2 (lit: default = the shipped checkpoint)"),
         "feature_resolution": (1.0, "feature-map cell size, m"),
@@ -28,6 +31,9 @@ GRAPH = Graph(
             module="sim_bridge.bridge_node",
             parameters={
                 "episodes_dir": Arg("episodes_dir"),
+                "scene": Arg("scene"),
+                "scenes_dir": Arg("scenes_dir"),
+                "scene_dataset_config": Arg("scene_dataset_config"),
                 "seed": Arg("seed"),
                 "scenes": 1,
                 "episodes_per_scene": 1,

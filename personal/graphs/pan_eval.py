@@ -11,12 +11,16 @@ from personal.graphs import Arg, Graph, NodeSpec
 
 METHODS = "random-frontier,value-map-qs,value-map-rpg,value-map-rpg-owner,oracle"
 SOURCE = ("episodes_dir", "split", "scenes", "seed")
+SIMULATOR = ("backend", "scenes_dir", "scene_dataset_config")
 
 GRAPH = Graph(
     name="pan_eval",
     description="PersONAL PAN: sim bridge + navigation node (random frontier / value-map QS, RPG, RPG-owner / ORACLE) + evaluator -> report.",
     arguments={
-        "episodes_dir": ("", "PersONAL-format episode folder; empty = generate a set"),
+        "episodes_dir": ("", "PersONAL-format episode folder (generated, or the public files' {split} parent); empty = generate a set"),
+        "backend": ("synthetic", "simulator: synthetic | habitat (needs episodes_dir, and scenes_dir for HM3D)"),
+        "scenes_dir": ("", "habitat: folder the episodes' scene_id paths are relative to (default: episodes_dir)"),
+        "scene_dataset_config": ("", "habitat: scene dataset config; empty = the one each episode names"),
         "split": ("all", "easy | medium | hard | all"),
         "scenes": (3, "generated households"),
         "seed": (100, "generator seed (scene k uses seed + k)"),
@@ -24,6 +28,7 @@ GRAPH = Graph(
         "methods": (METHODS, "policies to evaluate (comma separated)"),
         "max_steps": (500, "step budget per episode (PersONAL: 500)"),
         "encoder": ("oracle", "feature encoder (oracle = ORACLE ground-truth captions + MiniLM)"),
+        "model_path": ("", "local model directory for encoder clip | siglip | blip2 (HM3D: no ORACLE captions)"),
         "extractor": ("builtin", "ownership-phrase extractor: builtin | llm"),
         "out_dir": ("runs/pan_eval", "run folders are created under this"),
         "rate": (2.0, "bridge re-publish rate in Hz (actions are answered at once regardless)"),
@@ -33,21 +38,21 @@ GRAPH = Graph(
             name="sim_bridge",
             executable="sim_bridge",
             module="sim_bridge.bridge_node",
-            parameters={**{k: Arg(k) for k in SOURCE}, "episodes_per_scene": Arg("episodes_per_scene"),
-                        "backend": "synthetic", "rate": Arg("rate"), "log_every": 30.0},
+            parameters={**{k: Arg(k) for k in SOURCE + SIMULATOR}, "episodes_per_scene": Arg("episodes_per_scene"),
+                        "rate": Arg("rate"), "log_every": 30.0},
         ),
         NodeSpec(
             name="navigation",
             executable="navigation_node",
             module="nodes.navigation_node",
             parameters={**{k: Arg(k) for k in SOURCE}, "autostart": False, "max_steps": Arg("max_steps"),
-                        "encoder": Arg("encoder"), "extractor": Arg("extractor")},
+                        "encoder": Arg("encoder"), "model_path": Arg("model_path"), "extractor": Arg("extractor")},
         ),
         NodeSpec(
             name="pan_evaluator",
             executable="pan_evaluator",
             module="nodes.pan_evaluator_node",
-            parameters={**{k: Arg(k) for k in SOURCE}, "episodes_per_scene": Arg("episodes_per_scene"),
+            parameters={**{k: Arg(k) for k in SOURCE + SIMULATOR}, "episodes_per_scene": Arg("episodes_per_scene"),
                         "methods": Arg("methods"), "max_steps": Arg("max_steps"), "out_dir": Arg("out_dir")},
             required=True,
         ),

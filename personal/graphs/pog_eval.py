@@ -31,6 +31,7 @@ GRAPH = Graph(
         "seed": (0, "generator seed"),
         "methods": (METHODS, "grounding methods (comma separated)"),
         "encoder": ("lit", "encoder of map cells and texts: lit (default: the learned image tower, RGB only, MiniLM texts) | oracle (ORACLE: ground-truth captions + MiniLM, an upper bound) | clip | siglip"),
+        "model_path": ("", "local model directory for encoder clip | siglip | blip2 (with map_source:=saved maps built by it)"),
         "extractor": ("builtin", "ownership-phrase extractor: builtin (rules on the summary) | episode (the episode file's extracted_summary, as the paper's RPG) | llm"),
         "llm_base_url": ("", "OpenAI-compatible endpoint for extractor:=llm (else $OPENAI_BASE_URL)"),
         "llm_model": ("", "chat model for extractor:=llm (else $OPENAI_MODEL)"),
@@ -52,7 +53,7 @@ GRAPH = Graph(
             executable="grounding_node",
             module="nodes.grounding_node",
             parameters={
-                "methods": Arg("methods"), "encoder": Arg("encoder"), "extractor": Arg("extractor"),
+                "methods": Arg("methods"), "encoder": Arg("encoder"), "model_path": Arg("model_path"), "extractor": Arg("extractor"),
                 "llm_base_url": Arg("llm_base_url"), "llm_model": Arg("llm_model"),
                 "top_k": Arg("top_k"), "nhood": Arg("nhood"), "nms_r": Arg("nms_r"), "backend": Arg("backend"),
             },

@@ -10,7 +10,7 @@ RealSense-layout bags (``camera/camera/…``) replay with ``camera_prefix:=camer
 from personal.graphs import Arg, Graph, NodeSpec
 from personal.graphs.pog_eval import GRAPH as POG_EVAL
 
-SHARED = ("episodes_dir", "splits", "scenes", "episodes_per_split", "seed", "methods", "encoder", "extractor",
+SHARED = ("episodes_dir", "splits", "scenes", "episodes_per_split", "seed", "methods", "encoder", "model_path", "extractor",
           "llm_base_url", "llm_model", "resolution", "top_k", "nhood", "nms_r", "backend")
 GROUNDING = next(n for n in POG_EVAL.nodes if n.name == "grounding")
 

@@ -273,8 +273,15 @@ def ground_episode(feature_map: Any, episode: Any, extractor: Any, encoder: Any,
 
 
 def target_boxes(episode: Any, scene: Any) -> tuple[list, dict | None]:
-    """Footprints of the episode's targets, or a failure when the ground truth is unusable."""
+    """Footprints of the episode's targets, or a failure when the ground truth is unusable.
+    Without a scene model (the public HM3D files) the targets are the goals' centres from the
+    episode file: PersONAL scores POG within 1 m of them (HM3D has no reliable boxes)."""
     if scene is None:
+        goals = [g for g in getattr(episode, "goals", []) if g.object_name in episode.target_object_ids]
+        if goals:
+            from personal.world.model import Box
+
+            return [Box(tuple(g.position), (0.0, 0.0, 0.0)) for g in goals], None
         return [], _failure("scene_missing", f"no scene {episode.scene_id!r} for episode {episode.episode_id!r}")
     if not episode.target_object_ids:
         return [], _failure("no_target", f"episode {episode.episode_id!r} lists no target_object_ids")
