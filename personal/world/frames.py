@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.spatial.transform import Rotation
 
 # habitat <- map (proper rotation, det = +1): x -> x, y -> -z, z -> y
 R_HAB_MAP = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])
@@ -81,17 +82,11 @@ def yaw_to_habitat_quat(yaw: float) -> tuple[float, float, float, float]:
 
 
 def quat_to_matrix(q) -> np.ndarray:
-    """3x3 rotation of a unit quaternion given as (x, y, z, w)."""
-    x, y, z, w = (float(v) for v in q)
-    n = math.sqrt(x * x + y * y + z * z + w * w)
-    if not n > 0:
-        raise ValueError(f"quaternion {tuple(q)} has zero length")
-    x, y, z, w = x / n, y / n, z / n, w / n
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])
+    """3x3 rotation of a quaternion given as (x, y, z, w) (normalised first)."""
+    q = np.asarray(q, dtype=np.float64)
+    if q.shape != (4,) or not np.linalg.norm(q) > 0:
+        raise ValueError(f"quaternion {q.tolist()} is not a rotation")
+    return Rotation.from_quat(q).as_matrix()
 
 
 def habitat_quat_to_yaw(q) -> float:
