@@ -29,9 +29,10 @@ rclpy = pytest.importorskip("rclpy")
 from nav_msgs.msg import Odometry  # noqa: E402
 from rclpy.qos import qos_profile_sensor_data  # noqa: E402
 from sensor_msgs.msg import Image  # noqa: E402
-from std_msgs.msg import String  # noqa: E402
+from std_srvs.srv import Trigger  # noqa: E402
 
-from personal.interfaces.codec import decode, encode  # noqa: E402
+from personal.interfaces.convert import to_dict  # noqa: E402
+from personal.msg import AgentState, DiscreteAction, EpisodeDescriptor, EpisodeResult  # noqa: E402
 from sim_bridge.bridge_node import LATCHED, STATE_QOS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,17 +83,17 @@ def test_public_episodes_replay_over_ros(graph, public_set, ros_context):
     _, scenes_dir, published, eps = public_set
     node = ros_context.make_node("habitat_e2e")
     got: dict = {}
-    _subscribe(node, got, "episode", String, LATCHED)
-    _subscribe(node, got, "agent_state", String, STATE_QOS)
-    _subscribe(node, got, "episode/result", String, STATE_QOS)
+    _subscribe(node, got, "episode", EpisodeDescriptor, LATCHED)
+    _subscribe(node, got, "agent_state", AgentState, STATE_QOS)
+    _subscribe(node, got, "episode/result", EpisodeResult, STATE_QOS)
     _subscribe(node, got, "odom", Odometry, qos_profile_sensor_data)
     _subscribe(node, got, "camera/aligned_depth_to_color/image_raw", Image, qos_profile_sensor_data)
     _subscribe(node, got, "camera/semantic/image_raw", Image, qos_profile_sensor_data)
-    pub = node.create_publisher(String, "action", 10)
+    pub = node.create_publisher(DiscreteAction, "action", 10)
     wait_for(lambda: pub.get_subscription_count() > 0 and got.get("episode"), 30)
 
     # episode 1, at the file's start pose
-    _, desc = decode(got["episode"][-1].data, "EpisodeDescriptor")
+    desc = to_dict(got["episode"][-1])
     d1 = published[desc["episode_id"]]
     assert desc["episode_id"] == eps[0].episode_id and desc["count"] == 2
     start = frames.habitat_to_map(d1["start_position"])
@@ -110,16 +111,15 @@ def test_public_episodes_replay_over_ros(graph, public_set, ros_context):
     assert desc["target_object_ids"] == list(eps[0].target_object_ids)
 
     def act(action, rid):
-        pub.publish(String(data=encode("DiscreteAction", {"action": action, "request_id": rid})))
-        return wait_for(lambda: next((decode(m.data, "AgentState")[1] for m in got.get("agent_state", [])
-                                      if decode(m.data, "AgentState")[1]["request_id"] == rid), None), 30)
+        pub.publish(DiscreteAction(action=action, request_id=rid))
+        return wait_for(lambda: next((to_dict(m) for m in got.get("agent_state", []) if m.request_id == rid), None), 30)
 
     for k, a in enumerate([1, 2, 1, 3]):  # forward, left, forward, right
         s = act(a, f"a{k}")
     s = act(0, "stop")
     assert s["stopped"] and s["step"] == 5
     wait_for(lambda: got.get("episode/result"), 30)
-    _, r1 = decode(got["episode/result"][-1].data, "EpisodeResult")
+    r1 = to_dict(got["episode/result"][-1])
     assert r1["episode_id"] == eps[0].episode_id and r1["stopped"] and r1["steps"] == 5
     assert not r1["success"] and r1["spl"] == 0.0
     # DTG and L are habitat's pathfinder geodesics to the goals' view points (checked in-process)
@@ -140,15 +140,15 @@ def test_public_episodes_replay_over_ros(graph, public_set, ros_context):
     assert r1["path_length"] == pytest.approx(0.5, abs=0.01)  # two unobstructed forward steps
 
     # episode 2 starts at a view point of its goal: STOP there succeeds
-    client = node.create_client(__import__("std_srvs.srv", fromlist=["Trigger"]).Trigger, "episode/next")
+    client = node.create_client(Trigger, "episode/next")
     assert client.wait_for_service(timeout_sec=20)
-    future = client.call_async(__import__("std_srvs.srv", fromlist=["Trigger"]).Trigger.Request())
+    future = client.call_async(Trigger.Request())
     wait_for(future.done, 30)
     assert future.result().success, future.result().message
-    wait_for(lambda: decode(got["episode"][-1].data, "EpisodeDescriptor")[1]["episode_id"] == eps[1].episode_id, 30)
+    wait_for(lambda: got["episode"][-1].episode_id == eps[1].episode_id, 30)
     s = act(0, "stop2")
     wait_for(lambda: len(got.get("episode/result", [])) >= 2, 30)
-    _, r2 = decode(got["episode/result"][-1].data, "EpisodeResult")
+    r2 = to_dict(got["episode/result"][-1])
     assert r2["episode_id"] == eps[1].episode_id and r2["success"] and r2["spl"] == 1.0
     assert r2["distance_to_goal"] == pytest.approx(0.0, abs=1e-3) and r2["steps"] == 1
     text = log()
