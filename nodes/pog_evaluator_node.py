@@ -252,8 +252,8 @@ class PogEvaluatorNode(Node):
                     self.maps[sid] = _empty_map()
                     self._publish_empty(sid)
                 return
-            if self.map_source != "topic" and now - getattr(self, "_map_sent_at", 0.0) < 0.5:
-                return  # give the latched map a moment to reach the grounding node
+            if self.map_source != "topic" and not self._map_reached_grounding(now):
+                return
             self.queue = [e for e in self.episodes if e.scene_id == sid]
             self.scene_idx += 1
             if sid in self.scene_failures:
@@ -263,6 +263,17 @@ class PogEvaluatorNode(Node):
             return
         while self.queue and len(self.pending) < self.window:
             self._send(self.queue.pop(0))
+
+    def _map_reached_grounding(self, now: float) -> bool:
+        """A latched map reaches a subscriber only once it has matched: wait for the grounding
+        node's map subscriptions, then a moment for the transfer, else the first query can
+        overtake the map. No grounding node: go on, and _grounding_ready records the failures."""
+        matched = self.map_pub.get_subscription_count() > 0 and self.desc_pub.get_subscription_count() > 0
+        if matched and getattr(self, "_map_matched_at", None) is None:
+            self._map_matched_at = now
+        if getattr(self, "_map_matched_at", None) is not None:
+            return now - max(self._map_matched_at, getattr(self, "_map_sent_at", 0.0)) >= 0.5
+        return now - getattr(self, "_map_sent_at", 0.0) > self.grounding_wait
 
     def _grounding_ready(self, now: float) -> bool:
         """Queries are volatile: send only once the grounding node listens and answers.
