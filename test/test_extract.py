@@ -203,10 +203,45 @@ def test_builtin_on_the_development_set():
     """Regression guard at the measured level (bench/bench_extract.py prints the table)."""
     from personal.grounding.extract_eval import load_items, score
 
-    m = score(load_items(), BuiltinExtractor().extract)
-    assert m["n"] >= 160
-    assert m["precision"] >= 0.95 and m["recall"] >= 0.94 and m["query_recall"] >= 0.95, m
-    assert m["ms_per_summary"] < 100  # rules, not a model (measured ~5 ms)
+    items = load_items()
+    m = score(items, BuiltinExtractor().extract)
+    assert m["n"] >= 190
+    # measured 0.909 / 0.959 / 0.969 (the recall layer trades some precision for recall)
+    assert m["precision"] >= 0.89 and m["recall"] >= 0.95 and m["query_recall"] >= 0.96, m
+    assert m["ms_per_summary"] < 200  # rules and a Brill tagger, not a model (measured ~20 ms on a loaded machine)
+    rules = score(items, BuiltinExtractor(recall_layer=False).extract)  # the clause rules alone
+    assert rules["precision"] >= 0.95 and rules["recall"] >= 0.86, rules
+
+
+def test_recall_layer_only_adds_relations():
+    from personal.grounding.extract_eval import load_items
+
+    full, rules = BuiltinExtractor(), BuiltinExtractor(recall_layer=False)
+    for it in load_items()[::4]:
+        assert set(rules.extract(it["summary"])) <= set(full.extract(it["summary"])), it["id"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    # terse: "object = owner"
+    ("Desk lamp = Kofi. Bookcase = Kofi + Ama.", {("Kofi", "Desk lamp"), ("Kofi", "Bookcase"), ("Ama", "Bookcase")}),
+    # a possessive determiner names the owner; "her" resolves to the person named before it
+    ("Upstairs, Valentina's bedroom contains a white vanity, and her acoustic guitar rests against the bed.",
+     {("Valentina", "white vanity"), ("Valentina", "acoustic guitar")}),
+    # a place after "rests on" is not an object; the nearest person takes the object
+    ("In the kitchen, a high-end espresso machine sits on the marble counter, used daily by Thiago.",
+     {("Thiago", "high-end espresso machine")}),
+    # across sentences: "there" points back to the objects of a sentence that named nobody
+    ("The guest bedroom holds an antique brass bed. Whenever Ingrid visits, she sleeps there.",
+     {("Ingrid", "antique brass bed")}),
+    # a name the rules' slots miss, found through the tagger's lexicon
+    ("Ravi from downstairs lent us his step ladder.", {("Ravi", "step ladder")}),
+    # negation and verbs that state no ownership pair nothing
+    ("There is a cello in the music room. Nobody but the teacher touches it, not even Florian.", set()),
+    ("Yusra dusts the piano every week.", set()),
+])
+def test_recall_layer(text, expected):
+    got = {(p.person, p.object) for p in BuiltinExtractor().extract(text)}
+    assert got == expected
 
 
 def test_scoring_counts_unmatched_phrases_as_false_positives():

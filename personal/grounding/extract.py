@@ -7,7 +7,9 @@ in the living room." into ``OwnershipPhrase`` records whose ``.text`` reads
 * ``BuiltinExtractor`` — deterministic rules for free-form English
   (``personal.grounding.ownership_rules``): several owners per object, "jointly / both /
   in various combinations", possessives, verbs of use ("enjoys", "sleeps in"), objects
-  listed before their owners, references across sentences. Precision and recall on the
+  listed before their owners, references across sentences; then a recall layer
+  (``personal.grounding.associate``) that pairs the people and objects the rules left unpaired
+  by proximity, over a part-of-speech tagger's noun phrases. Precision and recall on the
   development set ``test/data/ownership_dev.json``: ``bench/bench_extract.py``.
 * ``EpisodeExtractor`` — the episode file's own ``extracted_summary`` (one "X owns the Y
   in the Z" phrase per relation), as the paper's RPG used it; the builtin rules where an
@@ -51,14 +53,19 @@ _ARTICLE = re.compile(r"^(?:both\s+)?(?:the|a|an|one)\s+", re.IGNORECASE)
 
 
 class BuiltinExtractor:
-    """Rule-based ownership extraction (no model, deterministic)."""
+    """Rule-based ownership extraction (no model, deterministic): the clause rules, then the recall
+    layer (``personal.grounding.associate``: people and objects that co-occur, paired by proximity).
+    ``recall_layer=False`` gives the clause rules alone (higher precision, lower recall)."""
 
     name = "builtin"
+
+    def __init__(self, recall_layer: bool = True):
+        self.recall_layer = recall_layer
 
     def extract(self, summary: str) -> list[OwnershipPhrase]:
         from personal.grounding.ownership_rules import extract_relations
 
-        return [OwnershipPhrase(p, o, r) for p, o, r in extract_relations(summary or "")]
+        return [OwnershipPhrase(p, o, r) for p, o, r in extract_relations(summary or "", self.recall_layer)]
 
     __call__ = extract
 

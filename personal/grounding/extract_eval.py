@@ -59,7 +59,7 @@ def score(items: list[dict], extract: Callable[[str], list]) -> dict[str, Any]:
         gold = {(p.lower(), k.lower()) for p, k in it["relations"]}
         pred = item_pairs(it, list(extract(it["summary"])))
         q = (it["query"][0].lower(), it["query"][1].lower()) in pred
-        for bucket in ("all", it.get("style", "?")):
+        for bucket in ("all", it.get("style", "?"), f"round {it.get('round', '?')}"):
             b = tot[bucket]
             b["tp"] += len(pred & gold)
             b["fp"] += len(pred - gold)
@@ -76,7 +76,13 @@ def score(items: list[dict], extract: Callable[[str], list]) -> dict[str, Any]:
                 "query_recall": round(b["q"] / b["n"], 3) if b["n"] else None}
 
     return {**rates(tot["all"]), "ms_per_summary": round(ms, 2), "query_misses": misses,
-            "per_style": {s: rates(b) for s, b in sorted(tot.items()) if s != "all"}}
+            "per_style": {s: rates(b) for s, b in sorted(tot.items()) if s != "all" and not s.startswith("round ")},
+            "per_round": {s: rates(b) for s, b in sorted(tot.items(), key=lambda sb: _round_key(sb[0])) if s.startswith("round ")}}
+
+
+def _round_key(bucket: str):
+    r = bucket.split(" ", 1)[-1]
+    return (0, int(r)) if r.isdigit() else (1, r)
 
 
 def personal_query_recall(episodes: Iterable[dict], extract: Callable[..., list], with_extracted: bool = False) -> dict:

@@ -159,9 +159,11 @@ def _name_candidates(text: str):
         yield m
 
 
-def find_people(text: str) -> list[str]:
+def find_people(text: str, lexicon=None) -> list[str]:
     """Names of people: capitalised words seen in a person's slot (owner of a verb, after "by"/"to",
-    a possessive, a kin word or title, a name list joined to one of those)."""
+    a possessive, a kin word or title, a name list joined to one of those). With ``lexicon`` (an
+    English word -> tag mapping, case-sensitive), also any capitalised word outside a noun phrase
+    that the lexicon knows only as a proper noun or not at all ("Ravi from downstairs lent us ...")."""
     strong: list[str] = []
     cands = {}
     for m in _name_candidates(text):
@@ -205,7 +207,44 @@ def find_people(text: str) -> list[str]:
         for tok in re.findall(NAME_TOKEN, m.group(1)):
             if tok.lower() not in NOT_NAMES and tok not in names:
                 names.append(tok)
+    if lexicon is not None:
+        names += [t for t in _lexicon_names(text, cands, lexicon) if t not in names]
+        names = [t for t in names if not _common_word(t, cands[t] if t in cands else [], lexicon)]
     return names
+
+
+_KIN_OR_TITLE = re.compile(rf"^(?:{KIN}|{TITLES}|twin|grandson|granddaughter|stepson|stepdaughter)$", re.I)
+
+
+def _initial(before: str) -> bool:
+    return not re.search(r"[\w,][ \t]*$", before)
+
+
+def _common_word(tok: str, ctxs, lexicon) -> bool:
+    """A kin word or title ("Uncle Bjørn"), or a common word that only opens sentences before
+    punctuation ("Nearby, ...", "Signed, Hana", "Lounge - recliner")."""
+    if _KIN_OR_TITLE.match(tok) or re.match(r"^[A-Z]-", tok) or tok.lower() in ROOM_WORDS:
+        return True
+    return bool(ctxs) and lexicon.get(tok.lower()) is not None and lexicon.get(tok) != "NNP" \
+        and all(_initial(b) and re.match(r"\s*[,:;–—-]", a) for b, a in ctxs)
+
+
+def _lexicon_names(text: str, cands: dict, lexicon) -> list[str]:
+    out = []
+    for tok, ctxs in cands.items():
+        if _KIN_OR_TITLE.match(tok) or tok.lower() in NOT_NAMES or lexicon.get(tok.lower()) and lexicon.get(tok) != "NNP":
+            continue  # a common word ("Upstairs", "Signed"), a kin word or a title
+        if lexicon.get(tok.lower()) and not lexicon.get(tok):
+            continue
+        for before, _after in ctxs:
+            # inside a noun phrase ("the leather Chesterfield", "his PlayStation") it names a thing
+            if re.search(r"\b(?:the|a|an|his|her|their|its|my|our|this|that|some|'s)\s+(?:[\w-]+\s+){0,2}$", before, re.I):
+                break
+            if _initial(before) and (lexicon.get(tok.lower()) or not re.match(r"\s+[a-z]", _after)):
+                break  # sentence-initial and a common word, or a heading ("Ukulele - belongs to Lani")
+        else:
+            out.append(tok)
+    return out
 
 
 def capitalise_lowercase_names(text: str) -> str:
@@ -380,7 +419,7 @@ RE_SHARED_LIST = re.compile(rf"^(?:shared|owned|used|jointly owned)(?:\s+by)?\s*
 RE_GAPPED = re.compile(rf"^(?P<objs>{_DETS}(?:(?!\b(?:belongs?|belonged|is|are|was|were|owned|shared|used|given|registered)\b)[^,])+?)\s+(?:to|by)\s+(?P<people>{GROUP})$", _F)
 RE_PAIR = re.compile(rf"^(?P<objs>[^,]+?)\s*,\s*(?P<people>{GROUP})$", _F)
 RE_PAREN = re.compile(rf"(?:^|[,:;]\s*|\band\s+)(?P<objs>[^,:;()]+?)\s*\(\s*(?P<people>{POSS}|{GROUP}|all three|all of them|everyone|both)\s*\)", _F)
-RE_POSS_NP = re.compile(rf"(?<![\w'])(?P<poss>{POSS})\s+(?P<np>(?:(?!(?:is|are|was|were|has|have|and|or|but|which|that|who|in|on|at|by|with|next|near|under|behind|beside|hangs?|stands?|sits?|takes?|fills?|lies|rests?|holds?|leans?)\b)[\w'-]+\s*){{1,4}})", _F)
+RE_POSS_NP = re.compile(rf"(?<![\w'])(?P<poss>{POSS})\s+(?P<np>(?:(?!(?:is|are|was|were|has|have|and|or|but|which|that|who|in|on|at|by|with|next|near|under|behind|beside|hangs?|stands?|sits?|takes?|fills?|lies|rests?|holds?|leans?|contains?|features?|houses?|includes?|boasts?|offers?|hosts?|needs?)\b)[\w'-]+\s*){{1,4}})", _F)
 RE_CUE = re.compile(rf"\b(?:{_OWN}|{_PASSIVE}|{_BELONG})\b|\b(?:is|are)\s+{_ADV}(?:{POSS}|hers|his|theirs)|(?:{POSS})(?:\s*$|\s+\w)", _F)
 RE_APPOSITIVE = re.compile(rf"(?P<n>{NAME}),\s+(?:the|a|an|his|her|their)\s+[^,\u27e8]{{1,40}},\s+(?={_ADV}(?:{_OWN})(?!\w))", _F)
 RE_AND_CLAUSE = re.compile(
@@ -836,11 +875,46 @@ def _head(obj: str) -> str:
     return _MODIFIERS.split(obj, maxsplit=1)[0].strip()
 
 
-def extract_relations(summary: str) -> list[tuple[str, str, str | None]]:
-    """(person, object, room) for every ownership / use relation the summary states."""
+def sentence_room(sentence: str) -> str | None:
+    """The room a sentence opens with ("In the kitchen, ...", "Kitchen: ...")."""
+    m = re.match(r"^(?P<room>[A-Za-z' ]{2,30}?)\s*[:\-–—]\s+(?=\S)", sentence)
+    if m and room_label(m.group("room")):
+        return room_label(m.group("room")).lower()
+    m = _LEAD.match(_DISCOURSE.sub("", sentence))
+    return room_label(m.group("place")) if m and m.group("place") else None
+
+
+def extract_relations(summary: str, recall_layer: bool = True) -> list[tuple[str, str, str | None]]:
+    """(person, object, room) for every ownership / use relation the summary states.
+
+    ``recall_layer``: after the clause rules read a sentence, :mod:`personal.grounding.associate`
+    pairs the people and objects they left unpaired (see its docstring)."""
     text = capitalise_lowercase_names(normalize(summary))
-    names = find_people(text)
+    lexicon = None
+    if recall_layer:
+        from personal.grounding.associate import Associator, lexicon, tag
+
+        lexicon = lexicon()
+    names = find_people(text, lexicon)
     reader = Reader(names)
+    assoc = None
+    if recall_layer:
+        assoc = Associator(names)
     for sentence in split_sentences(tag_people(text, names)):
+        before = len(reader.st.phrases)
         reader.sentence(sentence)
+        if assoc is None:
+            continue
+        claimed = {w.lower() for _, o, _ in reader.st.phrases[before:] for w in re.findall(r"[\w'-]+", o)}
+        room_ctx = sentence_room(sentence)
+        for people, np in assoc.sentence(tag(sentence), claimed):
+            obj = reader.untag(np.text)
+            head, sep, tail = obj.rpartition(" in the ")
+            room = room_ctx
+            if sep and head and room_of(tail):
+                obj, room = head, room_of(tail)
+            for k in people:
+                ph = (names[k], obj, room)
+                if ph not in reader.st.phrases:
+                    reader.st.phrases.append(ph)
     return reader.st.phrases

@@ -1,0 +1,351 @@
+"""Recall layer of the builtin extractor: people and objects that co-occur, paired by proximity.
+
+The clause rules of :mod:`personal.grounding.ownership_rules` are precise but only read the
+constructions they know. Text in another style ("Desk lamp = Kofi", "her acoustic guitar rests
+against the bed", "In living room there is big sofa of brown colour, it is of Jun and Mei") states
+relations they miss. This layer reads every sentence with a part-of-speech tagger and a noun-phrase
+chunker and pairs each object the rules left unowned with the nearest person in its clause:
+
+* **Objects** are noun phrases (TextBlob's bundled Brill tagger, the ``pattern`` lexicon: no model
+  download), with their attributes kept ("espresso machine on the marble counter", "collection of
+  bonsai trees"). A phrase right after a place verb ("sits on", "is in") or after another noun phrase
+  is an attribute, never an object of its own. Rooms, kin words, body parts of the house (wall,
+  corner, floor) and abstract nouns (cost, evenings, pride) are never objects.
+* **People** are the names the rules found, and "he / she / they / his / her / their" resolved to
+  the people last named. A possessive ("her laptop", "Zofia's sewing machine") names the owner
+  directly; otherwise an object goes to the nearest person mention (a list of names is one mention)
+  in its clause, a comma or dash counting as a step.
+* **Across sentences.** Objects of a sentence without people wait for the next one: "The guest
+  bedroom holds a brass bed. Whenever Ingrid visits, she sleeps there." pairs Ingrid with the bed
+  when that sentence points back ("it", "them", "there", "both", "that one") and names no object
+  of its own.
+* Clauses with a negation ("not", "never", "nobody") or a verb that states no ownership ("borrows",
+  "dusts", "visits") pair nothing.
+
+Objects the rules already gave an owner in the same sentence are left alone, so the layer only adds
+relations; ``bench/bench_extract.py`` measures what that costs in precision.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+_TOKEN = re.compile(r"\u27e8P\d+\u27e9|'s\b|'(?=\s)|n't\b|\w+(?:-\w+)*(?=n't\b)|\w+(?:-\w+)*|[^\w\s]")
+_PERSON = re.compile(r"\u27e8P(\d+)\u27e9")
+_NOUN = {"NN", "NNS", "NNP", "NNPS"}
+_MOD = _NOUN | {"JJ", "JJR", "JJS", "CD", "VBG", "VBN", "FW"}
+_DET = {"DT", "PRP$", "PDT", "POS"}
+_SUBJECT_WORDS = {"he", "she", "they", "we", "i", "you", "who"}
+_SINGLE = {"he", "she", "him", "his", "hers", "her", "himself", "herself"}
+_PLURAL = {"they", "them", "their", "theirs", "themselves"}
+_OBJ_POINTER = {"it", "them", "there", "both", "its", "this", "that", "these", "those", "one", "ones"}
+# prepositions whose phrase describes the noun before it ("mirror above the sink")
+_ATTR_PREP = {"of", "on", "in", "with", "near", "by", "beside", "under", "above", "against", "at", "behind", "atop",
+              "over", "along", "inside", "opposite", "beneath", "below", "next", "to", "between", "from", "across",
+              "underneath", "around", "onto", "within"}
+# verbs after which a prepositional phrase names a place, not a thing used ("sits on the counter")
+_PLACE_VERBS = re.compile(r"^(?:is|are|was|were|be|been|being|sits?|sat|stands?|stood|rests?|rested|lies|lay|lying|hangs?|hung|"
+                          r"leans?|leaned|located|placed|positioned|situated|set|mounted|found|kept|stored|tucked|stacked|"
+                          r"arranged|displayed|propped|sitting|standing|resting|hanging|leaning|faces?|facing|lines?|"
+                          r"occupies|occupy|dominates?|fills?|fits?|waits?|perches?|perched|stays?|remains?)$", re.I)
+_SURROUNDED = re.compile(r"^(?:surrounded|flanked|framed|covered|lined|bordered|accompanied|joined|shaded|lit|topped|"
+                         r"overlooked)$", re.I)
+_NOT_RELATION = re.compile(r"^(?:borrows?|borrowed|dusts?|dusted|cleans?|cleaned|visits?|visited|walks?|walked|passes|passed|"
+                           r"hates?|hated|dislikes?|disliked|avoids?|avoided|ignores?|ignored|envies|envied|wants?|wanted|"
+                           r"repairs?|repaired|fixe[sd]|fix|helps?|helped|admires?|admired|notices?|noticed|sees?|saw|"
+                           r"moved|moves?|cleared|tidie[sd]|tidy|polishe[sd]|polish|wipes?|wiped|vacuums?|vacuumed)$", re.I)
+# verbs that a tagger reading an unknown name before them may take for plural nouns ("Gus rides ...")
+_VERB_WORDS = re.compile(r"^(?:owns?|shares?|claims?|keeps?|guards?|uses?|rides?|drives?|works?|stores?|split|splits|naps?|plays?|"
+                         r"sleeps?|sits?|reads?|paints?|cooks?|lifts?|eats?|curls?|tinkers?|encounters?|stands?|hangs?|rests?|"
+                         r"lies|leans?|enjoys?|loves?|likes?|prefers?|possess(?:es)?|has|have|had|tends?|brews?|bakes?|grinds?|"
+                         r"practi[cs]es?|trains?|studies|writes?|watches|listens?|relax(?:es)?|lounges?|spends?|stays?|lives?|"
+                         r"looks?|takes?|gets?|got|buys?|bought|found|finds?|inherited|received|restored|considers?|treats?|"
+                         r"calls?|feels?|seems?|belongs?|goes|comes?|serves?|shelters?|holds?|contains?|features?|houses?|"
+                         r"hosts?|includes?|offers?|boasts?|displays?|fills?|occupies|dominates?|faces?|lines?|waits?)$", re.I)
+_NEG = re.compile(r"^(?:not|n't|never|nobody|nothing|none|no|neither|nor|no-one)$", re.I)
+_CLAUSE_BREAK = re.compile(r"^(?:;|while|whereas|but|although|though|however|meanwhile)$", re.I)
+# heads that are never an owned object here
+_NOT_OBJECT = set("""
+time times evening evenings morning mornings night nights day days week weeks weekend weekends year years decade decades
+summer winter spring autumn afternoon afternoons hour hours minute minutes moment cost costs price space spot place places
+corner corners wall walls floor floors ceiling ceilings side sides area areas part parts section sections piece pieces item items
+thing things belongings belonging possession possessions property properties owner owners ownership member members resident
+residents people person persons family families household households home homes house houses tone tones colour colours
+color colors personality personalities feature features opportunity sale use uses turn share stake help favourite favorite
+pride joy charge care name names way ways kind kinds sort lot lots bit rest others other one ones stuff view views light
+sunlight front back middle centre center end top bottom left right edge window windows door doors doorway entrance stairs
+staircase step landing hallway room rooms kitchen bathroom bedroom bedrooms hall office study garage basement attic den closet
+nursery porch patio garden yard shed pantry lounge parlour parlor library conservatory sunroom foyer entryway corridor mudroom
+balcony veranda gym studio loft cellar laundry workshop playroom lobby terrace deck suite toilet washroom apartment flat
+building level storey story upstairs downstairs outdoors indoors inside outside semi barn cabin cottage unit tenants tenant
+vendor couple everyone everybody someone anyone nobody gathering collection set pair couple range variety mix blend number
+addition sense touch character style atmosphere mood warmth comfort scene summary description
+combination combinations everything inventory record records list lunch breakfast dinner supper tbh contribution
+monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays fridays saturdays sundays
+gift present birthday wedding christmas occasion market flea shop store claim
+brother sister father mother dad mom mum son daughter wife husband partner friend roommate flatmate neighbour neighbor
+grandmother grandfather uncle aunt cousin nephew niece girlfriend boyfriend fiance fiancee child children kid kids twin twins
+baby grandma grandpa granny sibling siblings parent parents teenager teenagers guest guests visitor visitors
+""".split())
+
+
+@dataclass
+class _Tok:
+    word: str
+    tag: str
+    person: int | None = None  # index into names for a name token
+
+
+@dataclass
+class _NP:
+    start: int  # token span of the noun phrase core
+    end: int
+    head: str
+    text: str  # with its attributes
+    owner_tokens: tuple[int, ...] = ()  # possessive inside the phrase ("her guitar") -> token index of "her"
+
+
+@lru_cache(maxsize=1)
+def _parser():
+    from textblob.en import parse  # pattern's Brill tagger and lexicon, shipped inside the wheel
+
+    return parse
+
+
+def lexicon():
+    """The tagger's English lexicon (word -> most frequent tag; proper nouns capitalised)."""
+    from textblob.en import parser
+
+    return parser.lexicon
+
+
+def tag(sentence: str) -> list[_Tok]:
+    """Tokens of a sentence whose people are tagged \u27e8Pk\u27e9, with part-of-speech tags."""
+    raw = _TOKEN.findall(sentence)
+    if not raw:
+        return []
+    # the tagger sees a plain name where a person stands, so the context reads naturally
+    words = ["Anna" if _PERSON.fullmatch(w) else w for w in raw]
+    parsed = _parser()(" ".join(words), tokenize=False, tags=True, chunks=False, relations=False, lemmata=False)
+    tags = [t.rsplit("/", 1)[-1] if "/" in t else "NN" for t in str(parsed).split()]
+    if len(tags) != len(raw):  # the tagger split or joined a token: fall back to a crude tag
+        tags = ["NN"] * len(raw)
+    out: list[_Tok] = []
+    for w, t in zip(raw, tags):
+        m = _PERSON.fullmatch(w)
+        if m:
+            out.append(_Tok(w, "NNP", int(m.group(1))))
+            continue
+        k = len(out) - 1
+        while k >= 0 and out[k].tag == "RB":
+            k -= 1
+        if t in ("NN", "NNS") and k >= 0 and (out[k].person is not None or out[k].word.lower() in _SUBJECT_WORDS) \
+                and re.match(r"^[a-z]+$", w):
+            t = "VBZ" if t == "NNS" else "VB"  # "Gus rides", "who host", "we need": a verb after its subject
+        elif t == "NN" and out and out[-1].tag == "TO" and len(out) > 1 and out[-2].tag.startswith("VB"):
+            t = "VB"  # "purchased it together to stargaze", "need to return it"
+        out.append(_Tok(w, t))
+    # "the antique coat stand is ...": a noun the tagger read as a verb between a noun and the verb
+    for k in range(1, len(out) - 1):
+        if out[k].tag in ("VB", "VBP") and out[k - 1].tag in ("NN", "NNS") and out[k - 1].person is None \
+                and out[k + 1].tag in ("VBZ", "VBD", "MD"):
+            out[k].tag = "NN"
+    return out
+
+
+def noun_phrases(toks: list[_Tok]) -> list[_NP]:
+    """Object noun phrases: runs of modifiers ending in a noun, with attribute phrases appended."""
+    nps: list[_NP] = []
+    i, n = 0, len(toks)
+    while i < n:
+        if toks[i].person is not None or toks[i].tag not in _MOD:
+            i += 1
+            continue
+        j = i
+        while j < n and toks[j].person is None and (toks[j].tag in _MOD or toks[j].word in "-'"
+                                                    or toks[j].tag == "POS" and j + 1 < n and toks[j + 1].tag in _MOD):
+            j += 1
+        k = j
+        while k > i and toks[k - 1].tag not in _NOUN:
+            k -= 1
+        if k == i:
+            i = j
+            continue
+        start = i
+        after_noun = i > 0 and (toks[i - 1].tag in _NOUN or toks[i - 1].person is not None)
+        while after_noun and start < k and toks[start].tag in ("VBG", "VBN") and start + 1 < k:
+            start += 1  # "cabinet displaying porcelain figurines": a participle after a noun is a verb
+        head = toks[k - 1].word.lower()
+        owner = ()
+        d = start - 1
+        while d >= 0 and toks[d].tag in _DET | {"JJ"} and toks[d].word.lower() not in ("that", "which"):
+            if toks[d].tag == "PRP$" or toks[d].tag == "POS":
+                owner = (d,)
+                break
+            d -= 1
+        end = k
+        # attributes: "of ...", "on the marble counter", "next to the lamp" directly after the noun
+        while end < n and toks[end].word.lower() in _ATTR_PREP:
+            p = end + (2 if toks[end].word.lower() == "next" and end + 1 < n and toks[end + 1].word.lower() == "to" else 1)
+            while p < n and toks[p].tag in _DET and toks[p].person is None:
+                p += 1
+            q = p
+            while q < n and toks[q].person is None and toks[q].tag in _MOD:
+                q += 1
+            while q > p and toks[q - 1].tag not in _NOUN:
+                q -= 1
+            if q == p:
+                break
+            end = q
+        text = " ".join(t.word for t in toks[start:end]).replace(" 's", "'s").replace(" - ", "-")
+        nps.append(_NP(start, k, head, text, owner))
+        i = max(end, j)
+    return nps
+
+
+def _is_object(np: _NP) -> bool:
+    return np.head not in _NOT_OBJECT and len(np.head) > 1 and not np.head.isdigit() and not _VERB_WORDS.match(np.head)
+
+
+def _heading(toks: list[_Tok], np: _NP) -> bool:
+    """"Two heaters are present: one is ..., the other ...": a heading over objects, not one itself."""
+    for k in range(np.end, min(np.end + 4, len(toks))):
+        if toks[k].word == ":":
+            return k + 1 < len(toks) and toks[k + 1].person is None
+        if toks[k].word in ",;" or toks[k].person is not None:
+            return False
+    return False
+
+
+def _after_place_verb(toks: list[_Tok], np: _NP) -> bool:
+    """"sits on the marble counter", "is in the drawer": a place, not an object."""
+    i = np.start - 1
+    while i >= 0 and toks[i].tag in _DET:
+        i -= 1
+    if i < 0 or toks[i].word.lower() not in _ATTR_PREP:
+        return False
+    prep = toks[i].word.lower()
+    i -= 1
+    while i >= 0 and toks[i].tag in ("RB", "RBR", "RP"):
+        i -= 1
+    return i >= 0 and (bool(_PLACE_VERBS.match(toks[i].word)) or toks[i].tag == "VBN" and
+                       (prep != "by" or bool(_SURROUNDED.match(toks[i].word))))
+
+
+class Associator:
+    """Walks the sentences in order, keeping who "he / she / they" point to."""
+
+    def __init__(self, names: list[str]):
+        self.names = names
+        self.last_single: list[int] = []
+        self.last_group: list[int] = []
+        self.pending: list[_NP] = []  # objects of the last sentence that named nobody
+
+    def _resolve(self, word: str) -> list[int]:
+        w = word.lower()
+        if w in _SINGLE:
+            return list(self.last_single)
+        if w in _PLURAL:
+            return list(self.last_group) or list(self.last_single)
+        return []
+
+    def _mentions(self, toks: list[_Tok]) -> list[tuple[int, int, list[int]]]:
+        """(first token, last token, people) per person mention; "A, B and C" is one mention."""
+        out: list[tuple[int, int, list[int]]] = []
+        i = 0
+        while i < len(toks):
+            t = toks[i]
+            if t.person is not None:
+                people, j = [t.person], i + 1
+                while j + 1 < len(toks) and toks[j].word.lower() in (",", "and", "&", "+", "/") :
+                    k = j + 1
+                    if toks[k].word.lower() == "and" and k + 1 < len(toks):
+                        k += 1
+                    if toks[k].person is None:
+                        break
+                    people.append(toks[k].person)
+                    j = k + 1
+                out.append((i, j - 1, people))
+                self._note(people)  # "Valentina's bedroom ..., and her guitar": her = Valentina
+                i = j
+                continue
+            if t.tag in ("PRP", "PRP$") and (t.word.lower() in _SINGLE or t.word.lower() in _PLURAL):
+                who = self._resolve(t.word)
+                if who:
+                    out.append((i, i, who))
+            i += 1
+        return out
+
+    def _note(self, people: list[int]) -> None:
+        if len(people) == 1:
+            self.last_single = people
+        elif people:
+            self.last_group = people
+
+    def sentence(self, toks: list[_Tok], claimed: set[str]) -> list[tuple[list[int], _NP]]:
+        """Pairs (people, object) this sentence adds; ``claimed`` holds the words of objects the rules
+        already read in it."""
+        mentions = self._mentions(toks)
+        nps = [np for np in noun_phrases(toks) if _is_object(np) and not _after_place_verb(toks, np) and not _heading(toks, np)]
+        bounds = [i for i, t in enumerate(toks) if _CLAUSE_BREAK.match(t.word)] + [len(toks)]
+        out: list[tuple[list[int], _NP]] = []
+        start = 0
+        for end in bounds:
+            clause = range(start, end)
+            ms = [m for m in mentions if m[0] in clause]
+            free = [np for np in nps if np.start in clause and np.head not in claimed]
+            out += self._clause(toks, clause, ms, free)
+            if ms:
+                self.pending = [np for np in self.pending if np.head not in claimed]
+                if self.pending and self._points_back(toks, clause):
+                    out += [(ms[0][2], np) for np in self.pending[:1 if self._singular else None]]
+                self.pending, self.age = [], 0
+            elif free:
+                self.pending, self.age = free, 0
+            start = end + 1
+        self.age += 1
+        if self.age > 1:  # a reference reaches back one sentence, no further
+            self.pending = []
+        return out
+
+    _singular = False
+    age = 0
+
+    def _points_back(self, toks: list[_Tok], clause: range) -> bool:
+        """"it / them / there / both" used as a pronoun, in a clause that states no negation."""
+        words = [toks[k] for k in clause]
+        if any(_NEG.match(t.word) for t in words):
+            return False
+        for k, t in enumerate(words):
+            w = t.word.lower()
+            nxt = words[k + 1] if k + 1 < len(words) else None
+            if w in _OBJ_POINTER and not (nxt and nxt.tag in _MOD and w not in ("it", "them", "there")):
+                self._singular = w in ("it", "its", "this", "that", "one")
+                return True
+        return False
+
+    def _clause(self, toks: list[_Tok], clause: range, mentions, free: list[_NP]) -> list[tuple[list[int], _NP]]:
+        """Each free object of the clause -> its possessor, else the nearest person mention."""
+        negated = any(_NEG.match(toks[k].word) for k in clause)
+        out = []
+        for np in free:
+            if negated:
+                break
+            if np.owner_tokens:
+                o = np.owner_tokens[0]
+                own = [m for m in mentions if m[0] <= o - (1 if toks[o].tag == "POS" else 0) <= m[1]]
+                if own:
+                    out.append((own[0][2], np))
+                    continue
+            best = None
+            for a, b, people in mentions:
+                lo, hi = (b, np.start) if b < np.start else (np.end - 1, a)
+                if any(_NOT_RELATION.match(t.word) for t in toks[lo:hi + 1]):
+                    continue
+                dist = (hi - lo) + 2 * sum(t.word in ",-–—:()" for t in toks[lo:hi + 1])
+                if best is None or dist < best[0]:
+                    best = (dist, people)
+            if best:
+                out.append((best[1], np))
+        return out
