@@ -21,6 +21,10 @@ from personal.grounding.extract import BuiltinExtractor, EpisodeExtractor  # noq
 from personal.grounding.extract_eval import DEV_SET, load_items, personal_query_recall, score  # noqa: E402
 
 
+def _f(x) -> str:
+    return "-" if x is None else str(x)  # no phrase at all: precision undefined
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dev", default=str(DEV_SET))
@@ -34,12 +38,12 @@ def main() -> None:
           f"clause rules alone {rules['ms_per_summary']} ms)")
     print(f"{'style':<16} {'n':>3}  precision  recall  query-owner recall")
     for style, r in list(m["per_style"].items()) + [("ALL", m)]:
-        print(f"{style:<16} {r['n']:>3}  {r['precision']:>9}  {r['recall']:>6}  {r['query_recall']:>8}")
+        print(f"{style:<16} {r['n']:>3}  {_f(r['precision']):>9}  {_f(r['recall']):>6}  {_f(r['query_recall']):>8}")
     print(f"\n{'round':<10} {'n':>3}  builtin P / R / query R   clause rules alone P / R / query R")
     for rnd, r in list(m["per_round"].items()) + [("ALL", m)]:
         o = rules["per_round"].get(rnd, rules)
-        print(f"{rnd:<10} {r['n']:>3}  {r['precision']:>5} / {r['recall']:>5} / {r['query_recall']:>5}"
-              f"       {o['precision']:>5} / {o['recall']:>5} / {o['query_recall']:>5}")
+        print(f"{rnd:<10} {r['n']:>3}  {_f(r['precision']):>5} / {_f(r['recall']):>5} / {_f(r['query_recall']):>5}"
+              f"       {_f(o['precision']):>5} / {_f(o['recall']):>5} / {_f(o['query_recall']):>5}")
     if m["query_misses"]:
         print("query relation missed in:", ", ".join(m["query_misses"]))
     if args.personal:
