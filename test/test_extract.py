@@ -205,12 +205,13 @@ def test_builtin_on_the_development_set():
 
     items = load_items()
     m = score(items, BuiltinExtractor().extract)
-    assert m["n"] >= 190
-    # measured 0.909 / 0.959 / 0.969 (the recall layer trades some precision for recall)
-    assert m["precision"] >= 0.89 and m["recall"] >= 0.95 and m["query_recall"] >= 0.96, m
-    assert m["ms_per_summary"] < 200  # rules and a Brill tagger, not a model (measured ~20 ms on a loaded machine)
-    rules = score(items, BuiltinExtractor(recall_layer=False).extract)  # the clause rules alone
-    assert rules["precision"] >= 0.95 and rules["recall"] >= 0.86, rules
+    assert m["n"] >= 220
+    # measured 0.887 / 0.944 / 0.960 (the recall layer trades some precision for recall)
+    assert m["precision"] >= 0.87 and m["recall"] >= 0.93 and m["query_recall"] >= 0.95, m
+    assert m["ms_per_summary"] < 200  # rules and a Brill tagger, not a model (measured ~10-20 ms on a loaded machine)
+    rules = score(items, BuiltinExtractor(recall_layer=False).extract)  # the clause rules alone: 0.935 / 0.812
+    assert rules["precision"] >= 0.92 and rules["recall"] >= 0.80, rules
+    assert m["recall"] > rules["recall"] + 0.1
 
 
 def test_recall_layer_only_adds_relations():
@@ -219,6 +220,18 @@ def test_recall_layer_only_adds_relations():
     full, rules = BuiltinExtractor(), BuiltinExtractor(recall_layer=False)
     for it in load_items()[::4]:
         assert set(rules.extract(it["summary"])) <= set(full.extract(it["summary"])), it["id"]
+
+
+def test_tables_and_records():
+    table = ("| Item | Room | Owner(s) |\n|---|---|---|\n| Standing desk | Office | Tariq |\n"
+             "| Ergonomic chair | Office | Tariq, Mirela |")
+    assert [(p.person, p.object, p.room) for p in BuiltinExtractor().extract(table)] == [
+        ("Tariq", "Standing desk", "office"), ("Tariq", "Ergonomic chair", "office"), ("Mirela", "Ergonomic chair", "office")]
+    record = "owner=Lorcan, Maeve; object=drum kit; room=garage. owner=Maeve; object=keyboard."
+    assert {(p.person, p.object) for p in BuiltinExtractor().extract(record)} == {
+        ("Lorcan", "drum kit"), ("Maeve", "drum kit"), ("Maeve", "keyboard")}
+    slashes = "Item / owner\nwashing machine / Giulia\nironing board / nobody"
+    assert [(p.person, p.object) for p in BuiltinExtractor().extract(slashes)] == [("Giulia", "washing machine")]
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -36,7 +36,8 @@ _PERSON = re.compile(r"\u27e8P(\d+)\u27e9")
 _NOUN = {"NN", "NNS", "NNP", "NNPS"}
 _MOD = _NOUN | {"JJ", "JJR", "JJS", "CD", "VBG", "VBN", "FW"}
 _DET = {"DT", "PRP$", "PDT", "POS"}
-_SUBJECT_WORDS = {"he", "she", "they", "we", "i", "you", "who"}
+_SUBJECT_WORDS = {"he", "she", "they", "we", "i", "you", "who", "nobody", "everyone", "everybody", "someone", "no-one"}
+MAX_DIST = 45  # tokens (a comma or dash counts 3) between an object and the person it is given to: about a long sentence
 _SINGLE = {"he", "she", "him", "his", "hers", "her", "himself", "herself"}
 _PLURAL = {"they", "them", "their", "theirs", "themselves"}
 _OBJ_POINTER = {"it", "them", "there", "both", "its", "this", "that", "these", "those", "one", "ones"}
@@ -61,7 +62,7 @@ _VERB_WORDS = re.compile(r"^(?:owns?|shares?|claims?|keeps?|guards?|uses?|rides?
                          r"lies|leans?|enjoys?|loves?|likes?|prefers?|possess(?:es)?|has|have|had|tends?|brews?|bakes?|grinds?|"
                          r"practi[cs]es?|trains?|studies|writes?|watches|listens?|relax(?:es)?|lounges?|spends?|stays?|lives?|"
                          r"looks?|takes?|gets?|got|buys?|bought|found|finds?|inherited|received|restored|considers?|treats?|"
-                         r"calls?|feels?|seems?|belongs?|goes|comes?|serves?|shelters?|holds?|contains?|features?|houses?|"
+                         r"calls?|feels?|seems?|touch(?:es)?|belongs?|goes|comes?|serves?|shelters?|holds?|contains?|features?|houses?|"
                          r"hosts?|includes?|offers?|boasts?|displays?|fills?|occupies|dominates?|faces?|lines?|waits?)$", re.I)
 _NEG = re.compile(r"^(?:not|n't|never|nobody|nothing|none|no|neither|nor|no-one)$", re.I)
 _CLAUSE_BREAK = re.compile(r"^(?:;|while|whereas|but|although|though|however|meanwhile)$", re.I)
@@ -74,12 +75,13 @@ thing things belongings belonging possession possessions property properties own
 residents people person persons family families household households home homes house houses tone tones colour colours
 color colors personality personalities feature features opportunity sale use uses turn share stake help favourite favorite
 pride joy charge care name names way ways kind kinds sort lot lots bit rest others other one ones stuff view views light
+course work retreat mine yours ours theirs fine half round
 sunlight front back middle centre center end top bottom left right edge window windows door doors doorway entrance stairs
 staircase step landing hallway room rooms kitchen bathroom bedroom bedrooms hall office study garage basement attic den closet
 nursery porch patio garden yard shed pantry lounge parlour parlor library conservatory sunroom foyer entryway corridor mudroom
 balcony veranda gym studio loft cellar laundry workshop playroom lobby terrace deck suite toilet washroom apartment flat
 building level storey story upstairs downstairs outdoors indoors inside outside semi barn cabin cottage unit tenants tenant
-vendor couple everyone everybody someone anyone nobody gathering collection set pair couple range variety mix blend number
+vendor couple everyone everybody someone anyone nobody gathering couple variety mix blend number
 addition sense touch character style atmosphere mood warmth comfort scene summary description
 combination combinations everything inventory record records list lunch breakfast dinner supper tbh contribution
 monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays fridays saturdays sundays
@@ -146,11 +148,15 @@ def tag(sentence: str) -> list[_Tok]:
         elif t == "NN" and out and out[-1].tag == "TO" and len(out) > 1 and out[-2].tag.startswith("VB"):
             t = "VB"  # "purchased it together to stargaze", "need to return it"
         out.append(_Tok(w, t))
-    # "the antique coat stand is ...": a noun the tagger read as a verb between a noun and the verb
     for k in range(1, len(out) - 1):
-        if out[k].tag in ("VB", "VBP") and out[k - 1].tag in ("NN", "NNS") and out[k - 1].person is None \
-                and out[k + 1].tag in ("VBZ", "VBD", "MD"):
-            out[k].tag = "NN"
+        prev, cur, nxt = out[k - 1], out[k], out[k + 1]
+        if cur.tag in ("VB", "VBP") and prev.tag in ("NN", "NNS") and prev.person is None \
+                and (nxt.tag in ("VBZ", "VBD", "MD", "WDT") or nxt.word.lower() == "that"):
+            cur.tag = "NN"  # "the antique coat stand is ...", "a media console that Zuleika owns"
+        elif cur.tag == "NNS" and prev.tag in ("NN", "NNS") and prev.person is None and nxt.tag in ("DT", "PRP$"):
+            cur.tag = "VBZ"  # "the living room showcases a couch": no noun phrase runs into a determiner
+        elif cur.tag in ("NN", "VBP") and prev.tag == "NNS" and prev.person is None and nxt.tag in ("IN", "TO", "DT"):
+            cur.tag = "VBP"  # "mornings start at the rowing machine"
     return out
 
 
@@ -159,8 +165,9 @@ def noun_phrases(toks: list[_Tok]) -> list[_NP]:
     nps: list[_NP] = []
     i, n = 0, len(toks)
     while i < n:
-        if toks[i].person is not None or toks[i].tag not in _MOD:
-            i += 1
+        if toks[i].person is not None or toks[i].tag not in _MOD \
+                or toks[i].word[:1].isupper() and i > 0 and toks[i - 1].person is not None:
+            i += 1  # "Horatio Quill": a surname belongs to the person
             continue
         j = i
         while j < n and toks[j].person is None and (toks[j].tag in _MOD or toks[j].word in "-'"
@@ -179,8 +186,9 @@ def noun_phrases(toks: list[_Tok]) -> list[_NP]:
         head = toks[k - 1].word.lower()
         owner = ()
         d = start - 1
-        while d >= 0 and toks[d].tag in _DET | {"JJ"} and toks[d].word.lower() not in ("that", "which"):
-            if toks[d].tag == "PRP$" or toks[d].tag == "POS":
+        while d >= 0 and (toks[d].tag in _DET | {"JJ", "WP$"} or toks[d].word.lower() == "whose") \
+                and toks[d].word.lower() not in ("that", "which"):
+            if toks[d].tag in ("PRP$", "POS", "WP$") or toks[d].word.lower() == "whose":
                 owner = (d,)
                 break
             d -= 1
@@ -204,8 +212,27 @@ def noun_phrases(toks: list[_Tok]) -> list[_NP]:
     return nps
 
 
-def _is_object(np: _NP) -> bool:
-    return np.head not in _NOT_OBJECT and len(np.head) > 1 and not np.head.isdigit() and not _VERB_WORDS.match(np.head)
+def _is_object(np: _NP, lex) -> bool:
+    if np.head in _NOT_OBJECT or len(np.head) < 2 or np.head.isdigit() or _VERB_WORDS.match(np.head):
+        return False
+    # a single word the lexicon knows only as something else ("Shared", "Fine", "wound") is no object
+    return " " in np.text or lex.get(np.head, "NN").startswith("NN")
+
+
+def _new_subject(toks: list[_Tok], i: int) -> bool:
+    """", and she would never ...": a new clause starts at "and" before a subject and its verb."""
+    if toks[i].word.lower() != "and" or i == 0 or toks[i - 1].word != "," or i + 2 >= len(toks):
+        return False
+    subj, verb = toks[i + 1], toks[i + 2]
+    return (subj.person is not None or subj.word.lower() in _SUBJECT_WORDS) and (verb.tag.startswith("VB") or verb.tag == "MD")
+
+
+def _answer(toks: list[_Tok], clause: range, mentions) -> bool:
+    """"Q: Who does the recliner belong to? A: Oswald.": a clause that is only people (a reply)."""
+    named = {k for a, b, _ in mentions for k in range(a, b + 1)}
+    rest = [toks[k] for k in clause if k not in named and toks[k].word not in ".,:;!?\"'()-"]
+    return all(t.word.lower() in ("a", "answer", "that", "is", "it", "'s", "definitely", "probably", "mine", "hers", "his")
+               for t in rest)
 
 
 def _heading(toks: list[_Tok], np: _NP) -> bool:
@@ -229,6 +256,8 @@ def _after_place_verb(toks: list[_Tok], np: _NP) -> bool:
     i -= 1
     while i >= 0 and toks[i].tag in ("RB", "RBR", "RP"):
         i -= 1
+    if prep in ("with", "of", "from", "to", "for"):
+        return False  # "furnished with a desk", "made of oak": what follows is a thing
     return i >= 0 and (bool(_PLACE_VERBS.match(toks[i].word)) or toks[i].tag == "VBN" and
                        (prep != "by" or bool(_SURROUNDED.match(toks[i].word))))
 
@@ -287,8 +316,9 @@ class Associator:
         """Pairs (people, object) this sentence adds; ``claimed`` holds the words of objects the rules
         already read in it."""
         mentions = self._mentions(toks)
-        nps = [np for np in noun_phrases(toks) if _is_object(np) and not _after_place_verb(toks, np) and not _heading(toks, np)]
-        bounds = [i for i, t in enumerate(toks) if _CLAUSE_BREAK.match(t.word)] + [len(toks)]
+        lex = lexicon()
+        nps = [np for np in noun_phrases(toks) if _is_object(np, lex) and not _after_place_verb(toks, np) and not _heading(toks, np)]
+        bounds = [i for i, t in enumerate(toks) if _CLAUSE_BREAK.match(t.word) or _new_subject(toks, i)] + [len(toks)]
         out: list[tuple[list[int], _NP]] = []
         start = 0
         for end in bounds:
@@ -298,7 +328,7 @@ class Associator:
             out += self._clause(toks, clause, ms, free)
             if ms:
                 self.pending = [np for np in self.pending if np.head not in claimed]
-                if self.pending and self._points_back(toks, clause):
+                if self.pending and (self._points_back(toks, clause) or not free and _answer(toks, clause, ms)):
                     out += [(ms[0][2], np) for np in self.pending[:1 if self._singular else None]]
                 self.pending, self.age = [], 0
             elif free:
@@ -326,24 +356,25 @@ class Associator:
         return False
 
     def _clause(self, toks: list[_Tok], clause: range, mentions, free: list[_NP]) -> list[tuple[list[int], _NP]]:
-        """Each free object of the clause -> its possessor, else the nearest person mention."""
-        negated = any(_NEG.match(toks[k].word) for k in clause)
+        """Each free object of the clause -> its possessor, else the nearest person mention. A negation
+        or a verb that states no ownership between the two ("Tom never uses the piano") pairs nothing."""
         out = []
         for np in free:
-            if negated:
-                break
             if np.owner_tokens:
                 o = np.owner_tokens[0]
-                own = [m for m in mentions if m[0] <= o - (1 if toks[o].tag == "POS" else 0) <= m[1]]
+                at = o - 1 if toks[o].tag == "POS" else o - 2 if toks[o - 1].word == "," else o - 1
+                own = [m for m in mentions if m[0] <= at <= m[1] or m[0] <= o <= m[1]]
                 if own:
                     out.append((own[0][2], np))
                     continue
             best = None
             for a, b, people in mentions:
                 lo, hi = (b, np.start) if b < np.start else (np.end - 1, a)
-                if any(_NOT_RELATION.match(t.word) for t in toks[lo:hi + 1]):
+                if any(_NOT_RELATION.match(t.word) or _NEG.match(t.word) for t in toks[lo:hi + 1]):
                     continue
                 dist = (hi - lo) + 2 * sum(t.word in ",-–—:()" for t in toks[lo:hi + 1])
+                if dist > MAX_DIST:
+                    continue
                 if best is None or dist < best[0]:
                     best = (dist, people)
             if best:

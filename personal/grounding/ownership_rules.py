@@ -121,9 +121,55 @@ _DISCOURSE = re.compile(r"^(?:only|even|just|not only)\s+(?=\u27e8P)|^(?:(?:ever
                         r"upstairs|downstairs|next door|across the (?:hall|corridor))\b\s*,?\s*", re.I)
 
 
+# "owner=Lorcan, Maeve; object=drum kit; room=garage": a record with labelled fields, in any order
+_FIELD = r"(?:owners?|persons?|people|who|objects?|items?|things?|rooms?|location|where)\s*[=:]\s*[^;=\n]+?"
+_RECORD = re.compile(rf"(?i)(?<![\w=])(?:{_FIELD}\s*[;|]\s*)+{_FIELD}(?=\s*(?:[.\n]|$))")
+
+
+def _record_sentence(m: re.Match) -> str:
+    fields = {}
+    for f in re.split(r"\s*[;|]\s*", m.group(0)):
+        key, _, val = f.partition("=") if "=" in f else f.partition(":")
+        fields[key.strip().lower().rstrip("s")] = val.strip()
+    owner = fields.get("owner") or fields.get("person") or fields.get("people") or fields.get("who")
+    obj = fields.get("object") or fields.get("item") or fields.get("thing")
+    if not owner or not obj:
+        return m.group(0)
+    room = (fields.get("room") or fields.get("location") or fields.get("where") or "").lower()
+    owners = re.sub(r"\s*,\s*", ", ", owner.strip(" ,"))
+    return f"The {obj}{' in the ' + room if room else ''} is owned by {owners}"
+
+
+def _tables(text: str) -> str:
+    """Rows of a table ("| Standing desk | Office | Tariq |", or "sofa / Tom" under "Item / owner")
+    become records under the header's labels; a table without a recognisable header keeps its cells
+    separated by commas."""
+    out, header = [], None
+    for line in text.split("\n"):
+        if re.fullmatch(r"[ \t]*\|?(?:[ \t]*:?-{2,}:?[ \t]*\|?)+[ \t]*", line):
+            continue  # a markdown rule line
+        sep = "|" if line.count("|") >= 1 else "/" if line.count(" / ") >= 1 else None
+        if sep is None:
+            out.append(line)
+            header = None
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split(sep)]
+        labels = [re.sub(r"\(s\)|s$", "", c.lower()).strip() for c in cells]
+        if sum(lab in ("item", "object", "thing", "owner", "person", "people", "who", "room", "location") for lab in labels) >= 2:
+            header = labels
+            continue
+        if header and len(cells) == len(header):
+            out.append("; ".join(f"{h}={c}" for h, c in zip(header, cells)) + ".")
+        else:
+            out.append(", ".join(c for c in cells if c))
+    return "\n".join(out)
+
+
 def normalize(text: str) -> str:
     t = (text or "").replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
     t = re.sub(r"[ \t]+", " ", t)
+    t = _tables(t)
+    t = _RECORD.sub(_record_sentence, t)
     t = re.sub(r"(?m)^\s*(?:[•*▪◦·-]|\d{1,2}[).])\s+", "\n", t)  # bullets and numbered lines: one statement each
     t = re.sub(r"\s*[•▪◦]\s*", "\n", t)
     t = re.sub(r"\s*\n\s*", "\n", t).strip()
@@ -210,6 +256,9 @@ def find_people(text: str, lexicon=None) -> list[str]:
     if lexicon is not None:
         names += [t for t in _lexicon_names(text, cands, lexicon) if t not in names]
         names = [t for t in names if not _common_word(t, cands[t] if t in cands else [], lexicon)]
+        # a surname: only ever right after another name ("Horatio Quill", "Imelda Quill")
+        names = [t for t in names if not all(re.search(rf"{NAME_TOKEN}\s+$", b[-30:]) and
+                                             re.search(r"(\S+)\s+$", b).group(1) in names for b, _ in cands.get(t, [("", "")]))]
     return names
 
 
@@ -229,6 +278,9 @@ def _common_word(tok: str, ctxs, lexicon) -> bool:
         and all(_initial(b) and re.match(r"\s*[,:;–—-]", a) for b, a in ctxs)
 
 
+_ROLE = rf"(?:{KIN}|{TITLES}|guest|tenant|lodger|landlord|landlady|nanny|housekeeper|visitor|twin|owner)s?"
+
+
 def _lexicon_names(text: str, cands: dict, lexicon) -> list[str]:
     out = []
     for tok, ctxs in cands.items():
@@ -236,13 +288,21 @@ def _lexicon_names(text: str, cands: dict, lexicon) -> list[str]:
             continue  # a common word ("Upstairs", "Signed"), a kin word or a title
         if lexicon.get(tok.lower()) and not lexicon.get(tok):
             continue
-        for before, _after in ctxs:
+        good = False
+        for before, after in ctxs:
+            if re.search(rf"\b{_ROLE}\s*,?\s+$", before, re.I):
+                good = True  # "their guest Severin", "his twin, Saoirse"
+                continue
             # inside a noun phrase ("the leather Chesterfield", "his PlayStation") it names a thing
-            if re.search(r"\b(?:the|a|an|his|her|their|its|my|our|this|that|some|'s)\s+(?:[\w-]+\s+){0,2}$", before, re.I):
+            if re.search(r"\b(?:the|a|an|his|her|their|its|my|our|this|some|'s)\s+(?:[\w-]+\s+){0,2}$", before, re.I):
+                good = False
                 break
-            if _initial(before) and (lexicon.get(tok.lower()) or not re.match(r"\s+[a-z]", _after)):
-                break  # sentence-initial and a common word, or a heading ("Ukulele - belongs to Lani")
-        else:
+            nxt = re.match(r"\s+([a-z]+)", after)
+            if nxt and lexicon.get(nxt.group(1)) == "NN" and not _OWN_RE.match(after):
+                continue  # a modifier of the noun after it ("Ergonomic chair")
+            if not _initial(before) or re.match(r"\s*,?\s+[a-z]", after) and not lexicon.get(tok.lower()):
+                good = True  # sentence-initial only before a verb or an apposition, not as a heading
+        if good:
             out.append(tok)
     return out
 
