@@ -75,7 +75,8 @@ thing things belongings belonging possession possessions property properties own
 residents people person persons family families household households home homes house houses tone tones colour colours
 color colors personality personalities feature features opportunity sale use uses turn share stake help favourite favorite
 pride joy charge care name names way ways kind kinds sort lot lots bit rest others other one ones stuff view views light
-course work retreat mine yours ours theirs fine half round
+course work retreat mine yours ours theirs fine half round domain retirement age note notes mr mrs ms dr miss sir
+former latter
 sunlight front back middle centre center end top bottom left right edge window windows door doors doorway entrance stairs
 staircase step landing hallway room rooms kitchen bathroom bedroom bedrooms hall office study garage basement attic den closet
 nursery porch patio garden yard shed pantry lounge parlour parlor library conservatory sunroom foyer entryway corridor mudroom
@@ -83,6 +84,7 @@ balcony veranda gym studio loft cellar laundry workshop playroom lobby terrace d
 building level storey story upstairs downstairs outdoors indoors inside outside semi barn cabin cottage unit tenants tenant
 vendor couple everyone everybody someone anyone nobody gathering couple variety mix blend number
 addition sense touch character style atmosphere mood warmth comfort scene summary description
+thanks cheers regards wishes signed
 combination combinations everything inventory record records list lunch breakfast dinner supper tbh contribution
 monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays fridays saturdays sundays
 gift present birthday wedding christmas occasion market flea shop store claim
@@ -153,6 +155,10 @@ def tag(sentence: str) -> list[_Tok]:
         if cur.tag in ("VB", "VBP") and prev.tag in ("NN", "NNS") and prev.person is None \
                 and (nxt.tag in ("VBZ", "VBD", "MD", "WDT") or nxt.word.lower() == "that"):
             cur.tag = "NN"  # "the antique coat stand is ...", "a media console that Zuleika owns"
+        elif cur.tag in ("VB", "VBP", "VBZ") and (prev.word.lower() in ("a", "an", "the", "each", "every") or prev.tag == "PRP$"):
+            cur.tag = "NNS" if cur.tag == "VBZ" else "NN"  # "she has a loom that ...": no verb after an article
+        elif cur.tag in ("VBN", "VBD") and prev.tag == "NN" and prev.person is None and nxt.word in ".,;:!?)":
+            cur.tag = "NN"  # "along with his chess set."
         elif cur.tag == "NNS" and prev.tag in ("NN", "NNS") and prev.person is None and nxt.tag in ("DT", "PRP$"):
             cur.tag = "VBZ"  # "the living room showcases a couch": no noun phrase runs into a determiner
         elif cur.tag in ("NN", "VBP") and prev.tag == "NNS" and prev.person is None and nxt.tag in ("IN", "TO", "DT"):
@@ -212,11 +218,16 @@ def noun_phrases(toks: list[_Tok]) -> list[_NP]:
     return nps
 
 
+_CONTAINER = {"pair", "set", "collection", "stack", "bunch", "group", "pile", "range"}
+
+
 def _is_object(np: _NP, lex) -> bool:
+    if np.head in _CONTAINER and " " not in np.text:
+        return False  # "the pair" (two people); "a pair of skis" is a thing
     if np.head in _NOT_OBJECT or len(np.head) < 2 or np.head.isdigit() or _VERB_WORDS.match(np.head):
         return False
     # a single word the lexicon knows only as something else ("Shared", "Fine", "wound") is no object
-    return " " in np.text or lex.get(np.head, "NN").startswith("NN")
+    return " " in np.text or not re.match(r"^(?:JJ|RB|VBN|VBD|IN|PRP|UH|CC|DT)", lex.get(np.head, "NN"))
 
 
 def _new_subject(toks: list[_Tok], i: int) -> bool:
@@ -231,12 +242,31 @@ def _answer(toks: list[_Tok], clause: range, mentions) -> bool:
     """"Q: Who does the recliner belong to? A: Oswald.": a clause that is only people (a reply)."""
     named = {k for a, b, _ in mentions for k in range(a, b + 1)}
     rest = [toks[k] for k in clause if k not in named and toks[k].word not in ".,:;!?\"'()-"]
-    return all(t.word.lower() in ("a", "answer", "that", "is", "it", "'s", "definitely", "probably", "mine", "hers", "his")
+    return all(t.word.lower() in ("a", "answer", "that", "is", "it", "'s", "definitely", "probably", "mine", "hers", "his",
+                                  "does", "do", "did", "one", "of", "course")
                for t in rest)
 
 
+_FUNCTION_WORDS = {"the", "a", "an", "of", "on", "in", "at", "by", "with", "to", "and", "next", "near", "his", "her", "their"}
+
+
+def _claimed(np: _NP, claimed: list[set[str]]) -> bool:
+    """The rules read this object already: a phrase of theirs has its head noun and, where either
+    names more than the head, a modifier before the head in common ("bottom bunk" does not claim
+    "top bunk"; "the chair in the kitchen" is claimed by "... next to the chair")."""
+    words = [w.lower() for w in re.findall(r"[\w'-]+", np.text)]
+    mods = set(words[:words.index(np.head)] if np.head in words else words) - _FUNCTION_WORDS
+    for c in claimed:
+        if np.head in c and (not mods or mods & c or not (c - {np.head} - _FUNCTION_WORDS)):
+            return True
+    return False
+
+
 def _heading(toks: list[_Tok], np: _NP) -> bool:
-    """"Two heaters are present: one is ..., the other ...": a heading over objects, not one itself."""
+    """"Two heaters are present: one is ..., the other ...": a heading over objects, not one itself;
+    "Box 1 - Hester: books": a label."""
+    if np.end < len(toks) and toks[np.end].tag == "CD" and np.end == np.start + 1:
+        return True
     for k in range(np.end, min(np.end + 4, len(toks))):
         if toks[k].word == ":":
             return k + 1 < len(toks) and toks[k + 1].person is None
@@ -262,11 +292,27 @@ def _after_place_verb(toks: list[_Tok], np: _NP) -> bool:
                        (prep != "by" or bool(_SURROUNDED.match(toks[i].word))))
 
 
+_SIGNATURE = re.compile(r"(?:signed|thanks|thank you|cheers|love|regards|best wishes|best|written by|from|yours truly|yours)"
+                        r"\s*,?\s*(?:by\s+)?\u27e8P(\d+)\u27e9[^\u27e8.]*\.?\s*$|[-\u2013\u2014]\s*\u27e8P(\d+)\u27e9\s*\.?\s*$", re.I)
+_FIRST_PERSON = {"i", "me", "my", "mine", "myself"}
+_ROLE_WORD = re.compile(r"^(?:husband|wife|partner|son|daughter|brother|sister|mother|father|mum|mom|dad|friend|flatmate|"
+                        r"roommate|neighbou?r|grandmother|grandfather|uncle|aunt|cousin|nephew|niece|girlfriend|boyfriend|"
+                        r"landlord|landlady|guest|tenant|child|kid|twin|fianc\u00e9e?)s?$")
+
+
+def narrator(tagged_text: str) -> int | None:
+    """The person who signs the text ("..., Thanks, Abigail", "Written by Gus, age 8", "- Hana"):
+    "I / my / mine" in it are theirs."""
+    m = _SIGNATURE.search(tagged_text.strip())
+    return int(m.group(1) or m.group(2)) if m else None
+
+
 class Associator:
     """Walks the sentences in order, keeping who "he / she / they" point to."""
 
-    def __init__(self, names: list[str]):
+    def __init__(self, names: list[str], narrator: int | None = None):
         self.names = names
+        self.narrator = narrator
         self.last_single: list[int] = []
         self.last_group: list[int] = []
         self.pending: list[_NP] = []  # objects of the last sentence that named nobody
@@ -279,22 +325,38 @@ class Associator:
             return list(self.last_group) or list(self.last_single)
         return []
 
+    def _person_at(self, toks: list[_Tok], i: int) -> int | None:
+        """The person a token names: a tagged name, or "I / my / mine" of a signed text ("my husband"
+        is not the narrator's own mention)."""
+        t = toks[i]
+        if t.person is not None:
+            return t.person
+        nxt = toks[i + 1].word.lower() if i + 1 < len(toks) else ""
+        if self.narrator is not None and t.word.lower() in _FIRST_PERSON and not _ROLE_WORD.match(nxt):
+            return self.narrator
+        return None
+
     def _mentions(self, toks: list[_Tok]) -> list[tuple[int, int, list[int]]]:
-        """(first token, last token, people) per person mention; "A, B and C" is one mention."""
+        """(first token, last token, people) per person mention; "A, B and C" ("mine and Bertrand's")
+        is one mention."""
         out: list[tuple[int, int, list[int]]] = []
         i = 0
         while i < len(toks):
             t = toks[i]
-            if t.person is not None:
-                people, j = [t.person], i + 1
+            first = self._person_at(toks, i)
+            if first is not None:
+                people, j = [first], i + 1
                 while j + 1 < len(toks) and toks[j].word.lower() in (",", "and", "&", "+", "/") :
                     k = j + 1
                     if toks[k].word.lower() == "and" and k + 1 < len(toks):
                         k += 1
-                    if toks[k].person is None:
+                    who = self._person_at(toks, k)
+                    if who is None:
                         break
-                    people.append(toks[k].person)
+                    people.append(who)
                     j = k + 1
+                    if j < len(toks) and toks[j].tag == "POS":
+                        j += 1  # "mine and Bertrand's"
                 out.append((i, j - 1, people))
                 self._note(people)  # "Valentina's bedroom ..., and her guitar": her = Valentina
                 i = j
@@ -312,9 +374,9 @@ class Associator:
         elif people:
             self.last_group = people
 
-    def sentence(self, toks: list[_Tok], claimed: set[str]) -> list[tuple[list[int], _NP]]:
-        """Pairs (people, object) this sentence adds; ``claimed`` holds the words of objects the rules
-        already read in it."""
+    def sentence(self, toks: list[_Tok], claimed: list[set[str]]) -> list[tuple[list[int], _NP]]:
+        """Pairs (people, object) this sentence adds; ``claimed`` holds the words of each object the
+        rules already read in it."""
         mentions = self._mentions(toks)
         lex = lexicon()
         nps = [np for np in noun_phrases(toks) if _is_object(np, lex) and not _after_place_verb(toks, np) and not _heading(toks, np)]
@@ -324,10 +386,10 @@ class Associator:
         for end in bounds:
             clause = range(start, end)
             ms = [m for m in mentions if m[0] in clause]
-            free = [np for np in nps if np.start in clause and np.head not in claimed]
+            free = [np for np in nps if np.start in clause and not _claimed(np, claimed)]
             out += self._clause(toks, clause, ms, free)
             if ms:
-                self.pending = [np for np in self.pending if np.head not in claimed]
+                self.pending = [np for np in self.pending if not _claimed(np, claimed)]
                 if self.pending and (self._points_back(toks, clause) or not free and _answer(toks, clause, ms)):
                     out += [(ms[0][2], np) for np in self.pending[:1 if self._singular else None]]
                 self.pending, self.age = [], 0
@@ -373,6 +435,8 @@ class Associator:
                 if any(_NOT_RELATION.match(t.word) or _NEG.match(t.word) for t in toks[lo:hi + 1]):
                     continue
                 dist = (hi - lo) + 2 * sum(t.word in ",-–—:()" for t in toks[lo:hi + 1])
+                if a > np.start and a > 0 and toks[a - 1].word.lower() in ("and", "or"):
+                    dist += 3  # "Nico has the top bunk and Ollie ...": a person after "and" starts the next conjunct
                 if dist > MAX_DIST:
                     continue
                 if best is None or dist < best[0]:

@@ -43,8 +43,8 @@ from dataclasses import dataclass, field
 
 
 # ---------------------------------------------------------------- vocabulary
-UPPER = "A-ZÀ-ÖØ-Þ"
-LOWER = "a-zß-öø-ÿ"
+UPPER = "A-ZÀ-ÖØ-Þ\u0100-\u017f"
+LOWER = "a-zß-öø-ÿ\u0100-\u017f"
 NAME_TOKEN = rf"[{UPPER}][{LOWER}]*(?:-[{UPPER}]?[{LOWER}]+|['’][{UPPER}][{LOWER}]+)*(?![\w-])"
 NOT_NAMES = {
     "the", "a", "an", "this", "that", "these", "those", "in", "on", "at", "of", "to", "for", "by", "with", "from",
@@ -75,7 +75,7 @@ ROOM_WORDS = (
 )
 
 # verbs whose subject owns / uses the object; optional particle before the object
-_OWN = (r"own(?:s|ed)?|possess(?:es|ed)?|ha(?:s|ve|d)(?!\s+(?:[a-z]+ed|been|got|brought|made|built|taken|given|kept|seen)\b)|keeps?|kept|claim(?:s|ed)?|guards?|guarded|shares?|shared|"
+_OWN = (r"own(?:s|ed)?|possess(?:es|ed)?|(?:has|have|had)\s+got|ha(?:s|ve|d)(?!\s+(?:[a-z]+ed|been|got|brought|made|built|taken|given|kept|seen)\b)|keeps?|kept|claim(?:s|ed)?|guards?|guarded|shares?|shared|"
         r"use(?:s|d)?|enjoys?|enjoyed|loves?|loved|likes?|liked|prefers?|preferred|favou?rs?|bought|buys?|got|"
         r"inherited|received|takes? care of|took care of|(?:has|have|had) taken care of|is responsible for|looks? after|"
         r"looked after|(?:has|have|had) looked after|tends?|tended|plays?|played|rides?|rode|"
@@ -116,7 +116,7 @@ _CLAUSE_SPLIT = re.compile(
     r"|\s*,\s+(?:meanwhile|however|though)\s*,?\s*|\s*,\s*(?=and so (?:is|are|was|were)\b)"
     r"|\s*,?\s+and\s+(?=(?:it|they|this|that)\s+(?:is|are|was|were)\b)", re.I)
 _DISCOURSE = re.compile(r"^(?:only|even|just|not only)\s+(?=\u27e8P)|^(?:(?:every|each|most|on|in the|at)\s+(?:mornings?|evenings?|days?|nights?|weekends?|afternoons?|week)|"
-                        r"usually|often|sometimes|always|nowadays|these days|meanwhile|also|finally|additionally|moreover|furthermore|besides|lastly|then|and|so|"
+                        r"ok|okay|well|oh|usually|often|sometimes|always|nowadays|these days|meanwhile|also|finally|additionally|moreover|furthermore|besides|lastly|then|and|so|"
                         r"however|in turn|on the other hand|for (?:his|her|their) part|as well|moving (?:in)?to [^,]+|"
                         r"upstairs|downstairs|next door|across the (?:hall|corridor))\b\s*,?\s*", re.I)
 
@@ -174,6 +174,7 @@ def normalize(text: str) -> str:
     t = re.sub(r"\s*[•▪◦]\s*", "\n", t)
     t = re.sub(r"\s*\n\s*", "\n", t).strip()
     t = re.sub(r"\b(\w+)'re\b", r"\1 are", t)
+    t = re.sub(r"(?<=\w)'s\s+got\b", " has got", t)  # "Ollie's got the bottom one"
     t = re.sub(r"(?<=\w)\s*\+\s*(?=[A-Z])", " and ", t)
     t = re.sub(r",\s*(?:meanwhile|however|though|too|in turn|for (?:his|her|their) part|on the other hand|in fact|by the way)\s*,", "", t, flags=re.I)
     t = re.sub(r"\s+([,.;:!?])", r"\1", t)  # "juicer , the" -> "juicer, the"
@@ -274,8 +275,16 @@ def _common_word(tok: str, ctxs, lexicon) -> bool:
     punctuation ("Nearby, ...", "Signed, Hana", "Lounge - recliner")."""
     if _KIN_OR_TITLE.match(tok) or re.match(r"^[A-Z]-", tok) or tok.lower() in ROOM_WORDS:
         return True
-    return bool(ctxs) and lexicon.get(tok.lower()) is not None and lexicon.get(tok) != "NNP" \
-        and all(_initial(b) and re.match(r"\s*[,:;–—-]", a) for b, a in ctxs)
+    if ctxs and all(re.match(r"\s+\d", a) for _, a in ctxs):
+        return True  # a label: "Box 1 - Hester"
+    if not ctxs or lexicon.get(tok.lower()) is None or not all(_initial(b) and re.match(r"\s*[,:;–—-]", a) for b, a in ctxs):
+        return False
+    # a word the lexicon also knows as a name ("Felicity, Edmund and ...") is one unless it is a
+    # sign-off ("Cheers, Celestine") or only heads a list ("Loose: ...")
+    return lexicon.get(tok) != "NNP" or tok.lower() in _SIGN_OFF_WORDS or all(re.match(r"\s*[:–—-]", a) for _, a in ctxs)
+
+
+_SIGN_OFF_WORDS = {"thanks", "cheers", "love", "regards", "best", "signed", "yours", "sincerely"}
 
 
 _ROLE = rf"(?:{KIN}|{TITLES}|guest|tenant|lodger|landlord|landlady|nanny|housekeeper|visitor|twin|owner)s?"
@@ -307,9 +316,17 @@ def _lexicon_names(text: str, cands: dict, lexicon) -> list[str]:
     return out
 
 
-def capitalise_lowercase_names(text: str) -> str:
-    """A lower-case name in a person's slot ("owned by stellan") becomes "Stellan" everywhere."""
+def capitalise_lowercase_names(text: str, lexicon=None) -> str:
+    """A lower-case name in a person's slot ("owned by stellan") becomes "Stellan" everywhere. With a
+    lexicon, also a word it does not know, outside a noun phrase, before "'s" or a verb of having
+    ("nico has the top bunk and ollie's got the bottom one")."""
     found = set()
+    if lexicon is not None:
+        for m in re.finditer(r"(?<![\w'-])([a-z]{3,})(?='s\b|\s+(?:has|have|had|owns?|uses?|got|gets|keeps?|shares?|sleeps?)\b)", text):
+            w, before = m.group(1), text[max(0, m.start() - 20):m.start()]
+            if lexicon.get(w) is None and lexicon.get(w.capitalize()) in (None, "NNP") and w not in NOT_NAMES \
+                    and not re.search(r"\b(?:the|a|an|his|her|their|its|my|our|this|that|some|your)\s+(?:[\w-]+\s+)?$", before):
+                found.add(w)
     for pat in (r"\b(?:owned|shared|used|claimed)\s+by\s+([a-z][a-z'-]+)(?=\s*(?:[.,;!?]|and\b|$))",
                 r"\bbelongs?\s+to\s+([a-z][a-z'-]+)(?=\s*(?:[.,;!?]|and\b|$))",
                 r"(?:^|[.;!?]\s+|\band\s+)([a-z][a-z'-]+)\s+(?:also\s+)?(?:owns|possesses|shares)\b"):
@@ -339,6 +356,9 @@ _OBJ_PRONOUN = re.compile(r"^(?:it|they|them|this|that|these|those|both|both of 
                           r"the two|both items|each of them|it all|one|the latter|the former|the lot)$", re.I)
 _KIN_OR_ROOM_HEAD = re.compile(rf"^(?:\w+\s+)?(?:{KIN}s?|room|rooms|bedroom|study|office|home|house|apartment|side|"
                                r"half|favou?rite|own|turn|part|pride|joy)$", re.I)
+
+
+_SIGN_OFF = re.compile(r"^(?:thanks|thank you|cheers|love|regards|best|best wishes|signed|yours|yours truly|written by)$", re.I)
 
 
 def room_of(text: str) -> str | None:
@@ -421,6 +441,7 @@ class _State:
     recent: list[str] = field(default_factory=list)  # people in order of mention
     last_objects: list[_Mention] = field(default_factory=list)
     last_head: str | None = None
+    listed: list[_Mention] = field(default_factory=list)  # what the last describing clause listed
     last_group: list[str] = field(default_factory=list)  # the last list of two or more names mentioned
 
 
@@ -563,6 +584,10 @@ class Reader:
             objs = ""
         if re.match(r"^(?:both|all|the two|the three|all three)\s+(?:of\s+(?:the\s+|these\s+|those\s+)?)?[a-z]+s$", objs, re.I):
             objs = "both" if re.match(r"^(?:both|the two)", objs, re.I) else "them"  # "Both machines belong to him"
+        m = re.match(r"^the\s+(former|latter)\b", objs, re.I)
+        if m:  # "Sabine uses the former; the latter is Tiberius's"
+            src = antecedent if antecedent is not None else self.st.listed or self.st.last_objects
+            return list(src[:1] if m.group(1).lower() == "former" else src[-1:])
         if not objs or _OBJ_PRONOUN.match(bare) or _OBJ_PRONOUN.match(objs) or re.match(r"^(?:in|on)\s+(?:it|them|there)$", bare, re.I):
             n = 2 if re.match(r"^(?:both|both of them|the two)", objs, re.I) else None
             src = antecedent if antecedent is not None else self.st.last_objects
@@ -595,7 +620,7 @@ class Reader:
     def emit(self, people: list[str], mentions: list[_Mention]) -> bool:
         added = False
         for m in mentions:
-            if not m.object or _KIN_OR_ROOM_HEAD.match(_head(m.object)) or is_room(m.object):
+            if not m.object or _KIN_OR_ROOM_HEAD.match(_head(m.object)) or is_room(m.object) or _SIGN_OFF.match(m.object):
                 continue
             obj = self.untag(m.object)
             for p in people:
@@ -919,6 +944,7 @@ class Reader:
             found = self.objects(m.group("np"), room_ctx)
         if found:
             self.st.last_objects = found
+            self.st.listed = found
         return found
 
     def possessives(self, c: str, room_ctx) -> None:
@@ -949,23 +975,23 @@ def extract_relations(summary: str, recall_layer: bool = True) -> list[tuple[str
 
     ``recall_layer``: after the clause rules read a sentence, :mod:`personal.grounding.associate`
     pairs the people and objects they left unpaired (see its docstring)."""
-    text = capitalise_lowercase_names(normalize(summary))
     lexicon = None
     if recall_layer:
-        from personal.grounding.associate import Associator, lexicon, tag
+        from personal.grounding.associate import Associator, lexicon, narrator, tag
 
         lexicon = lexicon()
+    text = capitalise_lowercase_names(normalize(summary), lexicon)
     names = find_people(text, lexicon)
     reader = Reader(names)
     assoc = None
     if recall_layer:
-        assoc = Associator(names)
+        assoc = Associator(names, narrator(tag_people(text, names)))
     for sentence in split_sentences(tag_people(text, names)):
         before = len(reader.st.phrases)
         reader.sentence(sentence)
         if assoc is None:
             continue
-        claimed = {w.lower() for _, o, _ in reader.st.phrases[before:] for w in re.findall(r"[\w'-]+", o)}
+        claimed = [{w.lower() for w in re.findall(r"[\w'-]+", reader.untag(o))} for _, o, _ in reader.st.phrases[before:]]
         room_ctx = sentence_room(sentence)
         for people, np in assoc.sentence(tag(sentence), claimed):
             obj = reader.untag(np.text)
