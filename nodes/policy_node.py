@@ -13,7 +13,8 @@ the learned policy's object state), ``perm/prompt`` (personal/msg/TaskPrompt), `
 Action chunks are executed ``replan`` actions at a time before asking the backend again (openpi style).
 Parameters ``backend`` (learned | scripted | openpi | http), ``checkpoint`` (learned; "" = the shipped one),
 ``host``/``port`` (openpi), ``url`` (http),
-``serve_port`` (>= 0: also serve the openpi protocol there; 0 = any free port).
+``serve_port`` (>= 0: also serve the openpi protocol there; 0 = any free port), ``serve_host``
+(default 127.0.0.1), ``serve_max_frame_mb`` (largest request frame, default 32).
 """
 from __future__ import annotations
 
@@ -87,7 +88,9 @@ class PolicyNode(Node):
         if serve_port >= 0:
             from personal.manipulation.policies.server import PolicyServer
 
-            self.server = PolicyServer(self.policy, host=d("serve_host", "127.0.0.1").value, port=serve_port).start()
+            max_mb = float(d("serve_max_frame_mb", 32.0).value)
+            self.server = PolicyServer(self.policy, host=d("serve_host", "127.0.0.1").value, port=serve_port,
+                                       max_frame_bytes=int(max_mb * 1024 * 1024)).start()
             self.get_logger().info(f"serving the openpi protocol on {self.server.url}")
         self.get_logger().info(f"policy node ready (backend {self.policy.name}, mode {self.mode})")
 

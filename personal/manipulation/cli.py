@@ -85,15 +85,18 @@ def _policy_kwargs(policy: str, checkpoint: Path | None, host: str = "127.0.0.1"
 def serve_cmd(
     policy: str = typer.Option("learned", help="backend to serve: learned | scripted (ORACLE) | openpi | http"),
     checkpoint: Path = typer.Option(None, help="learned policy checkpoint (default: the shipped one)"),
-    host: str = typer.Option("0.0.0.0"),
+    host: str = typer.Option("127.0.0.1", help="address to bind; 0.0.0.0 serves every interface (the server "
+                             "decodes only numeric arrays, but has no authentication)"),
     port: int = typer.Option(8000),
     chunk: int = typer.Option(1, help="actions per reply (scripted; it is closed-loop, 1 is best)"),
+    max_frame_mb: float = typer.Option(32.0, min=0.001, help="largest request frame accepted, MiB (bigger: connection closed, 1009)"),
 ) -> None:
     """Serve a policy over the openpi websocket protocol (metadata, msgpack, /healthz)."""
     from personal.manipulation.policies import make_policy
     from personal.manipulation.policies.server import PolicyServer
 
-    srv = PolicyServer(make_policy(policy, **_policy_kwargs(policy, checkpoint, chunk=chunk)), host=host, port=port).start()
+    srv = PolicyServer(make_policy(policy, **_policy_kwargs(policy, checkpoint, chunk=chunk)), host=host, port=port,
+                       max_frame_bytes=int(max_frame_mb * 1024 * 1024)).start()
     typer.echo(f"serving {policy} on {srv.url} (metadata {json.dumps(srv.metadata)}); Ctrl-C to stop")
     try:
         while True:

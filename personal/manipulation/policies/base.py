@@ -17,6 +17,7 @@ import numpy as np
 from personal.manipulation.backends.base import IMAGE_SIZE
 
 STATE_DIM = 8
+MAX_PROMPT_CHARS = 10_000  # "Task: ... Preference: ..." is ~100; a megabyte prompt is an attack or a bug
 IMAGE_KEYS = ("observation/image", "observation/wrist_image")
 
 
@@ -67,6 +68,8 @@ def validate_observation(obs, image_size: int | None = None) -> None:
         raise ObservationError(f"'observation/state' has non-finite values: {state.tolist()}")
     if not isinstance(obs.get("prompt", ""), str):
         raise ObservationError(f"'prompt' must be a string, got {type(obs['prompt']).__name__}")
+    if len(obs.get("prompt", "")) > MAX_PROMPT_CHARS:
+        raise ObservationError(f"'prompt' has {len(obs['prompt'])} characters (limit {MAX_PROMPT_CHARS})")
 
 
 def check_actions(actions) -> np.ndarray:
