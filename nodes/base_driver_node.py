@@ -2,7 +2,7 @@
 
 Subscribes ``action`` (personal/msg/DiscreteAction), ``odom`` (nav_msgs/Odometry), ``estop``
 (std_msgs/Bool). Publishes ``cmd_vel`` (while an action runs, then one zero), ``action_outcome``
-(ActionOutcome: succeeded / blocked / timed_out / stale_odom / estop / rejected),
+(ActionOutcome: succeeded / blocked / timed_out / stale_odom / estop / rejected / fault),
 ``camera_tilt`` (std_msgs/Float64, radians, for the pan-tilt servo), ``camera/pose``
 (PoseStamped of the optical frame in the odometry frame) and, after every outcome,
 ``agent_state`` (AgentState, reliable + transient local like the sim bridge's: odometry
@@ -13,6 +13,11 @@ camera pose is the TF transform odom -> ``camera_frame`` at the odometry's stamp
 tf2_ros on a full install, ``personal.tf`` on the pip ROS), so a moving pan/tilt mount is
 followed; until TF has that chain, and with ``use_tf:=false``, it comes from ``camera_xyz`` and
 the commanded tilt.
+
+Faults (docs/reliability.md): odometry older than ``odom_timeout`` or with a non-finite pose is
+stale — a running move stops within one control period (``stale_odom``, the detail says why) and
+new moves are refused until good odometry returns; a non-finite velocity command is never sent
+(``fault``); ``estop`` publishes a zero command at once and refuses moves until released.
 """
 from __future__ import annotations
 
@@ -90,8 +95,12 @@ class BaseDriver(Node):
         q = msg.pose.pose.orientation
         yaw = math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z))
         p = msg.pose.pose.position
+        if not (self.ctl.update_odometry(Pose2D(p.x, p.y, yaw, time.monotonic())) and math.isfinite(p.z)):
+            # stale for the controller (a move in progress stops on the next tick); no camera pose from it
+            self.get_logger().warning(f"odom: {self.ctl.bad_odometry or f'non-finite z={p.z}'}: treated as stale, "
+                                      "the base is stopped", throttle_duration_sec=2.0)
+            return
         self.odom_z = p.z
-        self.ctl.update_odometry(Pose2D(p.x, p.y, yaw, time.monotonic()))
         self.odom_frame = msg.header.frame_id or "odom"
         self._publish_camera_pose(msg, p.x, p.y, yaw)
 

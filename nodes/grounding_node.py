@@ -23,7 +23,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float32MultiArray
 from visualization_msgs.msg import Marker, MarkerArray
 
-from personal.grounding.map_wire import MapWireError, descriptor_from_msg, map_from_wire, parse_descriptor
+from personal.grounding.map_wire import MapAssembler, descriptor_from_msg
 from personal.grounding.methods import make_method, parse_method_list
 from personal.grounding.pipeline import (
     CachingExtractor, MapView, TextEmbedder, failed_payloads, ground_query, prefetch_queries, result_payloads,
@@ -71,8 +71,7 @@ class GroundingNode(Node):
         self.queue: deque[dict] = deque()
         self.maps: dict[str, MapView] = {}
         self.latest_scene: str | None = None
-        self._pending_desc: dict | None = None
-        self._pending_array: Float32MultiArray | None = None
+        self.assembler = MapAssembler()
 
         self.pub = self.create_publisher(GroundingResult, "grounding/result", RELIABLE)
         self.markers = self.create_publisher(MarkerArray, "grounding/markers", 10)
@@ -92,27 +91,16 @@ class GroundingNode(Node):
 
     # -- maps ------------------------------------------------------------------------------
     def _on_descriptor(self, msg: FeatureMapDescriptor) -> None:
-        try:
-            self._pending_desc = parse_descriptor(descriptor_from_msg(msg))
-        except MapWireError as exc:
-            self.get_logger().error(f"feature_map/descriptor: {exc}")
-            return
-        self._try_assemble()
+        # a malformed descriptor raises MapWireError: the guard of subscribe() logs and drops it
+        self._use(self.assembler.descriptor(descriptor_from_msg(msg), time.monotonic()))
 
     def _on_array(self, msg: Float32MultiArray) -> None:
-        self._pending_array = msg
-        self._try_assemble()
+        self._use(self.assembler.array(msg.data, [d.size for d in msg.layout.dim], time.monotonic()))
 
-    def _try_assemble(self) -> None:
-        if self._pending_desc is None or self._pending_array is None:
+    def _use(self, view: MapView | None) -> None:
+        if view is None:
             return
-        msg, desc = self._pending_array, self._pending_desc
-        try:
-            view = map_from_wire(msg.data, [d.size for d in msg.layout.dim], desc)
-        except MapWireError as exc:  # array and descriptor of different updates: the matching one follows
-            self.get_logger().debug(f"feature_map: {exc}")
-            return
-        scene = str(desc.get("scene_id", ""))
+        scene = str(self.assembler.desc.get("scene_id", ""))
         if scene not in self.maps:
             self.get_logger().info(f"feature map for scene {scene or '?'}: {view.features.shape}, {int(view.valid.sum())} observed cells")
         self.maps[scene] = view
@@ -142,15 +130,27 @@ class GroundingNode(Node):
 
     def _drain(self) -> None:
         """Answer every queued query; their texts are embedded in one batch first."""
+        overdue = self.assembler.overdue(time.monotonic())
+        if overdue:
+            self.get_logger().warning(f"feature_map: array and descriptor do not fit: {overdue}")
         if not self.queue:
             return
         batch = list(self.queue)
         self.queue.clear()
         if len(batch) > 1:
-            prefetch_queries([(q["query"], q["summary"], q["extracted_summary"]) for q in batch], self.extractor, self.embed,
-                             any(m.uses_summary for m in self.methods.values()))
+            try:
+                prefetch_queries([(q["query"], q["summary"], q["extracted_summary"]) for q in batch], self.extractor,
+                                 self.embed, any(m.uses_summary for m in self.methods.values()))
+            except Exception as exc:  # only a speed-up: each query is answered (or failed) on its own below
+                self.get_logger().warning(f"grounding/query: batch embedding failed ({type(exc).__name__}: {exc})")
         for q in batch:
-            self._answer(q)
+            try:
+                self._answer(q)
+            except Exception as exc:  # a bug must cost one query, not the node
+                self.get_logger().error(f"{q['episode_id']}: answering raised {type(exc).__name__}: {exc}")
+                self._publish(failed_payloads(request_id=q["request_id"], episode_id=q["episode_id"],
+                                              scene_id=q["scene_id"], methods=list(self.methods), code="internal_error",
+                                              reason=f"{type(exc).__name__}: {exc}"))
 
     def _answer(self, q: dict) -> None:
         try:

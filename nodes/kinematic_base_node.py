@@ -4,7 +4,8 @@ camera tilt servo, publishing both as TF the way a robot's drivers do.
 Parameters: ``rate`` (Hz), ``latency`` (s), ``noise`` (relative velocity std), ``wall_x``
 (metres; NaN = no wall) that blocks forward motion, ``odom_silent_after`` (s after start
 when odometry stops, to test stale-odometry handling; negative = never), ``tilt_rate``
-(rad/s of the servo), ``camera_xyz`` (tilt joint in base_link), ``publish_tf``.
+(rad/s of the servo), ``camera_xyz`` (tilt joint in base_link), ``publish_tf``. Tests inject
+odometry faults mid-run with ``inject_odom_fault("silent" | "nan" | None)``.
 
 Topics: sub ``cmd_vel`` (Twist), ``camera_tilt`` (std_msgs/Float64, radians, positive up: the
 servo command); pub ``odom`` (base_link in odom) and, with ``publish_tf``, ``/tf``
@@ -47,6 +48,7 @@ class KinematicBaseNode(Node):
         self.servo = TiltServo(rate=g("tilt_rate"))
         self.camera_xyz = [float(v) for v in self.get_parameter("camera_xyz").value]
         self.silent_after = g("odom_silent_after")
+        self.odom_fault: str | None = None  # "silent" | "nan": see inject_odom_fault
         self.t0 = self.last = time.monotonic()
         self.last_stamp = None  # stamp of the newest odometry / TF (the state they describe is the current one)
         self.pub = self.create_publisher(Odometry, "odom", 20)
@@ -63,7 +65,15 @@ class KinematicBaseNode(Node):
         subscribe(self, Float64, "camera_tilt", self._on_tilt, 10)
         self.create_timer(1.0 / g("rate"), self._on_tick)
 
+    def inject_odom_fault(self, kind: str | None) -> None:
+        """From now on publish no odometry ("silent"), NaN poses ("nan"), or good ones again (None)."""
+        if kind not in (None, "silent", "nan"):
+            raise ValueError(f"unknown odometry fault {kind!r} (silent | nan | None)")
+        self.odom_fault = kind
+
     def _on_cmd(self, msg: Twist) -> None:
+        if not (math.isfinite(msg.linear.x) and math.isfinite(msg.angular.z)):
+            raise ValueError(f"non-finite velocity ({msg.linear.x}, {msg.angular.z}) refused")
         self.base.command(msg.linear.x, msg.angular.z, time.monotonic())
 
     def _on_tilt(self, msg: Float64) -> None:
@@ -78,7 +88,7 @@ class KinematicBaseNode(Node):
         self.base.step(now, now - self.last)
         self.servo.step(now - self.last)
         self.last = now
-        if 0 <= self.silent_after < now - self.t0:
+        if 0 <= self.silent_after < now - self.t0 or self.odom_fault == "silent":
             return
         stamp = self.last_stamp = self.get_clock().now().to_msg()
         odom = Odometry()
@@ -87,6 +97,8 @@ class KinematicBaseNode(Node):
         odom.pose.pose.position.x, odom.pose.pose.position.y = self.base.x, self.base.y
         odom.pose.pose.orientation.z = math.sin(self.base.yaw / 2)
         odom.pose.pose.orientation.w = math.cos(self.base.yaw / 2)
+        if self.odom_fault == "nan":
+            odom.pose.pose.position.x = odom.pose.pose.position.y = math.nan
         if self.tf is not None:  # TF first: whoever reads the odometry can look the camera up at its stamp
             T_tilt = T_base_optical(*self.camera_xyz, self.servo.tilt) @ _inv_link_optical()
             self.tf.send([transform_stamped("odom", "base_link", T_map_base(self.base.x, self.base.y, self.base.yaw), stamp),

@@ -55,7 +55,7 @@ from personal.mapping.ros_io import (
     ApproxTimeSync, FrameError, base_pose_from_camera, camera_from_base, depth_from_msg, feature_map_to_wire,
     ids_from_msg, intrinsics_from_info, pose_to_matrix, rgb_from_msg, stamp_ns,
 )
-from nodes.lifecycle import run_node, subscribe
+from nodes.lifecycle import run_node, serve, subscribe
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
@@ -144,8 +144,8 @@ class MappingNode(Node):
         self.pub_descriptor = self.create_publisher(FeatureMapDescriptor, "feature_map/descriptor", LATCHED)
         # latched: a consumer that starts after the last integrated frame still learns where the map stands
         self.pub_status = self.create_publisher(MapStatus, "map/status", LATCHED)
-        self.create_service(Trigger, "map/save", self._on_save)
-        self.create_service(Trigger, "map/reset", self._on_reset)
+        serve(self, Trigger, "map/save", self._on_save)
+        serve(self, Trigger, "map/reset", self._on_reset)
         self.create_timer(max(float(p["publish_period"]), 0.05), self._publish_maps)
         self.create_timer(0.2, self._expire)
         enc = self.encoder.name if self.encoder else "none (geometry only)"

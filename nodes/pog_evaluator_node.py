@@ -33,9 +33,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float32MultiArray, MultiArrayDimension
 
 from personal.eval.pog import score_episode, write_report
-from personal.grounding.map_wire import (
-    MapWireError, descriptor_from_msg, descriptor_to_fields, map_from_wire, map_to_wire, parse_descriptor,
-)
+from personal.grounding.map_wire import MapAssembler, descriptor_from_msg, descriptor_to_fields, map_to_wire
 from personal.grounding.methods import parse_method_list
 from personal.grounding.pipeline import MapView, target_boxes
 from personal.interfaces.convert import from_dict, to_dict
@@ -91,8 +89,7 @@ class PogEvaluatorNode(Node):
         if self.map_source == "topic":
             subscribe(self, FeatureMapDescriptor, "feature_map/descriptor", self._on_descriptor, LATCHED)
             subscribe(self, Float32MultiArray, "feature_map", self._on_array, LATCHED)
-        self._desc = None
-        self._array = None
+        self.assembler = MapAssembler()
 
         try:
             self._load_episodes()
@@ -137,25 +134,16 @@ class PogEvaluatorNode(Node):
 
     # -- maps ---------------------------------------------------------------------------------
     def _on_descriptor(self, msg: FeatureMapDescriptor) -> None:
-        try:
-            self._desc = parse_descriptor(descriptor_from_msg(msg))
-        except MapWireError as exc:
-            self.get_logger().error(f"feature_map/descriptor: {exc}")
-            return
-        self._assemble()
+        # a malformed descriptor raises MapWireError: the guard of subscribe() logs and drops it
+        self._use(self.assembler.descriptor(descriptor_from_msg(msg), time.monotonic()))
 
     def _on_array(self, msg: Float32MultiArray) -> None:
-        self._array = msg
-        self._assemble()
+        self._use(self.assembler.array(msg.data, [d.size for d in msg.layout.dim], time.monotonic()))
 
-    def _assemble(self) -> None:
-        if self._desc is None or self._array is None:
+    def _use(self, view: MapView | None) -> None:
+        if view is None:
             return
-        try:
-            view = map_from_wire(self._array.data, [d.size for d in self._array.layout.dim], self._desc)
-        except MapWireError:
-            return  # array and descriptor from different maps; the matching one follows
-        sid = str(self._desc.get("scene_id", "")) or (self.scene_order[self.scene_idx] if self.scene_idx < len(self.scene_order) else "")
+        sid = str(self.assembler.desc.get("scene_id", "")) or (self.scene_order[self.scene_idx] if self.scene_idx < len(self.scene_order) else "")
         if sid not in self.maps:
             self.get_logger().info(f"map of scene {sid} received: {view.features.shape}, {int(view.valid.sum())} observed cells")
         self.maps[sid] = view
@@ -241,6 +229,9 @@ class PogEvaluatorNode(Node):
             return
         now = time.monotonic()
         self._expire(now)
+        overdue = self.assembler.overdue(now)
+        if overdue:
+            self.get_logger().warning(f"feature_map: array and descriptor do not fit: {overdue}")
         if not self.queue and not self.pending:
             if self.scene_idx >= len(self.scene_order):
                 self._finish()

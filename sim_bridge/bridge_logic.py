@@ -200,22 +200,34 @@ class TwistIntegrator:
     ``dt`` between messages is capped (``max_dt``) so a lone message after a pause does not
     jump; a zero twist clears what was accumulated. Backward motion and sideways motion have
     no discrete action and are ignored (reported by ``update``'s second return value).
+    Speeds are clamped to ``max_linear`` / ``max_angular`` (a LoCoBot does 0.7 m/s), so one
+    message yields at most a step or two; a non-finite twist is refused and changes nothing
+    (before: ``inf`` looped forever, ``1e6`` queued 400,000 steps, NaN poisoned the sum).
     """
 
     forward_step_m: float = 0.25
     turn_step_rad: float = math.radians(30.0)
     max_dt: float = 0.2
     deadband: float = 1e-3
+    max_linear: float = 1.0  # m/s
+    max_angular: float = math.pi  # rad/s
     _dist: float = 0.0
     _angle: float = 0.0
     _last_t: float | None = None
 
     def update(self, t: float, linear_x: float, angular_z: float) -> tuple[list[Action], str]:
+        if not (math.isfinite(linear_x) and math.isfinite(angular_z) and math.isfinite(t)):
+            return [], f"non-finite twist (linear.x={linear_x}, angular.z={angular_z}) refused"
+        note = ""
+        if abs(linear_x) > self.max_linear or abs(angular_z) > self.max_angular:
+            note = (f"twist (linear.x={linear_x:g}, angular.z={angular_z:g}) clamped to "
+                    f"{self.max_linear:g} m/s, {self.max_angular:.3g} rad/s")
+            linear_x = max(-self.max_linear, min(self.max_linear, linear_x))
+            angular_z = max(-self.max_angular, min(self.max_angular, angular_z))
         dt = 0.0 if self._last_t is None else min(max(t - self._last_t, 0.0), self.max_dt)
         if self._last_t is None:
             dt = self.max_dt / 2  # first message: assume a typical controller period
         self._last_t = t
-        note = ""
         if abs(linear_x) < self.deadband and abs(angular_z) < self.deadband:
             self._dist = self._angle = 0.0
             return [], note

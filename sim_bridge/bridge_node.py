@@ -61,7 +61,7 @@ from sim_bridge.bridge_logic import (
     TwistIntegrator, check_action, encode_depth, encode_ids, episode_descriptor, episode_result, generate_episodes,
     load_episodes, only_scene, scene_assets, scene_model,
 )
-from nodes.lifecycle import run_node, subscribe
+from nodes.lifecycle import run_node, serve, subscribe
 from nodes.tf import TfBroadcaster, transform_stamped
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -128,8 +128,8 @@ class SimBridgeNode(Node):
         self.tf = TfBroadcaster(self) if p["publish_tf"] else None
         subscribe(self, DiscreteAction, "action", self.on_action, COMMAND_QOS)
         subscribe(self, Twist, "cmd_vel", self.on_cmd_vel, COMMAND_QOS)
-        self.create_service(Trigger, "episode/next", self.on_next)
-        self.create_service(Trigger, "episode/reset", self.on_reset)
+        serve(self, Trigger, "episode/next", self.on_next)
+        serve(self, Trigger, "episode/reset", self.on_reset)
 
         self.backend = None
         try:

@@ -86,3 +86,63 @@ def test_estop_and_instant_actions():
 def test_timeout():
     out, *_ = run(MOVE_FORWARD, limits=Limits(action_timeout=0.3, blocked_window=5.0))
     assert out.status == "timed_out"
+
+
+def test_nan_odometry_mid_move_stops_at_once():
+    """issue 15, finding 4: NaN odometry disabled the blocked check; in-process the controller kept
+    commanding 0.3 m/s for 8 s (until the action timeout)."""
+    base, ctl, t = KinematicBase(), BaseController(), 0.0
+    ctl.update_odometry(Pose2D(0.0, 0.0, 0.0, t))
+    assert ctl.start(MOVE_FORWARD, t) is None
+    commands = []
+    while t < 0.3:  # accelerate with good odometry
+        t += DT
+        base.step(t, DT)
+        ctl.update_odometry(Pose2D(base.x, base.y, base.yaw, t))
+        (v, w), out = ctl.tick(t)
+        base.command(v, w, t)
+    assert out is None and ctl._cmd[0] > 0.05
+    t += DT
+    assert ctl.update_odometry(Pose2D(math.nan, base.y, base.yaw, t)) is False
+    (v, w), out = ctl.tick(t)  # the very next control period
+    assert (v, w) == (0.0, 0.0) and out.status == "stale_odom" and "non-finite odometry" in out.detail
+    assert ctl.start(TURN_LEFT, t).status == "stale_odom"  # refused while the odometry is bad
+    ctl.update_odometry(Pose2D(base.x, base.y, base.yaw, t + DT))  # good odometry again: moves are accepted
+    assert ctl.start(TURN_LEFT, t + DT) is None
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_non_finite_pose_fields_count_as_stale(value):
+    for pose in (Pose2D(value, 0.0, 0.0, 0.0), Pose2D(0.0, value, 0.0, 0.0), Pose2D(0.0, 0.0, value, 0.0)):
+        ctl = BaseController()
+        ctl.update_odometry(pose)
+        out = ctl.start(MOVE_FORWARD, 0.0)
+        assert out is not None and out.status == "stale_odom" and "non-finite" in out.detail
+
+
+def test_non_finite_velocity_command_is_a_fault_and_stops():
+    ctl = BaseController(Limits(linear_accel=math.nan))
+    ctl.update_odometry(Pose2D(0.0, 0.0, 0.0, 0.0))
+    assert ctl.start(MOVE_FORWARD, 0.0) is None
+    (v, w), out = ctl.tick(DT)
+    assert (v, w) == (0.0, 0.0) and out.status == "fault" and "non-finite velocity" in out.detail
+
+
+def test_estop_mid_move_zeroes_the_command_and_release_allows_moves():
+    base, ctl, t = KinematicBase(), BaseController(), 0.0
+    ctl.update_odometry(Pose2D(0.0, 0.0, 0.0, t))
+    ctl.start(MOVE_FORWARD, t)
+    for _ in range(10):
+        t += DT
+        base.step(t, DT)
+        ctl.update_odometry(Pose2D(base.x, base.y, base.yaw, t))
+        (v, w), _ = ctl.tick(t)
+        base.command(v, w, t)
+    assert v > 0
+    ctl.set_estop(True)
+    (v, w), out = ctl.tick(t + DT)
+    assert (v, w) == (0.0, 0.0) and out.status == "estop"
+    assert ctl.start(MOVE_FORWARD, t + DT).status == "estop" and ctl.tick(t + 2 * DT)[0] == (0.0, 0.0)
+    ctl.set_estop(False)
+    ctl.update_odometry(Pose2D(base.x, base.y, base.yaw, t + 2 * DT))
+    assert ctl.start(MOVE_FORWARD, t + 2 * DT) is None and ctl.tick(t + 3 * DT)[0][0] > 0

@@ -1,5 +1,12 @@
-"""Base driver node against the kinematic base node, over topics."""
+"""Base driver node against the kinematic base node, over topics.
+
+The fault tests (issue 15, findings 4 and 12) record every ``cmd_vel`` the driver publishes, with
+its arrival time, and check what the base was told and when: a zero command must follow a fault
+within the stated bound, and no motion command may follow it."""
 from __future__ import annotations
+
+import math
+import time
 
 import pytest
 
@@ -95,13 +102,119 @@ def test_blocked_move_is_reported(ros_context):
     assert st["collided"] and st["request_id"] == "blocked" and st["position"]["x"] < 0.2
 
 
-def test_silent_odometry_stops_the_base(ros_context):
+def test_silent_odometry_refuses_a_move(ros_context):
     base, driver, pub, outcomes = _setup(ros_context, odom_silent_after=1.0)
-    wait_for(lambda: base.silent_after < (base.last - base.t0), timeout=5)
+    commands = _record_commands(ros_context)
+    wait_for(lambda: time.monotonic() - driver.ctl.pose.stamp > driver.ctl.limits.odom_timeout + 0.1, timeout=5)
     _send(pub, 1, "stale")
     wait_for(lambda: outcomes, timeout=10)
+    assert outcomes[-1]["status"] == "stale_odom" and "old" in outcomes[-1]["detail"]
+    time.sleep(0.3)
+    assert not [c for c in commands if c[1] != 0.0 or c[2] != 0.0], commands  # never told to move
+    assert abs(base.base.x) < 1e-6
+
+
+CONTROL_PERIOD = 1.0 / 20.0  # the driver's default control_rate
+DELIVERY = 0.25  # allowance for one message hop and executor scheduling on this shared 2-core machine
+
+
+def _record_commands(ros_context):
+    """(arrival time, v, w) of every cmd_vel the driver publishes."""
+    from geometry_msgs.msg import Twist
+
+    probe = ros_context.make_node("cmd_probe")
+    commands: list[tuple[float, float, float]] = []
+    probe.create_subscription(Twist, "cmd_vel", lambda m: commands.append((time.monotonic(), m.linear.x, m.angular.z)), 50)
+    return commands
+
+
+def _moving(commands, since: float = 0.0) -> bool:
+    return any(t >= since and v > 0.05 for t, v, _ in commands)
+
+
+def _zero_after(commands, t0: float):
+    """Arrival time of the first zero command at or after ``t0`` and the motion commands after it."""
+    zero = next((t for t, v, w in commands if t >= t0 and v == 0.0 and w == 0.0), None)
+    moving_after = [(t, v, w) for t, v, w in commands if zero is not None and t > zero and (v != 0.0 or w != 0.0)]
+    return zero, moving_after
+
+
+def test_odometry_going_stale_mid_move_stops_the_base_in_time(ros_context):
+    base, driver, pub, outcomes = _setup(ros_context)
+    commands = _record_commands(ros_context)
+    _send(pub, 1, "fwd")
+    wait_for(lambda: _moving(commands), timeout=10)
+    base.inject_odom_fault("silent")
+    last_odom = driver.ctl.pose.stamp  # refreshed by odometry still in flight: read it once the stop is decided
+    wait_for(lambda: outcomes, timeout=5)
+    last_odom = driver.ctl.pose.stamp
+    assert outcomes[-1]["status"] == "stale_odom" and "old" in outcomes[-1]["detail"], outcomes
+    assert 0.0 < outcomes[-1]["distance"] < 0.25
+    time.sleep(0.5)
+    zero, moving_after = _zero_after(commands, last_odom)
+    assert zero is not None, commands[-5:]
+    limit = driver.ctl.limits.odom_timeout + CONTROL_PERIOD + DELIVERY
+    assert zero - last_odom <= limit, f"zero command {zero - last_odom:.3f} s after the last odometry (limit {limit:.2f} s)"
+    assert not moving_after, moving_after
+    assert base.base._cmd == (0.0, 0.0)
+
+
+def test_nan_odometry_mid_move_stops_the_base_and_the_driver_survives(ros_context):
+    """issue 15, finding 4: NaN odometry crashed the base driver (SVD did not converge in extrinsics)."""
+    base, driver, pub, outcomes = _setup(ros_context)
+    commands = _record_commands(ros_context)
+    _send(pub, 1, "fwd")
+    wait_for(lambda: _moving(commands), timeout=10)
+    t_fault = time.monotonic()
+    base.inject_odom_fault("nan")
+    wait_for(lambda: outcomes, timeout=5)
+    assert outcomes[-1]["status"] == "stale_odom" and "non-finite odometry" in outcomes[-1]["detail"], outcomes
+    time.sleep(0.3)
+    zero, moving_after = _zero_after(commands, t_fault)
+    limit = 1.0 / 50.0 + CONTROL_PERIOD + 2 * DELIVERY  # next odometry (50 Hz), next control tick, two hops
+    assert zero is not None and zero - t_fault <= limit, (zero and zero - t_fault, limit)
+    assert not moving_after, moving_after
+    _send(pub, 2, "refused")  # still NaN: refused, not executed
+    wait_for(lambda: len(outcomes) == 2, timeout=5)
     assert outcomes[-1]["status"] == "stale_odom"
-    wait_for(lambda: base.base._cmd == (0.0, 0.0), timeout=2)  # the driver's final zero command arrives
+    base.inject_odom_fault(None)  # good odometry again: the same driver executes moves
+    wait_for(lambda: math.isfinite(driver.ctl.pose.x) and not driver.ctl.bad_odometry, timeout=5)
+    _send(pub, 2, "left")
+    wait_for(lambda: len(outcomes) == 3, timeout=10)
+    assert outcomes[-1]["status"] == "succeeded", outcomes[-1]
+
+
+def test_estop_mid_move_stops_at_once_and_release_allows_moves(ros_context):
+    from std_msgs.msg import Bool
+
+    base, driver, pub, outcomes = _setup(ros_context)
+    commands = _record_commands(ros_context)
+    estop = ros_context.make_node("estop_probe").create_publisher(Bool, "estop", 10)
+    wait_for(lambda: estop.get_subscription_count() > 0)
+    _send(pub, 1, "fwd")
+    wait_for(lambda: _moving(commands), timeout=10)
+    t_estop = time.monotonic()
+    estop.publish(Bool(data=True))
+    wait_for(lambda: outcomes, timeout=5)
+    assert outcomes[-1]["status"] == "estop"
+    time.sleep(0.3)
+    zero, moving_after = _zero_after(commands, t_estop)
+    assert zero is not None and zero - t_estop <= 2 * DELIVERY, (zero and zero - t_estop)
+    assert not moving_after, moving_after
+    x_stopped = base.base.x
+    t_engaged = time.monotonic()
+    _send(pub, 1, "while engaged")
+    wait_for(lambda: len(outcomes) == 2, timeout=5)
+    assert outcomes[-1]["status"] == "estop" and outcomes[-1]["request_id"] == "while engaged"
+    time.sleep(0.5)
+    assert not _moving(commands, since=t_engaged) and abs(base.base.x - x_stopped) < 0.01
+    t_release = time.monotonic()
+    estop.publish(Bool(data=False))
+    wait_for(lambda: not driver.ctl.estopped, timeout=5)
+    _send(pub, 1, "after release")
+    wait_for(lambda: len(outcomes) == 3, timeout=10)
+    assert outcomes[-1]["status"] == "succeeded", outcomes[-1]
+    assert _moving(commands, since=t_release) and base.base.x - x_stopped == pytest.approx(0.25, abs=0.04)
 
 
 def test_malformed_action_is_logged_and_survived(ros_context):

@@ -50,6 +50,23 @@ def test_twist_integrator_emits_discrete_steps():
     assert ti.update(2.05, -0.3, 0.0)[1].startswith("backward motion")
 
 
+def test_twist_integrator_refuses_non_finite_and_clamps_extreme_speeds():
+    """issue 15, finding 2: inf looped forever, 1e6 queued 400,000 steps, NaN disabled forward motion."""
+    ti = TwistIntegrator()
+    for bad in ((math.inf, 0.0), (0.0, -math.inf), (math.nan, 0.0), (0.0, math.nan)):
+        actions, note = ti.update(0.0, *bad)
+        assert actions == [] and "non-finite twist" in note
+    actions, note = ti.update(0.05, 1e6, 0.0)  # first message: dt = 0.1 s at the 1 m/s clamp -> no step yet
+    assert len(actions) <= 1 and "clamped" in note
+    for k in range(2, 40):
+        actions, note = ti.update(k * 0.05, 1e6, 1e6)
+        assert len(actions) <= 3, actions  # bounded per message, whatever the speed
+    fwd = TwistIntegrator()  # NaN does not poison the integrator: forward motion still works afterwards
+    fwd.update(0.0, math.nan, 0.0)
+    steps = [a for k in range(1, 21) for a in fwd.update(k * 0.05, 0.5, 0.0)[0]]
+    assert steps.count(Action.MOVE_FORWARD) == 2  # as without the NaN (see the test above)
+
+
 def test_depth_and_id_encodings():
     d = np.array([[0.0, 1.25], [5.0, 0.5]], dtype=np.float32)
     mm, b = encode_depth(d, "16UC1")

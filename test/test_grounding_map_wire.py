@@ -49,6 +49,47 @@ def test_bad_descriptors_name_the_field():
         map_from_wire(data[:-3], [4, 5, 9], desc)
 
 
+@pytest.mark.parametrize("field, value", [
+    ("shape", "abc"), ("shape", 5), ("shape", [1, 2]), ("shape", [1, -2, 3]), ("shape", [1.5, 2, 3]), ("shape", None),
+    ("origin", "xy"), ("origin", [0.0]), ("origin", [float("nan"), 0.0]), ("origin", [0.0, float("inf")]),
+    ("resolution", 0), ("resolution", -1.0), ("resolution", float("nan")), ("resolution", "0.5"), ("resolution", None),
+])
+def test_malformed_descriptor_fields_raise_map_wire_errors_only(field, value):
+    """issue 15, finding 3: shape "abc" or 5 raised ValueError / TypeError, which killed the grounding node and the
+    POG evaluator (they caught MapWireError only)."""
+    _, _, desc = map_to_wire(view())
+    with pytest.raises(MapWireError, match=f"'{field}'"):
+        parse_descriptor({**desc, field: value})
+    data, layout, _ = map_to_wire(view())
+    with pytest.raises(MapWireError, match=f"'{field}'"):
+        map_from_wire(data, [s for _, s, _ in layout], {**desc, field: value})
+
+
+def test_non_finite_map_values_are_refused():
+    data, layout, desc = map_to_wire(view())
+    data = data.copy()
+    data[3] = np.nan
+    with pytest.raises(MapWireError, match="1 non-finite"):
+        map_from_wire(data, [s for _, s, _ in layout], desc)
+
+
+def test_assembler_reports_a_mismatch_only_when_it_outlasts_the_grace_period():
+    from personal.grounding.map_wire import MapAssembler
+
+    data, layout, desc = map_to_wire(view(), scene_id="s1")
+    dims = [s for _, s, _ in layout]
+    asm = MapAssembler(grace_s=1.0)
+    assert asm.array(data, dims, now=0.0) is None  # no descriptor yet
+    small = {**desc, "shape": [2, 5, 8]}  # the next update's descriptor arrives first: a race, not an error
+    assert asm.descriptor(small, now=0.1) is None and asm.overdue(0.5) is None
+    assert asm.descriptor(desc, now=0.6).features.shape == (4, 5, 8) and asm.overdue(5.0) is None
+    assert asm.array(data[:-9], [4, 5, 8], now=6.0) is None  # a wrong-size array, and nothing fixes it
+    assert asm.overdue(6.5) is None
+    reason = asm.overdue(7.1)
+    assert reason and "needs" in reason and "not used" in reason
+    assert asm.overdue(9.0) is None  # said once
+
+
 def test_descriptor_travels_as_a_typed_message():
     pytest.importorskip("rclpy")
     from rclpy.serialization import deserialize_message, serialize_message

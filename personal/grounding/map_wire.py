@@ -34,14 +34,27 @@ def parse_descriptor(text: str | bytes | dict) -> dict:
     for key in ("origin", "resolution", "shape"):
         if not isinstance(d, dict) or key not in d:
             raise MapWireError(f"feature map descriptor: missing field {key!r}")
-    if len(d["shape"]) != 3:
-        raise MapWireError(f"feature map descriptor: field 'shape' must be [rows, cols, dim], got {d['shape']}")
+    shape, origin, res = d["shape"], d["origin"], d["resolution"]
+    if not (isinstance(shape, (list, tuple)) and len(shape) == 3 and all(_is_int(v) and v >= 0 for v in shape)):
+        raise MapWireError(f"feature map descriptor: field 'shape' must be [rows, cols, dim] (non-negative ints), got {shape!r}")
+    if not (isinstance(origin, (list, tuple)) and len(origin) == 2 and all(_is_finite(v) for v in origin)):
+        raise MapWireError(f"feature map descriptor: field 'origin' must be two finite numbers [x, y], got {origin!r}")
+    if not (_is_finite(res) and res > 0):
+        raise MapWireError(f"feature map descriptor: field 'resolution' must be a finite number > 0, got {res!r}")
     return d
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def _is_finite(v: Any) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and bool(np.isfinite(v))
 
 
 def map_from_wire(data: Sequence[float] | np.ndarray, dims: Sequence[int], descriptor: dict) -> MapView:
     """MapView from the flat array, its layout sizes ``dims`` and the parsed descriptor."""
-    h, w, e = (int(v) for v in descriptor["shape"])
+    h, w, e = (int(v) for v in parse_descriptor(descriptor)["shape"])
     arr = np.asarray(data, dtype=np.float32)
     channels = e + 1 if descriptor.get("channels", "embedding+confidence") == "embedding+confidence" else e
     if len(dims) == 3 and int(dims[2]) in (e, e + 1):
@@ -49,12 +62,59 @@ def map_from_wire(data: Sequence[float] | np.ndarray, dims: Sequence[int], descr
     if arr.size != h * w * channels:
         raise MapWireError(f"feature map array has {arr.size} floats; descriptor shape {[h, w, e]} needs "
                            f"{h * w * channels} ({channels} channels per cell)")
+    if not np.isfinite(arr).all():
+        raise MapWireError(f"feature map array has {int((~np.isfinite(arr)).sum())} non-finite values (NaN/inf)")
     arr = arr.reshape(h, w, channels)
     feats = arr[..., :e]
     conf = arr[..., e] if channels == e + 1 else (np.abs(feats).sum(-1) > 0).astype(np.float32)
     enc = descriptor.get("encoder", {})
     name = enc.get("name", "") if isinstance(enc, dict) else str(enc)
     return MapView.from_arrays(feats, conf, descriptor["origin"], float(descriptor["resolution"]), name)
+
+
+class MapAssembler:
+    """Pairs the latest ``feature_map`` array with the latest descriptor (two topics, so for a
+    moment after each map update they belong to different updates and do not fit).
+
+    ``array`` / ``descriptor`` return the assembled MapView when the pair fits. A mismatch that
+    lasts ``grace_s`` (no fitting pair since) is a malformed map, not a race: ``overdue(now)``
+    returns its reason once, for the node to log at warning level."""
+
+    def __init__(self, grace_s: float = 1.0) -> None:
+        self.grace_s = grace_s
+        self.desc: dict | None = None
+        self.data = None
+        self.dims: list[int] = []
+        self._mismatch: tuple[float, str] | None = None
+        self._reported = False
+
+    def descriptor(self, desc: dict, now: float) -> MapView | None:
+        self.desc = parse_descriptor(desc)
+        return self._assemble(now)
+
+    def array(self, data, dims: Sequence[int], now: float) -> MapView | None:
+        self.data, self.dims = data, [int(d) for d in dims]
+        return self._assemble(now)
+
+    def _assemble(self, now: float) -> MapView | None:
+        if self.desc is None or self.data is None:
+            return None
+        try:
+            view = map_from_wire(self.data, self.dims, self.desc)
+        except MapWireError as exc:
+            if self._mismatch is None:
+                self._mismatch, self._reported = (now, str(exc)), False
+            else:
+                self._mismatch = (self._mismatch[0], str(exc))
+            return None
+        self._mismatch = None
+        return view
+
+    def overdue(self, now: float) -> str | None:
+        if self._mismatch is None or self._reported or now - self._mismatch[0] < self.grace_s:
+            return None
+        self._reported = True
+        return f"{self._mismatch[1]} (for {now - self._mismatch[0]:.1f} s; the map is not used)"
 
 
 def map_to_wire(view: MapView, scene_id: str = "", frame: str = "map") -> tuple[np.ndarray, list[tuple[str, int, int]], dict]:
@@ -98,6 +158,9 @@ def descriptor_from_msg(msg) -> dict[str, Any]:
     """The descriptor dict (as ``parse_descriptor`` returns it) of a FeatureMapDescriptor message."""
     if msg.rows * msg.cols == 0 or msg.dim == 0 or not msg.resolution > 0:
         raise MapWireError(f"feature map descriptor: empty shape [{msg.rows}, {msg.cols}, {msg.dim}] "
+                           f"or resolution {msg.resolution}")
+    if not all(np.isfinite(v) for v in (msg.origin_x, msg.origin_y, msg.resolution)):
+        raise MapWireError(f"feature map descriptor: non-finite origin ({msg.origin_x}, {msg.origin_y}) "
                            f"or resolution {msg.resolution}")
     return {"format": msg.format, "version": int(msg.version), "frame": msg.header.frame_id,
             "origin": [float(msg.origin_x), float(msg.origin_y)], "resolution": float(msg.resolution),

@@ -3,7 +3,9 @@
 Feed it odometry poses and call ``tick(now)`` at the control rate; it returns the
 velocity command and, once the action ends, an ``Outcome``. It enforces velocity and
 acceleration limits, fails safe (zero velocity) on stale odometry, emergency stop,
-no progress (blocked) or an action that outlives its time budget.
+no progress (blocked) or an action that outlives its time budget. Non-finite odometry
+counts as stale (NaN would otherwise disable the progress and blocked checks), and a
+non-finite velocity command ends the action as a ``fault``; both stop the base and say why.
 """
 from __future__ import annotations
 
@@ -43,7 +45,7 @@ class Pose2D:
 @dataclass
 class Outcome:
     action: int
-    status: str  # succeeded | blocked | timed_out | stale_odom | estop | rejected
+    status: str  # succeeded | blocked | timed_out | stale_odom | estop | rejected | fault
     detail: str
     duration: float
     distance: float = 0.0
@@ -70,13 +72,19 @@ class BaseController:
         self._cmd = (0.0, 0.0)
         self._last_cmd_t: float | None = None
         self._progress_mark: tuple[float, float] = (0.0, 0.0)  # (time, progress)
+        self.bad_odometry = ""  # why the latest odometry was refused (non-finite), "" once a good one arrives
 
     @property
     def busy(self) -> bool:
         return self._action is not None
 
-    def update_odometry(self, pose: Pose2D) -> None:
-        self.pose = pose
+    def update_odometry(self, pose: Pose2D) -> bool:
+        """Take a pose; False (and the odometry counts as stale) when it is not finite."""
+        if not all(math.isfinite(v) for v in (pose.x, pose.y, pose.yaw, pose.stamp)):
+            self.bad_odometry = f"non-finite odometry (x={pose.x}, y={pose.y}, yaw={pose.yaw})"
+            return False
+        self.pose, self.bad_odometry = pose, ""
+        return True
 
     def set_estop(self, engaged: bool) -> None:
         self.estopped = engaged
@@ -105,6 +113,8 @@ class BaseController:
         return None
 
     def _stale(self, now: float) -> str:
+        if self.bad_odometry:
+            return self.bad_odometry
         if self.pose is None:
             return "no odometry received"
         age = now - self.pose.stamp
@@ -170,5 +180,7 @@ class BaseController:
                 min(lim.max_angular, math.sqrt(2 * lim.angular_accel * abs(remaining))), remaining)
             w = self._ramp(target_w, w, lim.angular_accel, dt)
             v = 0.0
+        if not (math.isfinite(v) and math.isfinite(w)):  # e.g. a NaN limit: never send it to the motors
+            return self._finish("fault", f"non-finite velocity command ({v}, {w}); check the limits", now)
         self._cmd = (v, w)
         return self._cmd, None
