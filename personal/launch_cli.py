@@ -70,8 +70,9 @@ def graphs(verbose: bool = typer.Option(False, "--verbose", "-v", help="Show nod
     for name, g in sorted(all_graphs().items()):
         typer.echo(f"{name:16s} {g.description}")
         if verbose:
-            for arg, (default, desc) in g.arguments.items():
-                typer.echo(f"    {arg + ':=' + repr(default):<32} {desc}")
+            for arg, (default, desc, *check) in g.arguments.items():
+                valid = f" [{check[0].text()}]" if check else ""
+                typer.echo(f"    {arg + ':=' + repr(default):<32} {desc}{valid}")
             for node in g.nodes:
                 flag = " (required)" if node.required else ""
                 typer.echo(f"    node {node.name} <- {node.module}{flag}")

@@ -8,6 +8,12 @@ Each graph argument becomes a ``DeclareLaunchArgument``; a parameter that refers
 one (``Arg("split")``) becomes a ``LaunchConfiguration``, wrapped in a
 ``ParameterValue`` typed like the argument's default so that, for example, an empty
 or numeric-looking string stays a string.
+
+Before any node: an ``OpaqueFunction`` checks every argument's value against its declared
+type and range (``Graph.argument_values``, as the runner does) and raises ``GraphError``
+naming the argument, which ends the launch before a node starts. Every node ends the launch
+when it exits (``Shutdown``): a required node because its work is done, any other because the
+graph cannot work without it.
 """
 from __future__ import annotations
 
@@ -24,7 +30,7 @@ def _default_text(value: Any) -> str:
 
 def graph_launch_description(graph: Graph | str):
     from launch import LaunchDescription
-    from launch.actions import DeclareLaunchArgument
+    from launch.actions import DeclareLaunchArgument, OpaqueFunction, Shutdown
     from launch.substitutions import LaunchConfiguration
     from launch_ros.actions import Node
     from launch_ros.parameter_descriptions import ParameterValue
@@ -32,9 +38,16 @@ def graph_launch_description(graph: Graph | str):
     if isinstance(graph, str):
         graph = get_graph(graph)
     actions: list = [
-        DeclareLaunchArgument(name, default_value=_default_text(default), description=description)
-        for name, (default, description) in graph.arguments.items()
+        DeclareLaunchArgument(name, default_value=_default_text(spec[0]), description=spec[1])
+        for name, spec in graph.arguments.items()
     ]
+
+    def check_arguments(context) -> list:
+        """Every argument's value, as given on the command line, checked before any node starts."""
+        graph.argument_values({name: LaunchConfiguration(name).perform(context) for name in graph.arguments})
+        return []
+
+    actions.append(OpaqueFunction(function=check_arguments))
 
     def text(value: Any) -> Any:
         """A plain string, or launch substitutions for a Template (namespaces, remaps)."""
@@ -63,9 +76,7 @@ def graph_launch_description(graph: Graph | str):
             remappings=[(text(a), text(b)) for a, b in spec.remappings],
             output="screen",
         )
-        if spec.required:
-            from launch.actions import Shutdown
-
-            kwargs["on_exit"] = Shutdown(reason=f"required node {spec.name} exited")
+        kwargs["on_exit"] = Shutdown(reason=f"required node {spec.name} exited" if spec.required else
+                                     f"node {spec.name} died: the graph cannot work without it")
         actions.append(Node(**kwargs))
     return LaunchDescription(actions)

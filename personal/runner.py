@@ -1,22 +1,37 @@
-"""Start a graph as supervised processes (``personal launch <graph>``).
+"""Start a graph as supervised processes (``personal launch <graph>``), and child graphs.
 
 Each node runs as ``python -m <module> --ros-args -r __node:=<name> ...`` in its own
 process group, with the ROS environment of ``personal.ros_env``. Output lines are
 prefixed with the node name. Ctrl-C, or the exit of a node marked ``required``, stops
 every child: SIGINT, then SIGTERM, then SIGKILL, each after a timeout. The runner
-returns the exit code of the required node that ended the graph (130 on Ctrl-C, else
-the first non-zero exit code of the nodes, or 0).
+returns the exit code of the required node that ended the graph (130 on Ctrl-C).
+
+Faults (docs/reliability.md):
+- A node that is not ``required`` is needed by the others: if it exits while the graph runs
+  (crash, kill, bad parameters), the runner says so and stops the graph with a non-zero code
+  (the node's, 128 + signal when killed, else 1) — a run never ends 0 on top of a dead node.
+- Every process started here (nodes, child graphs: :func:`spawn`) gets the parent-death
+  signal, so it is stopped whatever kills its parent, SIGKILL included. :func:`run_child`
+  runs a child graph (``personal launch ...``) on a ROS domain of its own (:func:`child_domain`)
+  and stops it when the caller is interrupted or times out.
+- :func:`reclaim_shared_memory` (``fastdds shm clean``) removes the Fast DDS shared-memory
+  files of processes that no longer exist; the runner calls it when a graph starts and ends.
 """
 from __future__ import annotations
 
 import os
+import queue
+import re
+import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import IO, Any, Iterable, Mapping
+from pathlib import Path
+from typing import IO, Any, Callable, Iterable, Iterator, Mapping
 
 import yaml
 
@@ -76,6 +91,135 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
+def spawn(cmd: list[str], env: Mapping[str, str] | None = None, **popen_kwargs: Any) -> subprocess.Popen:
+    """Start a process that cannot outlive its parent: its own session (a terminal's Ctrl-C reaches
+    the parent only, which stops it in order) and SIGTERM from the kernel when the parent dies,
+    however it dies. Linux delivers that signal when the *thread* that started the child ends, so
+    start long-lived children from the main thread (or a thread that lives as long)."""
+    return subprocess.Popen(cmd, env=None if env is None else dict(env), start_new_session=True,
+                            preexec_fn=_die_with_parent, **popen_kwargs)
+
+
+def stop_process(proc: subprocess.Popen, grace_s: float = 12.0) -> int:
+    """SIGTERM ``proc`` (a child runner then stops its own nodes), SIGKILL after ``grace_s``."""
+    if proc.poll() is None:
+        try:
+            proc.terminate()
+            proc.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        except ProcessLookupError:
+            pass
+    return proc.wait()
+
+
+def exit_status(code: int) -> int:
+    """A process exit status for a Popen return code (killed by signal N -> 128 + N)."""
+    return 128 - code if code < 0 else code
+
+
+def describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+@contextmanager
+def child_domain() -> Iterator[dict[str, str]]:
+    """Environment for a child graph on a ROS_DOMAIN_ID of its own (held until the block ends),
+    so its topics never reach the parent graph or another run."""
+    from personal.ros_env import claim_domain_id
+
+    domain, lock = claim_domain_id()
+    try:
+        yield ros_environment({**os.environ, "ROS_DOMAIN_ID": str(domain)})
+    finally:
+        lock.close()
+
+
+def run_child(cmd: list[str], env: Mapping[str, str], timeout_s: float, log: Callable[[str], None] | None = None,
+              keep: Callable[[str], bool] = lambda line: False) -> tuple[int, list[str]]:
+    """Run a child ``personal`` command (a child graph) to its end; forward the output lines ``keep``
+    selects to ``log``; return (exit status, last 40 lines). After ``timeout_s`` it is stopped, even if
+    silent. If the caller is interrupted meanwhile (Ctrl-C, SIGTERM, any exception), the child is
+    stopped before the exception goes on, and the parent-death signal covers SIGKILL."""
+    proc = spawn(cmd, env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+    lines: queue.Queue = queue.Queue()
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, name="child_output", daemon=True).start()
+    deadline = time.monotonic() + timeout_s
+    tail: list[str] = []
+    timed_out = False
+    try:
+        while True:
+            try:  # short waits: the main thread stays responsive to signals while the child runs
+                line = lines.get(timeout=0.2)
+            except queue.Empty:
+                if time.monotonic() > deadline:
+                    timed_out = True
+                    break
+                continue
+            if line is None:
+                break
+            tail = (tail + [line.rstrip()])[-40:]
+            if log and keep(line):
+                log(line.strip())
+        code = stop_process(proc) if timed_out else proc.wait()
+    except BaseException:
+        stop_process(proc)
+        raise
+    if timed_out:
+        tail.append(f"timed out after {timeout_s:.0f} s")
+        code = code or -signal.SIGTERM
+    return exit_status(code), tail
+
+
+_CLEAN_COUNTS = re.compile(r"(\d+) zombie (ports|segments) cleaned")
+
+
+def _fastdds_tool() -> list[str] | None:
+    """How to run Fast DDS's ``fastdds`` tool: the venv's copy (pip ROS) or the one on PATH."""
+    script = Path(sys.prefix) / "tools" / "fastdds" / "fastdds.py"
+    if script.is_file():
+        return [sys.executable, str(script)]
+    found = shutil.which("fastdds")
+    return [found] if found else None
+
+
+def _shm_usage(shm: Path) -> int:
+    try:
+        return sum(p.stat().st_blocks * 512 for p in shm.iterdir() if p.name.startswith(("fastdds_", "sem.fastdds_")))
+    except OSError:
+        return 0
+
+
+def reclaim_shared_memory(shm: Path = Path("/dev/shm")) -> dict:
+    """``fastdds shm clean``: remove the Fast DDS shared-memory segments and ports whose owner is
+    gone (their lock files are no longer held), leaving those of live processes alone. Returns
+    {segments, ports, freed_mb} or {skipped: why}."""
+    tool = _fastdds_tool()
+    if tool is None:
+        return {"skipped": "the fastdds tool is not installed"}
+    before = _shm_usage(shm)
+    try:
+        out = subprocess.run([*tool, "shm", "clean"], capture_output=True, text=True, timeout=60,
+                             env=ros_environment()).stdout
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return {"skipped": f"fastdds shm clean failed: {exc}"}
+    counts = {kind: int(n) for n, kind in _CLEAN_COUNTS.findall(out)}
+    return {"segments": counts.get("segments", 0), "ports": counts.get("ports", 0),
+            "freed_mb": round(max(0, before - _shm_usage(shm)) / 1e6, 1)}
+
+
 @dataclass
 class _Child:
     node: ResolvedNode
@@ -103,6 +247,7 @@ class GraphRunner:
         self.sigterm_timeout = sigterm_timeout
         self.env = ros_environment(env)
         self.children: list[_Child] = []
+        self.dead_node: str | None = None  # a needed (non-required) node that exited while the graph ran
         self._lock = threading.Lock()
         self._width = max((len(n.name) for n in self.nodes), default=0)
 
@@ -130,18 +275,9 @@ class GraphRunner:
         for index, node in enumerate(self.nodes):
             spec = node.spec
             cmd = node_command(spec.module, spec.name, node.namespace, node.parameters, node.remappings)
-            proc = subprocess.Popen(
-                cmd,
-                env=self.env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-                errors="replace",
-                bufsize=1,
-                start_new_session=True,  # own process group: Ctrl-C reaches the runner only
-                preexec_fn=_die_with_parent,  # a SIGKILLed runner must not orphan its nodes
-            )
+            # own process group (Ctrl-C reaches the runner only); dies with the runner, even on SIGKILL
+            proc = spawn(cmd, self.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, errors="replace", bufsize=1)
             child = _Child(node, proc)
             child.reader = threading.Thread(target=self._pump, args=(index, child), daemon=True)
             child.reader.start()
@@ -182,8 +318,8 @@ class GraphRunner:
                 self.log(f"{child.node.name} stopped (exit code {child.proc.returncode})")
 
     def supervise(self, poll: float = 0.05) -> int:
-        """Wait until a required node exits, every node exits, or Ctrl-C; return the exit code."""
-        first_failure = 0
+        """Wait until a required node exits (its exit code), any other node exits (a failure:
+        the graph cannot do its work without it), or Ctrl-C."""
         while True:
             for child in self.children:
                 code = child.proc.poll()
@@ -191,18 +327,26 @@ class GraphRunner:
                     continue
                 child.reported = True
                 self.log(f"{child.node.name} exited with code {code}")
-                if code and not first_failure:
-                    first_failure = code
                 if child.node.spec.required:
                     self.log(f"required node {child.node.name} ended: stopping the graph")
-                    return code
-            if all(c.reported for c in self.children):
-                return first_failure
+                    return exit_status(code)
+                self.dead_node = child.node.name
+                self.log(f"ERROR: node {child.node.name} died ({describe_exit(code)}) while the graph was running: "
+                         "stopping the graph; this run failed")
+                return exit_status(code) or 1
             time.sleep(poll)
+
+    def reclaim(self, when: str) -> None:
+        """Fast DDS shared memory of dead processes (killed runs leave ~34 MB each)."""
+        freed = reclaim_shared_memory()
+        if freed.get("segments") or freed.get("ports"):
+            self.log(f"{when}: reclaimed stale Fast DDS shared memory of dead processes: {freed['segments']} segments, "
+                     f"{freed['ports']} ports, {freed['freed_mb']} MB")
 
     def run(self) -> int:
         previous = _raise_on_termination()
         try:
+            self.reclaim("start")
             self.start()
             code = self.supervise()
         except KeyboardInterrupt:
@@ -213,6 +357,7 @@ class GraphRunner:
             code = 128 + exc.signum
         finally:
             self.stop()
+            self.reclaim("exit")
             _restore_handlers(previous)
         return code
 

@@ -92,6 +92,29 @@ def test_truncated_bag_reports_file_after_readable_messages(tmp_path):
             got.append(m)
 
 
+@pytest.mark.parametrize("damage", ["truncated", "empty", "not mcap", "fewer messages"])
+def test_bag_info_checks_the_mcap_file_not_only_metadata(tmp_path, damage):
+    """issue 15, finding 11: `personal bag info` read metadata.yaml only and called a broken file fine."""
+    import subprocess
+    import sys
+
+    bag = _write_bag(tmp_path / "bag", n=200)
+    mcap_file = bag / "bag_0.mcap"
+    data = mcap_file.read_bytes()
+    if damage == "fewer messages":  # a valid MCAP file that holds other counts than the metadata says
+        meta = yaml.safe_load((bag / "metadata.yaml").read_text())
+        meta["rosbag2_bagfile_information"]["topics_with_message_count"][1]["message_count"] = 250
+        (bag / "metadata.yaml").write_text(yaml.safe_dump(meta))
+    else:
+        mcap_file.write_bytes({"truncated": data[: len(data) // 2], "empty": b"", "not mcap": b"hello " * 1000}[damage])
+    with pytest.raises(BagError, match="bag_0.mcap|metadata.yaml"):
+        BagReader(bag).verify()
+    out = subprocess.run([sys.executable, "-m", "personal", "bag", "info", str(bag)], capture_output=True, text=True)
+    assert out.returncode == 2 and "error:" in out.stderr and ("bag_0.mcap" in out.stderr or "metadata.yaml" in out.stderr), out
+    good = _write_bag(tmp_path / "good", n=5)
+    assert BagReader(good).verify() == BagReader(good).verify(full=True) == {"/camera/color/image_raw": 5, "/chatter": 5}
+
+
 def test_writer_refuses_to_overwrite(tmp_path):
     bag = _write_bag(tmp_path / "bag")
     with pytest.raises(FileExistsError):

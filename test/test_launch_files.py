@@ -25,7 +25,7 @@ class Recorded:
 def _fake_modules():
     kinds = {
         "launch": ["LaunchDescription"],
-        "launch.actions": ["DeclareLaunchArgument", "Shutdown"],
+        "launch.actions": ["DeclareLaunchArgument", "Shutdown", "OpaqueFunction"],
         "launch.substitutions": ["LaunchConfiguration"],
         "launch_ros": [],
         "launch_ros.actions": ["Node"],
@@ -37,6 +37,8 @@ def _fake_modules():
         for cls in classes:
             setattr(mod, cls, type(cls, (Recorded,), {}))
         mods[modname] = mod
+    # a launch context is a dict of argument texts here: perform() looks its name up
+    mods["launch.substitutions"].LaunchConfiguration.perform = lambda self, context: context[self.args[0]]
     return mods
 
 
@@ -71,17 +73,28 @@ def test_launch_file_matches_graph(name, monkeypatch):
     declared = {a.args[0]: a.kwargs for a in actions if type(a).__name__ == "DeclareLaunchArgument"}
     nodes = [a.kwargs for a in actions if type(a).__name__ == "Node"]
     assert set(declared) == set(graph.arguments)
-    for arg, (default, description) in graph.arguments.items():
+    for arg, (default, description, *_) in graph.arguments.items():
         assert declared[arg]["description"] == description
         assert isinstance(declared[arg]["default_value"], str)
     assert [n["name"] for n in nodes] == [n.name for n in graph.nodes]
+    # the argument check runs before any node, on the values as given
+    kinds = [type(a).__name__ for a in actions]
+    check = actions[kinds.index("OpaqueFunction")].kwargs["function"]
+    assert kinds.index("OpaqueFunction") < kinds.index("Node")
+    texts = {a: declared[a]["default_value"] for a in declared}
+    assert check(texts) == []
+    numeric = [a for a, (d, *_) in graph.arguments.items() if isinstance(d, (int, float)) and not isinstance(d, bool)]
+    if numeric:
+        with pytest.raises(GraphError, match=f"argument {numeric[0]!r}"):
+            check({**texts, numeric[0]: "1e400" if isinstance(graph.arguments[numeric[0]][0], float) else "-99999999"})
     for rec, spec in zip(nodes, graph.nodes):
         assert rec["package"] == "personal"
         assert rec["executable"] == spec.executable
         assert _as_text(rec["namespace"]) == _template_text(spec.namespace)
         assert [(_as_text(a), _as_text(b)) for a, b in rec["remappings"]] == [
             (_template_text(a), _template_text(b)) for a, b in spec.remappings]
-        assert ("on_exit" in rec) == spec.required
+        assert "on_exit" in rec  # any node's exit ends the launch (a dead non-required node is a failure)
+        assert ("required node" in rec["on_exit"].kwargs["reason"]) == spec.required
         (params,) = rec["parameters"]
         assert set(params) == set(spec.parameters)
         for key, value in spec.parameters.items():

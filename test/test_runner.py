@@ -106,13 +106,34 @@ def test_required_node_exit_code_stops_the_others(dummy_pkg):
     assert all(c.proc.returncode is not None for c in runner.children)
 
 
-def test_non_required_exit_keeps_running_until_all_exit(dummy_pkg):
+@pytest.mark.parametrize("mode, code", [("exit5", 5), ("exit0", 1)])
+def test_a_needed_node_dying_stops_the_graph_with_a_failure(dummy_pkg, mode, code):
+    """issue 15, finding 9: a dead node went unnoticed and the run still ended 0. Now the death of any
+    node that is not the required one stops the graph with a non-zero code, even if it exited 0."""
     runner, out = _runner([
-        NodeSpec("a", "x", "dummy_node", remappings=_with_mode("exit0")),
-        NodeSpec("b", "x", "dummy_node", remappings=_with_mode("exit5")),
+        NodeSpec("helper", "x", "dummy_node", remappings=_with_mode(mode)),
+        NodeSpec("boss", "x", "dummy_node", required=True),
     ])
-    assert runner.run() == 5
-    assert "a exited with code 0" in out.getvalue() and "b exited with code 5" in out.getvalue()
+    t0 = time.monotonic()
+    assert runner.run() == code
+    assert time.monotonic() - t0 < 10
+    text = out.getvalue()
+    assert "ERROR: node helper died" in text and "this run failed" in text and runner.dead_node == "helper"
+    assert "[boss]   got SIGINT" in text  # prefix padded to the longest name
+
+
+def test_a_killed_node_is_reported_with_its_signal(dummy_pkg):
+    runner, out = _runner([NodeSpec("victim", "x", "dummy_node"), NodeSpec("boss", "x", "dummy_node", required=True)])
+    runner.start()
+    wait = time.monotonic() + 20
+    while "[victim] args" not in out.getvalue() and time.monotonic() < wait:
+        time.sleep(0.05)
+    os.kill(runner.children[0].proc.pid, signal.SIGKILL)
+    try:
+        code = runner.supervise()
+    finally:
+        runner.stop()
+    assert code == 128 + signal.SIGKILL and "node victim died (killed by SIGKILL)" in out.getvalue()
 
 
 def test_sigterm_then_sigkill_escalation(dummy_pkg):

@@ -10,12 +10,16 @@ app = typer.Typer(no_args_is_help=True)
 
 
 @app.command()
-def info(bag: str = typer.Argument(..., help="Bag directory (with metadata.yaml).")) -> None:
-    """Summarise a bag: files, duration, topics with types, counts and QoS."""
+def info(bag: str = typer.Argument(..., help="Bag directory (with metadata.yaml)."),
+         full: bool = typer.Option(False, "--full", help="Read every message (default: the MCAP summary).")) -> None:
+    """Summarise a bag: files, duration, topics with types, counts and QoS; the MCAP file(s) are checked
+    against metadata.yaml (a truncated, empty or non-MCAP file is an error, exit code 2)."""
     from personal.bags import BagError, BagReader
 
     try:
-        typer.echo(BagReader(bag).info_text())
+        reader = BagReader(bag)
+        reader.verify(full=full)
+        typer.echo(reader.info_text())
     except BagError as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2)
@@ -31,7 +35,7 @@ def record(
 ) -> None:
     """Record live topics (or everything a graph publishes) into a rosbag2 MCAP bag."""
     from personal.graphs import all_graphs, get_graph, parse_assignments
-    from personal.graphs import Graph, NodeSpec
+    from personal.graphs import Graph, GraphError, NodeSpec
     from personal.runner import node_command, run_graph
     from personal.ros_env import ros_environment
 
@@ -39,12 +43,19 @@ def record(
     if len(targets) == 1 and targets[0] in all_graphs():
         g = get_graph(targets[0])
         params["topics"] = list(topics or [""])
+        # with --max-messages the recording is the job: the graph stops when the recorder is done
         recorder = NodeSpec(name="bag_recorder", executable="bag_recorder", module="nodes.bag_recorder_node",
-                            parameters=params)
+                            parameters=params, required=max_messages > 0)
         # the recorder starts first so that it is subscribed before the graph's first messages
         graph = Graph(name=f"{g.name}+record", description=g.description, nodes=[recorder, *g.nodes],
                       arguments=g.arguments)
-        raise typer.Exit(run_graph(graph, parse_assignments(assignments or [])))
+        try:
+            overrides = parse_assignments(assignments or [])
+            graph.argument_values(overrides)  # checked before anything starts
+        except GraphError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2)
+        raise typer.Exit(run_graph(graph, overrides))
     params["topics"] = list(targets)
     cmd = node_command("nodes.bag_recorder_node", "bag_recorder", parameters=params)
     try:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from struct import error as struct_error
 from typing import Iterator
 
 import yaml
@@ -90,6 +91,54 @@ class BagReader:
                         yield msg, decoded
                 except (McapError, EOFError, ValueError, OSError) as e:
                     raise BagError(f"{path}: truncated, corrupt or undecodable MCAP file ({type(e).__name__}: {e})") from e
+
+    def verify(self, full: bool = False) -> dict[str, int]:
+        """Check the MCAP file(s), not only metadata.yaml: each must be an MCAP file whose message
+        counts per topic match the metadata. By default the counts come from each file's summary
+        section (fast; a truncated, empty or non-MCAP file has none, or no valid footer, and fails);
+        ``full`` reads every message. Returns the counts; BagError names the file otherwise."""
+        counts: dict[str, int] = {}
+        for path in self.files:
+            file_counts = None if full else self._summary_counts(path)
+            if file_counts is None:  # no summary section (allowed by MCAP): count by reading
+                file_counts = {}
+                for msg in BagReader._messages_of(self, path):
+                    file_counts[msg.topic] = file_counts.get(msg.topic, 0) + 1
+            for topic, n in file_counts.items():
+                counts[topic] = counts.get(topic, 0) + n
+        meta = self.directory / "metadata.yaml"
+        for name, info in self.topics.items():
+            if counts.get(name, 0) != info.count:
+                raise BagError(f"{meta}: {name} has {counts.get(name, 0)} messages in the file(s), metadata says {info.count}")
+        extra = sorted(set(counts) - set(self.topics))
+        if extra:
+            raise BagError(f"{meta}: the file(s) hold topics the metadata does not list: {', '.join(extra)}")
+        return counts
+
+    @staticmethod
+    def _summary_counts(path: Path) -> dict[str, int] | None:
+        if path.stat().st_size == 0:
+            raise BagError(f"{path}: empty file (not an MCAP file)")
+        with open(path, "rb") as stream:
+            try:
+                if stream.read(8) != b"\x89MCAP0\r\n":
+                    raise BagError(f"{path}: not an MCAP file (bad magic bytes)")
+                stream.seek(0)
+                summary = make_reader(stream).get_summary()
+            except (McapError, EOFError, ValueError, OSError, struct_error) as e:
+                raise BagError(f"{path}: truncated or corrupt MCAP file ({type(e).__name__}: {e})") from e
+        if summary is None or summary.statistics is None:
+            return None
+        return {summary.channels[cid].topic: n for cid, n in summary.statistics.channel_message_counts.items()
+                if cid in summary.channels}
+
+    def _messages_of(self, path: Path) -> Iterator[BagMessage]:
+        with open(path, "rb") as stream:
+            try:
+                for schema, channel, message in make_reader(stream).iter_messages(log_time_order=False):
+                    yield BagMessage(channel.topic, self._type_of(channel.topic, schema), message.data, message.log_time)
+            except (McapError, EOFError, ValueError, OSError, struct_error) as e:
+                raise BagError(f"{path}: truncated or corrupt MCAP file ({type(e).__name__}: {e})") from e
 
     def _type_of(self, topic: str, schema) -> str:
         if topic in self.topics:

@@ -16,23 +16,21 @@ first, at the recorded rate, and saves only after every message is acknowledged 
 Each scene's report entry gives the frames integrated live (the last ``frames`` of the
 recorded ``map/status``) and replayed (the saved map's ``frames``); they must be equal.
 
-Child graphs run on their own ROS_DOMAIN_ID (``personal.ros_env.claim_domain_id``), so
-their topics (``feature_map``, ``map`` …) never reach the parent graph or another run.
+Child graphs run through ``personal.runner.run_child`` on their own ROS_DOMAIN_ID
+(``personal.runner.child_domain``), so their topics (``feature_map``, ``map`` …) never reach the
+parent graph or another run, and they die with their parent.
 """
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
 
 import yaml
 
 from personal.bags import BagError, BagReader
 from personal.bags.schema import msg_text
+from personal.runner import child_domain, run_child  # noqa: F401 - also imported from here by pog_run
 from personal.world.model import Episode, Scene
 
 # what the mapping node consumes from the sim bridge (colour only for image encoders)
@@ -53,54 +51,6 @@ def record_topics(encoder: str) -> list[str]:
     return [*SENSOR_TOPICS, *([COLOUR_TOPIC] if uses_colour else []), FRAME_LOG_TOPIC]
 
 
-@contextmanager
-def child_domain() -> Iterator[dict[str, str]]:
-    """Environment for a child graph on a ROS_DOMAIN_ID of its own (held until the block ends)."""
-    from personal.ros_env import claim_domain_id, ros_environment
-
-    domain, lock = claim_domain_id()
-    try:
-        yield ros_environment({**os.environ, "ROS_DOMAIN_ID": str(domain)})
-    finally:
-        lock.close()
-
-
-def run_child(cmd: list[str], env: dict[str, str], timeout_s: float, log: Callable[[str], None] | None,
-              keep: Callable[[str], bool]) -> tuple[int, list[str]]:
-    """Run a child ``personal`` command; forward the lines ``keep`` selects; (exit code, last
-    lines). After ``timeout_s`` it is stopped (SIGTERM: the runner stops its nodes), even if silent."""
-    import threading
-
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-                            errors="replace")
-    timed_out = threading.Event()
-
-    def stop() -> None:
-        timed_out.set()
-        proc.terminate()
-
-    watchdog = threading.Timer(timeout_s, stop)
-    watchdog.start()
-    tail: list[str] = []
-    try:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            tail = (tail + [line.rstrip()])[-40:]
-            if log and keep(line):
-                log(line.strip())
-        try:
-            code = proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            code = proc.wait()
-    finally:
-        watchdog.cancel()
-    if timed_out.is_set():
-        tail.append(f"timed out after {timeout_s:.0f} s")
-        code = code or -15
-    return code, tail
-
-
 # -- bags ---------------------------------------------------------------------------------------
 
 
@@ -114,12 +64,7 @@ def check_bag(bag_dir: str | Path) -> dict:
             msg_text(topic.type)
         except (LookupError, ValueError) as exc:
             raise BagError(f"{meta}: topic {topic.name} has an unknown message type {topic.type!r} ({exc})") from None
-    counts: dict[str, int] = {}
-    for msg in reader.messages():
-        counts[msg.topic] = counts.get(msg.topic, 0) + 1
-    for name, info in reader.topics.items():
-        if counts.get(name, 0) != info.count:
-            raise BagError(f"{meta}: {name} has {counts.get(name, 0)} messages in the file, metadata says {info.count}")
+    counts = reader.verify(full=True)
     return {"messages": sum(counts.values()), "duration_s": round(reader.duration_ns / 1e9, 2),
             "size_mb": round(sum(f.stat().st_size for f in reader.files) / 1e6, 2),
             "live_frames": _live_frames(reader) if counts.get(FRAME_LOG_TOPIC) else None}

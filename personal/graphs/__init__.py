@@ -11,10 +11,17 @@ only build data (no heavy imports).
 
 Node parameter values may be ``Arg("name")`` markers that refer to a graph
 argument; they are filled from ``name:=value`` on either command line.
+
+Arguments are ``name: (default, description[, check])``. The default's type types the
+argument; ``check`` — ``Range`` for numbers (floats must also be finite), ``Choice`` for
+strings from a closed set — says which values are valid. Values are checked before any node
+starts, by the runner (``argument_values``) and by the launch files (``launch_support``);
+every numeric argument declares a Range (test/test_graph_arguments.py).
 """
 from __future__ import annotations
 
 import importlib
+import math
 import pkgutil
 from dataclasses import dataclass, field
 import string
@@ -54,6 +61,63 @@ class Template:
             if field_name:
                 out.append(Arg(field_name))
         return out
+
+
+@dataclass(frozen=True)
+class Range:
+    """Valid numbers of an argument: ``low <= value <= high`` (``low < value`` with
+    ``low_open``); None = unbounded. Floats must be finite. Lists are checked element-wise."""
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+
+    def check(self, name: str, value: Any) -> None:
+        for v in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise GraphError(f"argument {name!r}: expected a number, got {v!r}")
+            if isinstance(v, float) and not math.isfinite(v):
+                raise GraphError(f"argument {name!r}: {v} is not a finite number")
+            if self.low is not None and (v <= self.low if self.low_open else v < self.low) or \
+                    self.high is not None and v > self.high:
+                raise GraphError(f"argument {name!r}: {v!r} is out of range (valid: {self.text()})")
+
+    def text(self) -> str:
+        low = None if self.low is None else f"{'>' if self.low_open else '>='} {self.low:g}"
+        high = None if self.high is None else f"<= {self.high:g}"
+        return " and ".join(t for t in (low, high) if t) or "any finite number"
+
+
+def positive(high: float | None = None) -> Range:
+    return Range(0, high, low_open=True)
+
+
+def at_least(low: float, high: float | None = None) -> Range:
+    return Range(low, high)
+
+
+SEED = Range(0, 2**31 - 1)
+PORT = Range(1, 65535)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """Valid strings of an argument; with ``multiple`` a comma-separated list of them."""
+
+    options: tuple[str, ...]
+    multiple: bool = False
+    allow_empty: bool = False
+
+    def check(self, name: str, value: Any) -> None:
+        items = [v.strip() for v in str(value).split(",") if v.strip()] if self.multiple else [value]
+        if not items and not self.allow_empty:
+            raise GraphError(f"argument {name!r}: expected {self.text()}, got an empty value")
+        bad = [v for v in items if v not in self.options and not (self.allow_empty and v == "")]
+        if bad:
+            raise GraphError(f"argument {name!r}: {', '.join(map(repr, bad))} not in {self.text()}")
+
+    def text(self) -> str:
+        return ("a comma-separated list of " if self.multiple else "one of ") + " | ".join(self.options)
 
 
 def resolve_value(value: Any, values: Mapping[str, Any]) -> Any:
@@ -106,8 +170,8 @@ class Graph:
     name: str
     description: str
     nodes: list[NodeSpec]
-    # argument name -> (default value, description); the default's type types the argument
-    arguments: dict[str, tuple[Any, str]] = field(default_factory=dict)
+    # argument name -> (default value, description[, Range | Choice]); the default's type types the argument
+    arguments: dict[str, tuple] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         names = [n.name for n in self.nodes]
@@ -124,15 +188,37 @@ class Graph:
                             f"graph {self.name!r}: node {node.name!r} {where} "
                             f"refers to undeclared argument {arg!r}"
                         )
+        for name, (default, *_rest) in self.arguments.items():  # the defaults must be valid too
+            try:
+                self.check_argument(name, default)
+            except GraphError as exc:
+                raise GraphError(f"graph {self.name!r}: default of {exc}") from None
+
+    def argument_default(self, name: str) -> Any:
+        return self.arguments[name][0]
+
+    def argument_description(self, name: str) -> str:
+        return self.arguments[name][1]
+
+    def argument_check(self, name: str) -> "Range | Choice | None":
+        spec = self.arguments[name]
+        return spec[2] if len(spec) > 2 else None
+
+    def check_argument(self, name: str, value: Any) -> None:
+        """GraphError naming the argument when ``value`` is outside its declared range."""
+        check = self.argument_check(name)
+        if check is not None:
+            check.check(name, value)
 
     def argument_values(self, overrides: Mapping[str, str] | None = None) -> dict[str, Any]:
         """Defaults updated with ``overrides`` (strings from ``name:=value``), typed like the default."""
-        values = {k: d for k, (d, _) in self.arguments.items()}
+        values = {k: spec[0] for k, spec in self.arguments.items()}
         for key, text in (overrides or {}).items():
             if key not in self.arguments:
                 known = ", ".join(sorted(self.arguments)) or "none"
                 raise GraphError(f"graph {self.name!r} has no argument {key!r} (arguments: {known})")
-            values[key] = coerce_argument(key, text, self.arguments[key][0])
+            values[key] = coerce_argument(key, text, self.argument_default(key))
+            self.check_argument(key, values[key])
         return values
 
     def resolve(self, overrides: Mapping[str, str] | None = None) -> list[ResolvedNode]:
@@ -165,10 +251,15 @@ def coerce_argument(name: str, text: Any, default: Any) -> Any:
     elif isinstance(default, float):
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
         value = float(value) if ok else value
+    elif isinstance(default, list):
+        ok = isinstance(value, list) and len(value) == len(default) and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+        value = [float(v) for v in value] if ok and all(isinstance(v, float) for v in default) else value
     else:
         ok = True
     if not ok:
-        raise GraphError(f"argument {name!r}: expected {type(default).__name__}, got {text!r}")
+        kind = f"a list of {len(default)} numbers" if isinstance(default, list) else type(default).__name__
+        raise GraphError(f"argument {name!r}: expected {kind}, got {text!r}")
     return value
 
 

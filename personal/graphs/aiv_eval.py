@@ -5,7 +5,7 @@ or a dataset it generates from the synthetic simulator; the verifier node turns 
 view into per-attribute evidence, tracks it and decides; the view planner (required
 node) drives the episodes, picks the next view (NBV) and writes the report, then exits.
 """
-from personal.graphs import Arg, Graph, NodeSpec
+from personal.graphs import Arg, Choice, Graph, NodeSpec, Range, SEED, at_least
 
 GRAPH = Graph(
     name="aiv_eval",
@@ -13,17 +13,17 @@ GRAPH = Graph(
     arguments={
         "index": ("", "PInVerify index .jsonl; empty = generate a dataset into data_dir"),
         "data_dir": ("runs/aiv_data", "generated dataset folder (reused when present)"),
-        "targets": (30, "generated target objects (3 pairs each, 1:1:1)"),
-        "data_seed": (0, "generator base seed"),
-        "seed": (0, "start-sector and random-NBV seed"),
-        "mode": ("multi", "single | multi"),
-        "nbv": ("fps", "random | fps | llm (llm needs PERSONAL_LLM_BASE_URL/PERSONAL_LLM_MODEL)"),
-        "decomposer": ("builtin", "builtin | llm"),
-        "verifier": ("builtin", "builtin | vlm"),
-        "detection": ("mask", "mask (GT mask) | box (GT box only)"),
-        "min_coverage": (0.0, "judgeable attribute weight seen before a unanimity stop (0 = paper rule)"),
-        "horizon": (6, "steps per episode"),
-        "limit": (0, "evaluate only the first N episodes (0 = all)"),
+        "targets": (30, "generated target objects (3 pairs each, 1:1:1)", at_least(1, 100_000)),
+        "data_seed": (0, "generator base seed", SEED),
+        "seed": (0, "start-sector and random-NBV seed", SEED),
+        "mode": ("multi", "single | multi", Choice(("single", "multi"))),
+        "nbv": ("fps", "random | fps | llm (llm needs PERSONAL_LLM_BASE_URL/PERSONAL_LLM_MODEL)", Choice(("random", "fps", "llm"))),
+        "decomposer": ("builtin", "builtin | llm", Choice(("builtin", "llm"))),
+        "verifier": ("builtin", "builtin | vlm", Choice(("builtin", "vlm"))),
+        "detection": ("mask", "mask (GT mask) | box (GT box only)", Choice(("mask", "box"))),
+        "min_coverage": (0.0, "judgeable attribute weight seen before a unanimity stop (0 = paper rule)", Range(0.0, 1.0)),
+        "horizon": (6, "steps per episode", at_least(1, 1000)),
+        "limit": (0, "evaluate only the first N episodes (0 = all)", at_least(0)),
         "out_dir": ("runs/aiv_eval", "report folder"),
         "run_name": ("", "run name in the report (default SV / MV-<nbv>)"),
         "lenient": (False, "accept unknown index/meta fields"),

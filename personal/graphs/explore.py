@@ -5,24 +5,24 @@ no reachable frontier is left (or the 2,500-step budget is spent), then the grap
 With ``encoder:=lit`` (default) the feature map holds the learned image tower's patch features
 (RGB only); ``encoder:=oracle`` ORACLE features (ground-truth instance ids + captions embedded
 with MiniLM, an upper bound); ``encoder:=none`` maps geometry only."""
-from personal.graphs import Arg, Graph, NodeSpec
+from personal.graphs import Arg, Choice, Graph, NodeSpec, SEED, at_least, positive
 
 GRAPH = Graph(
     name="explore",
     description="Pre-explore a synthetic scene (sim bridge + mapping + frontier exploration) and save its maps.",
     arguments={
-        "seed": (0, "generator seed (scene synth_<seed>)"),
+        "seed": (0, "generator seed (scene synth_<seed>)", SEED),
         "episodes_dir": ("", "PersONAL-format episode folder; empty = generate one scene"),
         "scene": ("", "with episodes_dir: the scene to explore (its first easy episode's start); empty = the first"),
-        "backend": ("synthetic", "simulator backend (synthetic|habitat|auto)"),
+        "backend": ("synthetic", "simulator backend (synthetic|habitat|auto)", Choice(("synthetic", "habitat", "auto"))),
         "scenes_dir": ("", "habitat: folder the episodes' scene_id paths are relative to (default: episodes_dir)"),
         "scene_dataset_config": ("", "habitat: scene dataset config; empty = the one each episode names"),
         "encoder": ("lit", "feature encoder: lit (learned, RGB only) | oracle (ORACLE) | none | clip | siglip | blip2"),
         "model_path": ("", "local model directory for clip / siglip / blip2 (lit: default = the shipped checkpoint)"),
-        "feature_resolution": (1.0, "feature-map cell size, m"),
+        "feature_resolution": (1.0, "feature-map cell size, m", positive(10.0)),
         "maps_dir": ("maps", "maps are saved to <maps_dir>/<scene_id>/"),
-        "max_steps": (2500, "exploration budget (PersONAL: 2,500)"),
-        "rate": (10.0, "sensor re-publish rate of the bridge, Hz"),
+        "max_steps": (2500, "exploration budget (PersONAL: 2,500)", at_least(1, 100_000)),
+        "rate": (10.0, "sensor re-publish rate of the bridge, Hz", positive(1000.0)),
     },
     nodes=[
         NodeSpec(

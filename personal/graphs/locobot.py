@@ -15,7 +15,7 @@ and the ownership summary, then drives the base through the base driver (``<ns>/
 ``<ns>/agent_state``), pairing observations with ``sync:=live`` (the first RealSense frame
 after each executed action, the base standing still).
 """
-from personal.graphs import Arg, Graph, NodeSpec, Template
+from personal.graphs import Arg, Choice, Graph, NodeSpec, Range, Template, at_least, positive
 
 NS = Template("{ns}")
 CAMERA_TOPICS = ("color/image_raw", "aligned_depth_to_color/image_raw", "color/camera_info")
@@ -26,22 +26,22 @@ GRAPH = Graph(
     arguments={
         "ns": ("locobot", "robot namespace of the Interbotix driver"),
         "camera_prefix": ("camera", "RealSense topic prefix inside the namespace: camera | camera/camera"),
-        "camera_xyz": ([0.0, 0.0, 0.88], "optical-frame origin in base_link, m (used when TF is absent)"),
+        "camera_xyz": ([0.0, 0.0, 0.88], "optical-frame origin in base_link, m (used when TF is absent)", Range(-5.0, 5.0)),
         "encoder": ("clip", "feature encoder: clip | siglip | blip2 (local weights) | none"),
         "model_path": ("", "local model directory for the encoder"),
-        "feature_resolution": (1.0, "feature-map cell size, m"),
+        "feature_resolution": (1.0, "feature-map cell size, m", positive(10.0)),
         "map_frame": ("odom", "frame of the maps (odom without a localisation node)"),
         "maps_dir": ("maps", "map/save writes <maps_dir>/<map_name>/"),
         "map_name": ("locobot", "folder name for saved maps"),
         "methods": ("rpg-owner,rpg,qs", "grounding methods"),
-        "max_linear": (0.3, "base driver velocity limit, m/s"),
-        "max_angular": (1.0, "base driver velocity limit, rad/s"),
+        "max_linear": (0.3, "base driver velocity limit, m/s", positive(2.0)),
+        "max_angular": (1.0, "base driver velocity limit, rad/s", positive(6.3)),
         "nav_policy": ("value-map-rpg-owner", "navigation policy when nav/start names none: "
-                                              "random-frontier | value-map-qs | value-map-rpg | value-map-rpg-owner"),
-        "max_steps": (500, "navigation step budget (nav/start may set its own)"),
-        "settle_s": (0.3, "navigation: skip camera frames this young after an action ended, s"),
-        "nav_threshold": (0.40, "value-map detection threshold (cosine; tuned on the ORACLE encoder: calibrate for yours)"),
-        "phrase_floor": (0.68, "RPG scorers' least ownership-phrase similarity (tuned on the ORACLE encoder)"),
+                                              "random-frontier | value-map-qs | value-map-rpg | value-map-rpg-owner", Choice(("random-frontier", "value-map-qs", "value-map-rpg", "value-map-rpg-owner"))),
+        "max_steps": (500, "navigation step budget (nav/start may set its own)", at_least(1, 100_000)),
+        "settle_s": (0.3, "navigation: skip camera frames this young after an action ended, s", Range(0.0, 10.0)),
+        "nav_threshold": (0.40, "value-map detection threshold (cosine; tuned on the ORACLE encoder: calibrate for yours)", Range(-1.0, 1.0)),
+        "phrase_floor": (0.68, "RPG scorers' least ownership-phrase similarity (tuned on the ORACLE encoder)", Range(-1.0, 1.0)),
     },
     nodes=[
         NodeSpec(

@@ -7,7 +7,7 @@ camera pose; the evaluator (required node) restarts episodes, starts runs, score
 exits, which stops the graph. The bridge, the navigation node and the evaluator read the same
 episode source (the navigation node only for ORACLE perception captions and the oracle policy).
 """
-from personal.graphs import Arg, Graph, NodeSpec
+from personal.graphs import Arg, Choice, Graph, NodeSpec, SEED, at_least, positive
 
 METHODS = "random-frontier,value-map-qs,value-map-rpg,value-map-rpg-owner,oracle"
 SOURCE = ("episodes_dir", "split", "scenes", "seed")
@@ -18,20 +18,20 @@ GRAPH = Graph(
     description="PersONAL PAN: sim bridge + navigation node (random frontier / value-map QS, RPG, RPG-owner / ORACLE) + evaluator -> report.",
     arguments={
         "episodes_dir": ("", "PersONAL-format episode folder (generated, or the public files' {split} parent); empty = generate a set"),
-        "backend": ("synthetic", "simulator: synthetic | habitat (needs episodes_dir, and scenes_dir for HM3D)"),
+        "backend": ("synthetic", "simulator: synthetic | habitat (needs episodes_dir, and scenes_dir for HM3D)", Choice(("synthetic", "habitat"))),
         "scenes_dir": ("", "habitat: folder the episodes' scene_id paths are relative to (default: episodes_dir)"),
         "scene_dataset_config": ("", "habitat: scene dataset config; empty = the one each episode names"),
-        "split": ("all", "easy | medium | hard | all"),
-        "scenes": (3, "generated households"),
-        "seed": (100, "generator seed (scene k uses seed + k)"),
-        "episodes_per_scene": (1, "generated episodes per scene and split"),
-        "methods": (METHODS, "policies to evaluate (comma separated)"),
-        "max_steps": (500, "step budget per episode (PersONAL: 500)"),
+        "split": ("all", "easy | medium | hard | all", Choice(("easy", "medium", "hard", "all"))),
+        "scenes": (3, "generated households", at_least(1, 1000)),
+        "seed": (100, "generator seed (scene k uses seed + k)", SEED),
+        "episodes_per_scene": (1, "generated episodes per scene and split", at_least(1, 10_000)),
+        "methods": (METHODS, "policies to evaluate (comma separated)", Choice(("random-frontier", "value-map-qs", "value-map-rpg", "value-map-rpg-owner", "oracle"), multiple=True)),
+        "max_steps": (500, "step budget per episode (PersONAL: 500)", at_least(1, 100_000)),
         "encoder": ("oracle", "feature encoder (oracle = ORACLE ground-truth captions + MiniLM)"),
         "model_path": ("", "local model directory for encoder clip | siglip | blip2 (HM3D: no ORACLE captions)"),
-        "extractor": ("builtin", "ownership-phrase extractor: builtin | llm"),
+        "extractor": ("builtin", "ownership-phrase extractor: builtin | llm", Choice(("builtin", "llm"))),
         "out_dir": ("runs/pan_eval", "run folders are created under this"),
-        "rate": (2.0, "bridge re-publish rate in Hz (actions are answered at once regardless)"),
+        "rate": (2.0, "bridge re-publish rate in Hz (actions are answered at once regardless)", positive(1000.0)),
     },
     nodes=[
         NodeSpec(

@@ -16,7 +16,7 @@ mapping node on ``feature_map`` + ``feature_map/descriptor``; ``saved`` — ``ma
 ``oracle`` — ORACLE top-down maps from the scene ground truth. With ``explore_graph``,
 ``record_dir:=DIR`` records each scene's sensor topics to ``DIR/<scene_id>/`` for ``pog_replay``.
 """
-from personal.graphs import Arg, Graph, NodeSpec
+from personal.graphs import Arg, Choice, Graph, NodeSpec, SEED, at_least, positive
 
 METHODS = "random,centre,qs,rpg,rpg-owner"
 
@@ -25,26 +25,26 @@ GRAPH = Graph(
     description="PersONAL POG: pre-exploration + mapping, grounding node (Random/Centre/QS/RPG/RPG-owner), evaluator -> report.",
     arguments={
         "episodes_dir": ("", "PersONAL-format episode folder; empty = generate a set"),
-        "splits": ("easy,medium,hard", "splits to evaluate (comma separated)"),
-        "scenes": (3, "generated households"),
-        "episodes_per_split": (10, "generated episodes per split and scene"),
-        "seed": (0, "generator seed"),
-        "methods": (METHODS, "grounding methods (comma separated)"),
+        "splits": ("easy,medium,hard", "splits to evaluate (comma separated)", Choice(("easy", "medium", "hard"), multiple=True)),
+        "scenes": (3, "generated households", at_least(1, 1000)),
+        "episodes_per_split": (10, "generated episodes per split and scene", at_least(1, 10_000)),
+        "seed": (0, "generator seed", SEED),
+        "methods": (METHODS, "grounding methods (comma separated)", Choice(("random", "centre", "center", "qs", "rpg", "rpg-owner", "rpg_owner"), multiple=True)),
         "encoder": ("lit", "encoder of map cells and texts: lit (default: the learned image tower, RGB only, MiniLM texts) | oracle (ORACLE: ground-truth captions + MiniLM, an upper bound) | clip | siglip"),
         "model_path": ("", "local model directory for encoder clip | siglip | blip2 (with map_source:=saved maps built by it)"),
-        "extractor": ("builtin", "ownership-phrase extractor: builtin (rules on the summary) | episode (the episode file's extracted_summary, as the paper's RPG) | llm"),
+        "extractor": ("builtin", "ownership-phrase extractor: builtin (rules on the summary) | episode (the episode file's extracted_summary, as the paper's RPG) | llm", Choice(("builtin", "episode", "llm"))),
         "llm_base_url": ("", "OpenAI-compatible endpoint for extractor:=llm (else $OPENAI_BASE_URL)"),
         "llm_model": ("", "chat model for extractor:=llm (else $OPENAI_MODEL)"),
-        "map_source": ("explore_graph", "explore_graph | explore | topic | saved | oracle"),
+        "map_source": ("explore_graph", "explore_graph | explore | topic | saved | oracle", Choice(("explore_graph", "explore", "topic", "saved", "oracle"))),
         "maps_dir": ("maps", "maps folder (<maps_dir>/<scene_id>/features.yaml): read by saved, written by explore_graph"),
         "reuse_maps": (True, "explore_graph: reuse <maps_dir>/<scene_id>/ when built from the same scene, resolution and encoder"),
         "record_dir": ("", "explore_graph: also record each scene's sensor topics to <record_dir>/<scene_id>/ (rosbag2 MCAP; replay with pog_replay)"),
-        "resolution": (0.5, "feature-map cell size in metres"),
-        "explore_steps": (2500, "pre-exploration step budget per scene"),
-        "top_k": (3, "RPG peaks per phrase"),
-        "nhood": (1, "RPG dilation radius (cells)"),
-        "nms_r": (1, "RPG NMS radius (cells)"),
-        "backend": ("numpy", "numpy | torch"),
+        "resolution": (0.5, "feature-map cell size in metres", positive(10.0)),
+        "explore_steps": (2500, "pre-exploration step budget per scene", at_least(1, 100_000)),
+        "top_k": (3, "RPG peaks per phrase", at_least(1, 1000)),
+        "nhood": (1, "RPG dilation radius (cells)", at_least(0, 1000)),
+        "nms_r": (1, "RPG NMS radius (cells)", at_least(0, 1000)),
+        "backend": ("numpy", "numpy | torch", Choice(("numpy", "torch"))),
         "out_dir": ("runs/pog_eval", "run folders are created under this"),
     },
     nodes=[

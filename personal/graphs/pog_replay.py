@@ -7,7 +7,7 @@ episode-set arguments (episodes_dir or scenes/splits/episodes_per_split/seed) an
 the report then has the live run's metrics, with frames integrated live vs replayed per scene.
 RealSense-layout bags (``camera/camera/…``) replay with ``camera_prefix:=camera/camera``.
 """
-from personal.graphs import Arg, Graph, NodeSpec
+from personal.graphs import Arg, Graph, NodeSpec, positive
 from personal.graphs.pog_eval import GRAPH as POG_EVAL
 
 SHARED = ("episodes_dir", "splits", "scenes", "episodes_per_split", "seed", "methods", "encoder", "model_path", "extractor",
@@ -20,7 +20,7 @@ GRAPH = Graph(
     arguments={
         **{k: POG_EVAL.arguments[k] for k in SHARED},
         "bags_dir": ("bags", "recorded bags, one per scene: <bags_dir>/<scene_id>/ (from pog_eval record_dir)"),
-        "replay_rate": (1.0, "playback rate of the bags, > 0 (1 = recorded timing; identical maps measured up to 4)"),
+        "replay_rate": (1.0, "playback rate of the bags, > 0 (1 = recorded timing; identical maps measured up to 4)", positive(100.0)),
         "camera_prefix": ("camera", "camera topic prefix in the bags: camera (sim bridge) | camera/camera (RealSense)"),
         "out_dir": ("runs/pog_replay", "run folders are created under this (replayed maps in <run>/replayed_maps/)"),
     },

@@ -1,5 +1,5 @@
 """Graph ``sim``: the sim bridge alone, replaying (or generating) an episode set."""
-from personal.graphs import Arg, Graph, NodeSpec
+from personal.graphs import Arg, Choice, Graph, NodeSpec, SEED, at_least, positive
 
 GRAPH = Graph(
     name="sim",
@@ -8,11 +8,11 @@ GRAPH = Graph(
         "episodes_dir": ("", "PersONAL-format episode folder (generated, or the public files' {split} parent); empty = generate one"),
         "scenes_dir": ("", "folder the episodes' scene_id paths are relative to (backend habitat; default: episodes_dir)"),
         "scene_dataset_config": ("", "habitat-sim scene dataset config; empty = the one each episode names"),
-        "split": ("all", "split to replay or generate (easy|medium|hard|all)"),
-        "scenes": (1, "number of scenes to generate"),
-        "seed": (0, "generator seed"),
-        "backend": ("synthetic", "simulator backend (synthetic|habitat|auto)"),
-        "rate": (10.0, "publish rate in Hz"),
+        "split": ("all", "split to replay or generate (easy|medium|hard|all)", Choice(("easy", "medium", "hard", "all"))),
+        "scenes": (1, "number of scenes to generate", at_least(1, 1000)),
+        "seed": (0, "generator seed", SEED),
+        "backend": ("synthetic", "simulator backend (synthetic|habitat|auto)", Choice(("synthetic", "habitat", "auto"))),
+        "rate": (10.0, "publish rate in Hz", positive(1000.0)),
         "use_sim_time": (False, "publish /clock and stamp with simulated time"),
     },
     nodes=[
