@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -52,12 +51,15 @@ class PanEvaluatorNode(Node):
         self.p = {name: self.get_parameter(name).value for name in PARAMETERS}
         self.exit_code: int | None = None
         self.t0 = time.monotonic()
+        from personal.eval.output import RESULTS_LOG, OutputDirError, ResultLog, new_run_dir
         from personal.navigation.policies import parse_policy_list
 
-        try:
+        try:  # the run folder first: an unwritable out_dir must not be found after the evaluation
+            self.run_dir = new_run_dir(self.p["out_dir"])
+            self.result_log = ResultLog(self.run_dir / RESULTS_LOG)  # one record per scored run, as it comes
             self.methods = parse_policy_list(self.p["methods"])
             self.scenes, self.episodes = self._load()
-        except ValueError as exc:
+        except (OutputDirError, ValueError) as exc:  # ValueError: bad methods, EpisodeFormatError naming file + field
             self.get_logger().error(f"cannot start the PAN evaluation: {exc}")
             self.exit_code = 2
             return
@@ -70,8 +72,6 @@ class PanEvaluatorNode(Node):
         self.deadline = 0.0
         self.results: list = []
         self.trajectories: dict[str, dict] = {}
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        self.run_dir = Path(self.p["out_dir"]) / stamp
         self.cli_reset = self.create_client(Trigger, "episode/reset")
         self.cli_next = self.create_client(Trigger, "episode/next")
         self.pub_start = self.create_publisher(NavigationStart, "nav/start", COMMAND_QOS)
@@ -156,11 +156,31 @@ class PanEvaluatorNode(Node):
 
     # -- scoring -------------------------------------------------------------------------
     def record(self, run: dict | None, failure: str = "") -> None:
+        i, m = self.runs[self.k]
+        ep = self.episodes[i]
+        try:
+            r, poses, info = self._score(ep, m, run, failure)
+        except Exception as exc:  # ground truth unusable for this episode: a recorded failure, not a dead evaluator
+            from personal.eval.pan import PanEpisodeResult
+
+            reason = f"scoring failed: {type(exc).__name__}: {exc}"
+            self.get_logger().error(f"{ep.episode_id} {m}: {reason}")
+            r = PanEpisodeResult(ep.episode_id, ep.scene_id, ep.split, m, False, 0.0, float("inf"), 0, False, 0.0,
+                                 float("nan"), float("nan"), failure_reason=reason)
+            poses, info = [], {}
+        self.results.append(r)
+        self.result_log.append(r.to_dict())
+        self.trajectories.setdefault(ep.episode_id, {})[m] = {
+            "poses": poses, "success": r.success, "stopped": r.stopped, "detections": info.get("detections", [])}
+        self.get_logger().info(f"[{self.k + 1}/{len(self.runs)}] {ep.episode_id} [{ep.split}] {m}: "
+                               f"{'SUCCESS' if r.success else 'fail'} steps={r.steps} SPL={r.spl:.2f} DTG={r.dtg:.2f}")
+        self.k += 1
+        self.phase = "next_run"
+
+    def _score(self, ep, m: str, run: dict | None, failure: str):
         from personal.eval.pan import goal_geometry, score_episode
         from sim_bridge.bridge_logic import scene_model
 
-        i, m = self.runs[self.k]
-        ep = self.episodes[i]
         self.sim.load_scene(self.scenes[ep.scene_id])
         geo = goal_geometry(self.sim, ep, scene_model(self.scenes[ep.scene_id]))
         if run is None or not run["xs"]:
@@ -180,13 +200,7 @@ class PanEvaluatorNode(Node):
                           is_oracle=bool(run.get("is_oracle")), info=info, radius=geo.radius)
         if run.get("failure_reason") and not r.success:
             r.failure_reason = f"{r.failure_reason}; {run['failure_reason']}"
-        self.results.append(r)
-        self.trajectories.setdefault(ep.episode_id, {})[m] = {
-            "poses": poses, "success": r.success, "stopped": r.stopped, "detections": info.get("detections", [])}
-        self.get_logger().info(f"[{self.k + 1}/{len(self.runs)}] {ep.episode_id} [{ep.split}] {m}: "
-                               f"{'SUCCESS' if r.success else 'fail'} steps={r.steps} SPL={r.spl:.2f} DTG={r.dtg:.2f}")
-        self.k += 1
-        self.phase = "next_run"
+        return r, poses, info
 
     def finish(self) -> None:
         from personal.eval.pan import plot_trajectory, write_report
@@ -223,6 +237,7 @@ class PanEvaluatorNode(Node):
             self.get_logger().warning(f"trajectory plots failed: {exc}")
         self.get_logger().info(f"PAN evaluation done: {len(self.results)} runs; report: {self.run_dir.resolve() / 'report.md'}")
         print(f"report: {self.run_dir.resolve() / 'report.md'}", flush=True)
+        self.result_log.close()
         self.exit_code = 0
 
 

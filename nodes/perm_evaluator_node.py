@@ -22,6 +22,7 @@ from personal.interfaces.convert import to_dict
 from personal.interfaces.tabletop import state_dict
 from personal.msg import PermEpisode, TabletopState, TaskPrompt
 from personal.manipulation.evaluate import eval_tasks, write_results
+from personal.eval.output import RESULTS_LOG, OutputDirError, ResultLog, writable_dir
 from personal.manipulation.report import write_report
 from personal.manipulation.scoring import score_episode
 from personal.manipulation.trajectory import Trajectory
@@ -41,6 +42,13 @@ class PermEvaluatorNode(Node):
         self.tasks = eval_tasks(_csv(d("missions", "bin,mat").value), _csv(d("prefs", "speed_up,prefer_red").value),
                                 [int(s) for s in _csv(d("seeds", "0").value)], _csv(d("suites", "none,single").value))
         self.out = Path(d("out_dir", "runs/perm_eval_graph").value)
+        self.finished = False  # results written
+        try:  # before any rollout; each scored episode is appended as it comes
+            self.result_log = ResultLog(writable_dir(self.out) / RESULTS_LOG)
+        except OutputDirError as exc:
+            self.get_logger().error(f"cannot write the results: {exc}")
+            self.exit_code, self.finished = 2, True
+            return
         self.strips = int(d("strips", 2).value)
         self.frame_every = max(1, int(d("frame_every", 20).value))
         self.timeout_s = float(d("episode_timeout", 120.0).value)
@@ -62,7 +70,6 @@ class PermEvaluatorNode(Node):
         self.t0 = time.monotonic()
         self.finish_at: float | None = None
         self.stopped = False  # no more episodes
-        self.finished = False  # results written
         self.create_timer(0.05, self._tick)
         self.get_logger().info(f"{len(self.tasks)} tasks in {len(self.keys)} rollouts -> {self.out}")
 
@@ -148,6 +155,7 @@ class PermEvaluatorNode(Node):
             res = score_episode(traj, t.layout, task_id=t.task_id, suite=t.suite, measured=t.measured,
                                 prompted=bool(t.prefs), prompt=t.prompt)
             self.results.append(res)
+            self.result_log.append(res.to_dict())
             if self.keys[self.k] in self.sample:
                 self.frames[t.task_id] = self.strip
             self.get_logger().info(f"[{len(self.results)}/{len(self.tasks)}] {t.task_id} success={int(res.success)} "
@@ -156,6 +164,7 @@ class PermEvaluatorNode(Node):
 
     def _write(self) -> None:
         self.stopped = True
+        self.result_log.close()
         write_results(self.results, self.out)
         report = write_report(self.results, self.out, self.frames, meta={
             "graph": "perm_eval", "episodes scored": len(self.results), "wall time": f"{time.monotonic() - self.t0:.0f} s"})
@@ -165,7 +174,7 @@ class PermEvaluatorNode(Node):
 
 
 def main(args=None) -> None:
-    run_node(PermEvaluatorNode, args, until=lambda n: n.finished)
+    run_node(PermEvaluatorNode, args, until=lambda n: n.finished, exit_code=lambda n: getattr(n, "exit_code", 0))
 
 
 if __name__ == "__main__":

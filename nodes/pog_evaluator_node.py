@@ -14,7 +14,12 @@ Maps (``map_source``):
                episodes recorded ``bag_error`` failures. ``explore_graph`` with ``record_dir``
                records those bags (personal/eval/pog_replay.py).
 A scene whose map never arrives (``map_timeout_s``) is evaluated on an empty map, so its
-episodes become recorded ``empty_map`` failures rather than disappearing.
+episodes become recorded ``empty_map`` failures rather than disappearing; a scene whose scene
+model is missing becomes ``scene_missing`` failures, and one whose explore child graph fails
+(a node of it died, timeout) ``explore_failed`` failures — and then the run exits 3, not 0.
+
+The run folder is created and checked writable before any work (``personal.eval.output``), and
+``results.jsonl`` gets each episode's records as it finishes, so a crash loses at most one.
 
 Progress is logged as "episodes done / total"; at the end the node logs where the report
 is and exits 0 (it is the graph's required node: the runner then stops the graph).
@@ -24,7 +29,6 @@ from __future__ import annotations
 import array
 import time
 import uuid
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +36,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float32MultiArray, MultiArrayDimension
 
+from personal.eval.output import RESULTS_LOG, OutputDirError, ResultLog, new_run_dir
 from personal.eval.pog import score_episode, write_report
 from personal.grounding.map_wire import MapAssembler, descriptor_from_msg, descriptor_to_fields, map_to_wire
 from personal.grounding.methods import parse_method_list
@@ -77,9 +82,16 @@ class PogEvaluatorNode(Node):
         self.grounding_wait = p("grounding_wait_s", 180.0, "give up on a grounding node that never appears after this")
         self.window = p("in_flight", 16, "queries in flight at once (the grounding node embeds their texts in one batch)")
         self.sample_maps = p("sample_maps", 6, "episodes drawn as map PNGs")
-        self.run_dir = Path(out_root) / datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
         self.exit_code: int | None = None
         self.t0 = time.monotonic()
+        self.incomplete: list[str] = []  # why this run is not a full one (failed child graphs)
+        try:  # before any work: an unwritable out_dir must not be found after the evaluation
+            self.run_dir = new_run_dir(out_root)
+            self.result_log = ResultLog(self.run_dir / RESULTS_LOG)
+        except OutputDirError as exc:
+            self.get_logger().error(f"cannot write the results: {exc}")
+            self.exit_code = 2
+            return
 
         self.query_pub = self.create_publisher(GroundingQuery, "grounding/query", RELIABLE)
         self.map_pub = self.create_publisher(Float32MultiArray, "feature_map", LATCHED) if self.map_source != "topic" else None
@@ -154,7 +166,12 @@ class PogEvaluatorNode(Node):
             return True
         if self.map_source == "topic":
             return False
-        if self.map_source == "saved":
+        if sid not in self.scenes and self.map_source != "saved":  # nothing to explore or replay
+            reason = f"no scene model for {sid!r} (scenes/{sid}.scene.json) in {self.episodes_dir or 'the generated set'}"
+            self.get_logger().error(f"scene {sid}: {reason}; its episodes are recorded as scene_missing failures")
+            self.scene_failures[sid] = ("scene_missing", reason)
+            view = _empty_map()
+        elif self.map_source == "saved":
             from personal.eval.pog_run import load_saved_map
 
             path = Path(self.maps_dir) / sid / "features.yaml"
@@ -182,10 +199,17 @@ class PogEvaluatorNode(Node):
                                           log=lambda line: self.get_logger().info(f"  [explore {sid}] {line}"),
                                           bag_dir=Path(self.record_dir) / sid if self.record_dir else None)
                 self.explore_info[sid] = info
-                if path.exists():
+                if info["exit_code"] != 0:  # a node of the child graph died, or it timed out
+                    reason = f"the explore graph exited with code {info['exit_code']}: {info.get('errors', '')}"[:800]
+                    self.get_logger().error(f"scene {sid}: {reason}; its episodes are recorded as explore_failed failures")
+                    self.scene_failures[sid] = ("explore_failed", reason)
+                    self.incomplete.append(f"scene {sid}: {reason}")
+                elif path.exists():
                     remember_map_source(path.parent, self.scenes[sid], self.resolution, self.encoder_name)
                 self.get_logger().info(f"scene {sid} mapped by the explore graph: {info}")
             try:
+                if sid in self.scene_failures:
+                    raise RuntimeError(self.scene_failures[sid][1])
                 view = load_saved_map(path)
             except Exception as exc:
                 self.get_logger().error(f"scene {sid}: no usable map ({exc}); evaluated on an empty map")
@@ -384,6 +408,7 @@ class PogEvaluatorNode(Node):
         ep, _, got = self.pending.pop(rid)
         self.map_encoders.update(r.get("map_encoder", "") for r in got.values() if r.get("map_encoder"))
         boxes, gt_failure = target_boxes(ep, self.scenes.get(ep.scene_id))
+        first = len(self.results)
         for m in self.methods:
             r = got[m]
             failure = gt_failure or (None if r["ok"] else {"code": r["failure_code"], "reason": r["failure_reason"]})
@@ -396,6 +421,7 @@ class PogEvaluatorNode(Node):
                       **({"gate_cells": r["gate_cells"]} if r.get("gate_cells") else {}),
                       **({"observed_cells": r["observed_cells"]} if r.get("observed_cells") else {})},
             ))
+        self.result_log.extend(r.to_dict() for r in self.results[first:])  # on disk before the next episode
         self.done += 1
         total = len(self.episodes)
         if self.done == total or self.done % max(1, total // 20) == 0:
@@ -429,6 +455,7 @@ class PogEvaluatorNode(Node):
             "episode count": len(self.episodes),
             "wall time (s)": round(time.monotonic() - self.t0, 1),
             "run": f"ROS graph {'pog_replay' if self.map_source == 'bag' else 'pog_eval'} (grounding node + evaluator node)",
+            **({"INCOMPLETE RUN": self.incomplete} if self.incomplete else {}),
         }
         write_report(self.run_dir, self.results, meta, self.methods)
         try:
@@ -437,7 +464,11 @@ class PogEvaluatorNode(Node):
             self.get_logger().warn(f"sample map plots failed: {exc}")
         self.get_logger().info(f"POG evaluation done: {self.done}/{len(self.episodes)} episodes; report: {self.run_dir.resolve() / 'report.md'}")
         print(f"report: {self.run_dir.resolve() / 'report.md'}", flush=True)
-        self.exit_code = 0
+        self.result_log.close()
+        if self.incomplete:
+            self.get_logger().error(f"run incomplete ({len(self.incomplete)} child graph(s) failed): "
+                                    + "; ".join(self.incomplete) + "; exit code 3")
+        self.exit_code = 3 if self.incomplete else 0
 
 
 def _failed(method: str, code: str, reason: str) -> dict:

@@ -17,6 +17,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from personal.interfaces.convert import from_dict, to_dict
 from personal.msg import AivCommand, AivDataset, AivObservation, AivVerdict
 from personal.verification.agent import AgentConfig
+from personal.eval.output import OutputDirError, ResultLog, writable_dir
 from personal.verification.reader import DatasetError, load_index
 from personal.verification.session import PlannerSession
 from nodes.lifecycle import run_until_exit_code, subscribe
@@ -40,6 +41,11 @@ class ViewPlannerNode(Node):
         self.step_timeout = p("step_timeout_s", 30.0, "seconds to wait for a verdict before giving up")
         self.lenient = p("lenient", False, "accept unknown index/meta fields")
         self.exit_code: int | None = None
+        try:  # before any work; each episode's record is written as it finishes
+            self.result_log = ResultLog(writable_dir(self.out_dir) / f"results_{self.run_name}.jsonl")
+        except OutputDirError as exc:
+            self.get_logger().error(f"cannot write the results: {exc}")
+            self.exit_code = 2
         self.session: PlannerSession | None = None
         self.last_sent = 0.0
         self.last_cmd: dict | None = None
@@ -57,7 +63,7 @@ class ViewPlannerNode(Node):
         return self.declare_parameter(name, default, ParameterDescriptor(description=description)).value
 
     def _on_dataset(self, msg: AivDataset) -> None:
-        if self.session is not None:
+        if self.session is not None or self.exit_code is not None:
             return
         ds = to_dict(msg)
         try:
@@ -68,7 +74,7 @@ class ViewPlannerNode(Node):
             self.get_logger().error(f"aiv/dataset: {exc}")
             self.exit_code = 1
             return
-        self.session = PlannerSession(pairs, self.config, limit=self.limit or None)
+        self.session = PlannerSession(pairs, self.config, limit=self.limit or None, on_record=self.result_log.append)
         self.index = ds["index"]
         self.get_logger().info(f"{len(self.session.pairs)} episodes from {ds['index']}; run {self.run_name}")
 
@@ -122,6 +128,7 @@ class ViewPlannerNode(Node):
         self._send(self.session.on_verdict(verdict))
 
     def _finish(self) -> None:
+        self.result_log.close()
         m = self.session.write(self.out_dir, self.run_name, notes=[
             f"index: {self.index} ({len(self.session.pairs)} episodes)", "run through the aiv_eval graph (ROS topics)"])
         self.get_logger().info(

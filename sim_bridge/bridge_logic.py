@@ -32,11 +32,17 @@ def load_episodes(episodes_dir: str, split: str, scene_models: bool = True) -> t
     also accepts episodes without our scene model: the public HM3D files)."""
     from personal.world.habitat_format import load_episode_set
 
+    from personal.world.checks import start_problem
+
     scenes, episodes = load_episode_set(episodes_dir, scene_models)  # raises EpisodeFormatError naming file + field
     wanted = splits_for(split)
     episodes = [e for e in episodes if e.split in wanted]
     if not episodes:
         raise EpisodeSourceError(f"{episodes_dir}: no episodes for split {split!r}")
+    problems = [p for p in (start_problem(e, scenes[e.scene_id]) for e in episodes if e.scene_id in scenes) if p]
+    if problems:  # refused before anything runs, rather than a crash or a silent SR 0 later
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        raise EpisodeSourceError(f"{episodes_dir}: {'; '.join(problems[:3])}{more}")
     return scenes, episodes
 
 

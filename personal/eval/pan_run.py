@@ -75,16 +75,19 @@ def build_loop(name: str, comps: PanComponents, seed: int = 0, max_steps: int = 
 def run_pan_offline(scenes: dict[str, Scene], episodes: Sequence[Episode], methods: Sequence[str], out_dir: str | Path,
                     comps: PanComponents | None = None, *, max_steps: int = 500, sample_plots: int = 6, seed: int = 0,
                     backend: str = "synthetic", progress: Callable[[str], None] | None = None, meta_extra: dict | None = None) -> dict:
-    """Run and score every (episode, method); write the run folder; return the summary."""
+    """Run and score every (episode, method); write the run folder; return the summary. The folder is
+    checked writable first, and ``results.jsonl`` gets each run's record as it is scored."""
+    from personal.eval.output import RESULTS_LOG, ResultLog, writable_dir
     from personal.eval.pog_run import sample_episodes
     from personal.navigation.loop import run_episode
     from sim_bridge.backends import make_backend
     from sim_bridge.navgrid import NavGrid
 
+    out = writable_dir(out_dir)  # OutputDirError now, not after every episode has run
+    log = ResultLog(out / RESULTS_LOG)
     comps = comps or make_components()
     sim = make_backend(backend)
     loops = {m: build_loop(m, comps, seed, max_steps) for m in methods}
-    out = Path(out_dir)
     sampled = {e.episode_id for e in sample_episodes(list(episodes), sample_plots, seed)}
     results: list[PanEpisodeResult] = []
     timing = {m: [] for m in methods}
@@ -116,6 +119,7 @@ def run_pan_offline(scenes: dict[str, Scene], episodes: Sequence[Episode], metho
                                   collisions=sum(traj.collisions), guard_overrides=traj.guard_overrides,
                                   is_oracle=loop.policy.is_oracle, info=_small_info(traj))
                 results.append(r)
+                log.append(r.to_dict())
                 timing[m].append(traj.timing_ms)
                 runs[m] = {"poses": traj.poses, "success": r.success, "stopped": r.stopped,
                            "detections": traj.info.get("detections", []),
@@ -129,6 +133,7 @@ def run_pan_offline(scenes: dict[str, Scene], episodes: Sequence[Episode], metho
                 plot_trajectory(out / "trajectories" / f"{ep.episode_id}.png", scene=scene, episode=ep, runs=runs,
                                 labels=LABELS, occupancy=occ)
     wall = time.perf_counter() - t0
+    log.close()
     meta = {
         "episodes": len(episodes),
         "scenes": len(by_scene),

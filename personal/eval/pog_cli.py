@@ -1,9 +1,6 @@
 """`personal pog ...`: POG evaluation without ROS (same library as the pog_eval graph)."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from pathlib import Path
-
 import typer
 
 app = typer.Typer(help="Personalized Object Grounding (PersONAL POG) without ROS.", no_args_is_help=True)
@@ -31,6 +28,13 @@ def eval_offline(
     if map_source not in ("explore", "saved", "oracle"):
         typer.echo(f"error: --map-source must be explore, saved or oracle, got {map_source!r}", err=True)
         raise typer.Exit(2)
+    from personal.eval.output import OutputDirError, new_run_dir
+
+    try:  # before the maps are built: an unwritable out_dir must not be found at the end
+        run = new_run_dir(out_dir)
+    except OutputDirError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
     split_list = [s.strip() for s in splits.split(",") if s.strip()]
     inputs = pog_run.build_eval_inputs(
         scenes=scenes, splits=split_list, episodes_per_split=episodes_per_split, resolution=resolution, seed=seed,
@@ -38,7 +42,6 @@ def eval_offline(
         maps_dir=maps_dir if map_source == "saved" else "", build_maps=map_source != "saved",
         explore=map_source == "explore", progress=lambda m: typer.echo(m),
     )
-    run = Path(out_dir) / datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     pog_run.run_offline(inputs, run, progress=_progress(len(inputs.episodes)))
     typer.echo(f"report: {run.resolve() / 'report.md'}")
 

@@ -229,9 +229,11 @@ def explore_with_graph(scene: Scene, episode: Episode, maps_dir: str | Path, res
 
     t0 = time.perf_counter()
     with child_domain() as env:
-        code, _ = run_child(cmd, env, timeout_s, forward if log else None, keep)
+        code, tail = run_child(cmd, env, timeout_s, forward if log else None, keep)
     out = Path(maps_dir) / scene.scene_id / "features.yaml"
     info = {"seconds": round(time.perf_counter() - t0, 1), "exit_code": code, "map": str(out) if out.exists() else None}
+    if code != 0:  # why: the child runner names a node that died; else its last lines
+        info["errors"] = " | ".join([l for l in tail if "ERROR" in l or "error:" in l or "timed out" in l] or tail[-3:])[-600:]
     if bag_dir:
         from personal.eval.pog_replay import note_live_map
 
@@ -362,11 +364,15 @@ def build_eval_inputs(*, scenes: int = 3, splits: Sequence[str] = SPLITS, episod
 
 def run_offline(inputs: EvalInputs, out_dir: str | Path, sample_maps: int = 6, progress=None) -> dict:
     """Evaluate every episode with every method and write the run folder; returns the summary."""
+    from personal.eval.output import RESULTS_LOG, ResultLog, writable_dir
     from personal.eval.pog import write_report
     from personal.grounding.pipeline import evaluate_offline
 
     t0 = time.perf_counter()
-    results = evaluate_offline(inputs.episodes, inputs.scenes, inputs.maps, inputs.extractor, inputs.encoder, inputs.methods, progress=progress)
+    with ResultLog(writable_dir(out_dir) / RESULTS_LOG) as log:  # each episode's records as it finishes
+        results = evaluate_offline(inputs.episodes, inputs.scenes, inputs.maps, inputs.extractor, inputs.encoder,
+                                   inputs.methods, progress=progress,
+                                   on_results=lambda rs: log.extend(r.to_dict() for r in rs))
     dt = time.perf_counter() - t0
     enc_oracle = encoder_is_oracle(inputs.encoder) or "ORACLE" in inputs.map_source
     meta = {

@@ -338,8 +338,10 @@ def evaluate_offline(
     methods: Sequence[Method | str],
     seed: int = 0,
     progress=None,
+    on_results=None,
 ) -> list:
-    """Ground and score every episode against the map of its scene (no ROS)."""
+    """Ground and score every episode against the map of its scene (no ROS). ``on_results`` gets
+    each episode's results as soon as they exist (to write them before the next episode)."""
     meths = [make_method(m) if isinstance(m, str) else m for m in methods]
     embedder = TextEmbedder(encoder)
     extractor = CachingExtractor(extractor)
@@ -351,7 +353,10 @@ def evaluate_offline(
         if view is None:
             view = MapView.from_arrays(np.zeros((0, 0, 0)), np.zeros((0, 0)), (0.0, 0.0), 1.0)
         g = ground_episode(view, ep, extractor, encoder, meths, seed=seed, embedder=embedder)
-        results.extend(score_grounding(g, ep, scenes.get(ep.scene_id)))
+        scored = score_grounding(g, ep, scenes.get(ep.scene_id))
+        results.extend(scored)
+        if on_results:
+            on_results(scored)
         if progress:
             progress(i + 1, len(episodes))
     return results

@@ -42,11 +42,17 @@ def eval_cmd(
     strips: int = typer.Option(4, help="frame strips for this many sample episodes"),
 ) -> None:
     """Run the suite in-process (same scoring as the perm_eval graph) and write report.md."""
+    from personal.eval.output import RESULTS_LOG, OutputDirError, ResultLog, writable_dir
     from personal.manipulation.backends import make_backend
     from personal.manipulation.evaluate import eval_tasks, evaluate, write_results
     from personal.manipulation.policies import make_policy
     from personal.manipulation.report import write_report
 
+    try:  # before the simulator starts: an unwritable --out must not be found at the end
+        log = ResultLog(writable_dir(out, "--out") / RESULTS_LOG)
+    except OutputDirError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
     tasks = eval_tasks(_csv(missions), _csv(prefs), [int(s) for s in _csv(seeds)], _csv(suites))
     sample = {t.task_id for t in tasks if t.seed == int(_csv(seeds)[0]) and t.suite in ("none", "single")}
     sample = set(sorted(sample, key=lambda s: (s.split("/")[2].strip("[]"), s))[: strips])
@@ -55,10 +61,12 @@ def eval_cmd(
     t0 = time.time()
 
     def progress(k, n, r):
+        log.append(r.to_dict())  # on disk as each episode is scored
         typer.echo(f"[{k}/{n}] {r.task_id:45s} success={int(r.success)} d={r.d} SA={r.sa:.2f} ({time.time() - t0:.0f}s)")
 
     results, frames = evaluate(be, pol, tasks, max_steps=max_steps, images=policy not in ("scripted", "learned"),
                                strips_for=lambda t: t.task_id in sample, progress=progress, replan=replan)
+    log.close()
     write_results(results, out)
     report = write_report(results, out, frames, meta={
         "simulator": be.name, "policy": pol.name, "missions": missions, "seeds": seeds,

@@ -34,12 +34,19 @@ def eval_cmd(
         names = parse_policy_list(methods)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    if episodes_dir:
-        from sim_bridge.bridge_logic import load_episodes
+    from personal.eval.output import OutputDirError, writable_dir
 
-        scene_map, eps = load_episodes(episodes_dir, split)
-    else:
-        scene_map, eps = generate_pan_set(scenes, splits, per_split, seed)
+    try:
+        writable_dir(out, "--out")  # checked before any episode runs
+        if episodes_dir:
+            from sim_bridge.bridge_logic import load_episodes
+
+            scene_map, eps = load_episodes(episodes_dir, split)
+        else:
+            scene_map, eps = generate_pan_set(scenes, splits, per_split, seed)
+    except (OutputDirError, ValueError) as exc:  # ValueError: EpisodeFormatError / EpisodeSourceError, named
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
     summary = run_pan_offline(scene_map, eps, names, out, make_components(encoder, extractor), max_steps=max_steps,
                               sample_plots=sample_plots, progress=typer.echo)
     typer.echo((out / "report.md").read_text())

@@ -153,8 +153,9 @@ def safety_probe(h: Household) -> dict[str, Any]:
 
 
 def run_home_eval(cfg: EvalConfig, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    out_dir = Path(cfg.out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    from personal.eval.output import RESULTS_LOG, ResultLog, writable_dir
+
+    out_dir = writable_dir(cfg.out_dir)  # OutputDirError naming the folder, before any household
     agent = make_agent(cfg)
     judge = LLMJudge(ChatClient(cfg.endpoint, cfg.model or "default")) if cfg.judge and cfg.endpoint else None
     rpj = RolePlayingJudge(ChatClient(cfg.endpoint, cfg.model or "default")) if cfg.judge and cfg.endpoint else None
@@ -162,7 +163,8 @@ def run_home_eval(cfg: EvalConfig, progress: Callable[[str], None] | None = None
     scores = Scores()
     probes = []
     t0 = time.perf_counter()
-    with open(out_dir / "results.jsonl", "w") as res_f, open(out_dir / "transcripts.jsonl", "w") as tr_f:
+    # each task's row on disk as it is scored (a crash loses at most the task in progress)
+    with ResultLog(out_dir / RESULTS_LOG) as res_f, ResultLog(out_dir / "transcripts.jsonl", sync=False) as tr_f:
         for i in range(cfg.households):
             h = generate_household(cfg.seed + i)
             probes.append(safety_probe(h))
@@ -177,9 +179,8 @@ def run_home_eval(cfg: EvalConfig, progress: Callable[[str], None] | None = None
                     out = AgentOutput(answer=None, transcript=[{"agent_error": f"{type(exc).__name__}: {exc}"}])
                 score = score_task(task, out, h, judge, rpj)
                 scores.add(task, out, score)
-                res_f.write(json.dumps(scores.rows[-1], default=str) + "\n")
-                tr_f.write(json.dumps({"task": task.to_dict(), "agent": agent.name, "transcript": out.transcript},
-                                      default=str) + "\n")
+                res_f.append(scores.rows[-1])
+                tr_f.append({"task": task.to_dict(), "agent": agent.name, "transcript": out.transcript})
             if progress:
                 progress(f"household {i + 1}/{cfg.households} ({h.household_id}) done")
     summary = scores.summary()

@@ -1,11 +1,11 @@
 """Offline evaluation: run agent configurations over an index and write the report."""
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
 
+from personal.eval.output import ResultLog, writable_dir
 from personal.verification.agent import AgentConfig, VerificationAgent, run_episode
 from personal.verification.attributes import make_decomposer
 from personal.verification.metrics import compare_runs, compute_metrics, write_report
@@ -37,7 +37,8 @@ def standard_configs(base: AgentConfig, with_llm: bool | None = None,
 
 
 def run_config(pairs, cfg: AgentConfig, decomposer: str = "builtin", verifier: str = "builtin",
-               attr_cache: dict | None = None) -> list[dict]:
+               attr_cache: dict | None = None, on_record=None) -> list[dict]:
+    """Every episode's record; ``on_record`` gets each as soon as it exists (to write it at once)."""
     agent = VerificationAgent(make_decomposer(decomposer), make_verifier(verifier), cfg, attr_cache)
     nbv = make_nbv(cfg.nbv, cfg.seed) if cfg.mode == "multi" else None
     records = []
@@ -46,6 +47,8 @@ def run_config(pairs, cfg: AgentConfig, decomposer: str = "builtin", verifier: s
             records.append(run_episode(p, agent, nbv, seed=cfg.seed))
         except (OSError, ValueError) as exc:  # unreadable capture etc.: a flagged failure, not a dead run
             records.append(error_record(p, cfg, f"{type(exc).__name__}: {exc}"))
+        if on_record:
+            on_record(records[-1])
     return records
 
 
@@ -58,19 +61,16 @@ def error_record(p, cfg: AgentConfig, error: str) -> dict:
 def evaluate(index: str | Path, out_dir: str | Path, configs: dict[str, AgentConfig], decomposer: str = "builtin",
              verifier: str = "builtin", limit: int | None = None, strict: bool = True, notes: list[str] | None = None,
              log=print) -> dict:
+    out = writable_dir(out_dir)  # OutputDirError before any episode runs
     pairs = load_index(index, strict=strict, limit=limit)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     attr_cache: dict = {}
     runs = {}
     sv_records = None
     for name, cfg in configs.items():
         t0 = time.perf_counter()
-        records = run_config(pairs, cfg, decomposer, verifier, attr_cache)
+        with ResultLog(out / f"results_{name}.jsonl") as log:  # written record by record
+            records = run_config(pairs, cfg, decomposer, verifier, attr_cache, on_record=log.append)
         dt = time.perf_counter() - t0
-        with open(out / f"results_{name}.jsonl", "w") as fh:
-            for r in records:
-                fh.write(json.dumps(r) + "\n")
         m = compute_metrics(records)
         runs[name] = {"metrics": m, "config": asdict(cfg), "decomposer": decomposer, "verifier": verifier,
                       "seconds": round(dt, 2)}

@@ -150,8 +150,9 @@ class _Episode:
 class PlannerSession:
     """Drives every episode: reset, then NBV moves until the verifier stops; collects records."""
 
-    def __init__(self, pairs: list[PairEpisode], config: AgentConfig, limit: int | None = None):
+    def __init__(self, pairs: list[PairEpisode], config: AgentConfig, limit: int | None = None, on_record=None):
         self.pairs = pairs[:limit] if limit else pairs
+        self.on_record = on_record  # gets each episode's record as it is made (to write it at once)
         self.config = config
         self.nbv = make_nbv(config.nbv, config.seed) if config.mode == "multi" else None
         self.records: list[dict] = []
@@ -235,6 +236,8 @@ class PlannerSession:
             # an episode that broke (unreadable capture, timeout) keeps the conservative No but is flagged
             error=verdict.get("error") or None,
         ))
+        if self.on_record:
+            self.on_record(self.records[-1])
         return self.start_next()
 
     def write(self, out_dir: str | Path, name: str, notes: list[str] | None = None) -> dict:

@@ -304,6 +304,22 @@ def episode_goals(goals_by_category: dict, d: dict, targets: list[str], where: s
     return out
 
 
+def _start_map(value, habitat_pos, where: str) -> tuple[float, float, float]:
+    """Our exact map-frame start (``info.personal.start_position_map``). Both it and the habitat
+    ``start_position`` (what habitat-lab uses) must be finite and agree: a NaN in either was
+    silently ignored or crashed the simulator later."""
+    try:
+        pos = tuple(float(v) for v in value)
+    except (TypeError, ValueError):
+        pos = ()
+    if len(pos) != 3 or not all(math.isfinite(v) for v in pos):
+        raise EpisodeFormatError(f"{where}: field 'info.personal.start_position_map' must be three finite numbers, got {value!r}")
+    if not all(math.isfinite(v) for v in habitat_pos) or max(abs(a - b) for a, b in zip(pos, habitat_pos)) > 1e-3:
+        raise EpisodeFormatError(f"{where}: field 'start_position' {map_to_habitat(habitat_pos)} (habitat frame) does not "
+                                 f"match 'info.personal.start_position_map' {list(pos)}")
+    return pos
+
+
 def episode_from_habitat(d: dict, where: str, split: str | None = None, goals_by_category: dict | None = None) -> Episode:
     """Episode from one habitat episode dict; ``where`` names file/index for errors.
     With ``goals_by_category`` (the file's) the episode carries its targets' goals."""
@@ -313,7 +329,10 @@ def episode_from_habitat(d: dict, where: str, split: str | None = None, goals_by
     pos = habitat_to_map(_float3(d["start_position"], where, "start_position"))
     yaw = extra.get("start_yaw", habitat_quat_to_yaw(_quat(d["start_rotation"], where, "start_rotation")))
     if "start_position_map" in extra:
-        pos = tuple(extra["start_position_map"])
+        pos = _start_map(extra["start_position_map"], pos, where)
+    if not all(math.isfinite(v) for v in pos) or not math.isfinite(float(yaw)):
+        raise EpisodeFormatError(f"{where}: field 'start_position' / 'start_rotation' must be finite, got "
+                                 f"{d['start_position']!r} / {d['start_rotation']!r}")
     targets = extra.get("target_object_ids") or (d["object_id"] if isinstance(d["object_id"], list) else [d["object_id"]])
     owner = d["owner"]
     ownership = extra.get("ownership") or {owner: list(targets)}

@@ -15,6 +15,7 @@ from collections import OrderedDict
 import numpy as np
 
 from personal.world import frames
+from personal.world.checks import start_problem
 from personal.world.mesh import SceneMesh, scene_mesh
 from personal.world.model import Episode, Scene
 from sim_bridge.backends.base import Action, AgentState, CameraSpec, Observation, SimBackend
@@ -95,6 +96,9 @@ class SyntheticBackend(SimBackend):
             if episode.scene_id != cur.scene.scene_id:
                 raise ValueError(f"episode {episode.episode_id!r} is for scene {episode.scene_id!r} "
                                  f"but scene {cur.scene.scene_id!r} is loaded")
+            problem = start_problem(episode, cur.scene)  # a NaN or far-away start fails here, by name
+            if problem:
+                raise ValueError(problem)
             x, y, _ = episode.start_position
             self._state = AgentState(float(x), float(y), self._floor_z(episode.floor_id), _wrap(episode.start_yaw),
                                      0.0, episode.floor_id)
