@@ -84,7 +84,7 @@ class PogEvaluatorNode(Node):
         self.sample_maps = p("sample_maps", 6, "episodes drawn as map PNGs")
         self.exit_code: int | None = None
         self.t0 = time.monotonic()
-        self.incomplete: list[str] = []  # why this run is not a full one (failed child graphs)
+        self.incomplete: list[str] = []  # why this run is not a full one (failed child graph, no grounding node)
         try:  # before any work: an unwritable out_dir must not be found after the evaluation
             self.run_dir = new_run_dir(out_root)
             self.result_log = ResultLog(self.run_dir / RESULTS_LOG)
@@ -301,6 +301,7 @@ class PogEvaluatorNode(Node):
         if now - self._wait_since > self.grounding_wait:
             self.get_logger().error(f"no grounding node after {self.grounding_wait:.0f} s: "
                                     f"{len(self.queue)} episodes recorded as no_grounding_node failures")
+            self.incomplete.append(f"no grounding node within {self.grounding_wait:.0f} s ({len(self.queue)} episodes)")
             for ep in self.queue:
                 rid = uuid.uuid4().hex[:12]
                 self.pending[rid] = (ep, now, {m: _failed(m, "no_grounding_node", "the grounding node never subscribed to grounding/query")
@@ -400,6 +401,8 @@ class PogEvaluatorNode(Node):
     def _expire(self, now: float) -> None:
         for rid, (ep, sent, got) in list(self.pending.items()):
             if now - sent > self.query_timeout:
+                if self.query_pub.get_subscription_count() == 0 and not any("grounding node left" in i for i in self.incomplete):
+                    self.incomplete.append("the grounding node left during the run (queries timed out unanswered)")
                 for m in self.methods:
                     got.setdefault(m, _failed(m, "timeout", f"no result from the grounding node within {self.query_timeout:.0f} s"))
                 self._complete(rid)
@@ -466,8 +469,7 @@ class PogEvaluatorNode(Node):
         print(f"report: {self.run_dir.resolve() / 'report.md'}", flush=True)
         self.result_log.close()
         if self.incomplete:
-            self.get_logger().error(f"run incomplete ({len(self.incomplete)} child graph(s) failed): "
-                                    + "; ".join(self.incomplete) + "; exit code 3")
+            self.get_logger().error("run incomplete: " + "; ".join(self.incomplete) + "; exit code 3")
         self.exit_code = 3 if self.incomplete else 0
 
 

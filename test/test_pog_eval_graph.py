@@ -63,7 +63,10 @@ def test_evaluator_without_grounding_node_records_failures(tmp_path):
         "map_source": "oracle", "scenes": 1, "episodes_per_split": 1, "splits": "easy,hard", "grounding_wait_s": 1.0,
         "out_dir": str(out), "sample_maps": 0})
     proc = subprocess.run(cmd, cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, timeout=200)
-    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    # the report is written, but a run without its grounding node is not a success: exit 3, not 0
+    assert proc.returncode == 3, (proc.stdout + proc.stderr)[-3000:]
+    assert "run incomplete" in proc.stdout + proc.stderr
     results = json.loads((next(out.iterdir()) / "results.json").read_text())
     assert len(results) == 2 * 5
     assert all(r["failure"]["code"] == "no_grounding_node" for r in results)
+    assert "INCOMPLETE RUN" in (next(out.iterdir()) / "summary.json").read_text()

@@ -155,6 +155,28 @@ def test_commands_go_through_the_same_validation(bridge, listener):
     assert bridge.client is not None and bridge.commands_handled == len(cases)  # the bridge survived them all
 
 
+def test_extreme_numbers_get_an_answer_and_change_nothing(bridge, listener):
+    """issue 15, finding 11: `.../set` of 1e400 raised OverflowError (a traceback, no reply on the result topic)."""
+    c, msgs = listener
+    c.subscribe("test/home/hand01/+/feature/result")
+    cases = [("thermostat/target_temperature/set", "1e400"), ("thermostat/target_temperature/set", "-inf"),
+             ("thermostat/target_temperature/set", "nan"),
+             ("tv/feature/set", '{"feature": "set_volume", "args": {"volume": 1e400}}'),
+             ("tv/feature/set", '{"feature": "set_volume", "args": {"volume": NaN}}'),
+             ("tv/feature/set", json.dumps({"feature": "set_volume", "args": {"volume": "x" * 100_000}}))]
+    for topic, payload in cases:
+        c.publish(f"test/home/hand01/{topic}", payload, qos=1)
+        _, res, _ = wait_for(msgs, lambda t, p, r: json.loads(p)["topic"].endswith(topic))
+        res = json.loads(res)
+        assert not res["ok"] and res["error_type"] in ("UPSTREAM_FORMAT_ERROR", "EXECUTION_ERROR"), (topic, payload[:40], res)
+    state = bridge.h.appliance("thermostat").appliance.state
+    assert state["target_temperature_f"] == 71 and bridge.h.appliance("tv").appliance.state.get("volume") != 1e400
+    c.publish("test/home/hand01/tv/power/set", "ON", qos=1)  # set_volume needs the TV on
+    c.publish("test/home/hand01/tv/feature/set", json.dumps({"feature": "set_volume", "args": {"volume": 20}, "request_id": "ok"}), qos=1)
+    _, res, _ = wait_for(msgs, lambda t, p, r: json.loads(p).get("request_id") == "ok")
+    assert json.loads(res)["ok"]  # the bridge still serves good commands
+
+
 def test_external_state_changes_are_published(bridge, listener):
     c, msgs = listener
     c.subscribe("test/home/hand01/speaker/state")

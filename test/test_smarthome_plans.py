@@ -116,3 +116,20 @@ def test_toolbox_functions(home):
     report = PlanExecutor(home).execute(plan)
     assert [s.status for s in report.steps] == ["ok"] * 5 + ["invalid", "invalid"]
     assert report.steps[4].result["occupation"] == "head nurse"
+
+
+def test_create_routine_checks_every_function(home):
+    """issue 15, finding 11: create_routine(["os.system"]) was valid, inflating plan validity."""
+    plan = [{"program_id": "r", "steps": [
+        step("toolbox", "create_routine", {"functions": ["tv.calibrate_av", "speaker.Speak", "update_sensor_status"]}),
+        step("toolbox", "create_routine", {"functions": ["os.system"]}),
+        step("toolbox", "create_routine", {"functions": ["tv.levitate"]}),
+        step("toolbox", "create_routine", {"functions": ["__import__"]}),
+        step("toolbox", "create_routine", {"functions": [42]}),
+    ]}]
+    report = PlanExecutor(home).execute(plan)
+    assert [s.status for s in report.steps] == ["ok"] + ["invalid"] * 4, [(s.status, s.message) for s in report.steps]
+    msgs = [s.message for s in report.steps[1:]]
+    assert "no appliance 'os'" in msgs[0] and "no feature 'levitate'" in msgs[1]
+    assert "nor a toolbox function" in msgs[2] and "expected a list of strings" in msgs[3]
+    assert report.validity == pytest.approx(1 / 5)

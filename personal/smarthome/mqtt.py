@@ -22,6 +22,7 @@ payload is answered on the result topic and logged, never raised.
 from __future__ import annotations
 
 import json
+import math
 import logging
 import socket
 import threading
@@ -224,13 +225,18 @@ class HomeAssistantBridge:
             self.on_event(f"MQTT command for unknown appliance {obj!r} on {topic}")
             return None
         name = placed.appliance.name
-        request_id, call = self._to_feature_call(placed.appliance.type, what, payload)
-        if isinstance(call, str):  # a payload we cannot map: answer with a typed error
-            result = ToolResult("run_appliance_feature", {"topic": topic, "payload": payload}, False, None,
-                                "UPSTREAM_FORMAT_ERROR", call)
-        else:
-            result = self.executor.call("run_appliance_feature", {"appliance_name": name, "feature_method": call[0],
-                                                                  "feature_kwargs": call[1]})
+        request_id, call = None, None
+        try:
+            request_id, call = self._to_feature_call(placed.appliance.type, what, payload)
+            if isinstance(call, str):  # a payload we cannot map: answer with a typed error
+                result = ToolResult("run_appliance_feature", {"topic": topic, "payload": payload}, False, None,
+                                    "UPSTREAM_FORMAT_ERROR", call)
+            else:
+                result = self.executor.call("run_appliance_feature", {"appliance_name": name, "feature_method": call[0],
+                                                                      "feature_kwargs": call[1]})
+        except Exception as exc:  # whatever the payload, the sender gets an answer on the result topic
+            result = ToolResult("run_appliance_feature", {"topic": topic, "payload": payload[:200]}, False, None,
+                                "EXECUTION_ERROR", f"{type(exc).__name__}: {exc}")
         self.commands_handled += 1
         if self.client is not None:
             out = {"request_id": request_id, "topic": topic, "ok": result.ok, "output": result.output,
@@ -246,9 +252,11 @@ class HomeAssistantBridge:
         p = payload.strip()
         if what == "feature":
             try:
-                body = json.loads(p)
+                body = json.loads(p, parse_float=_finite_float, parse_constant=_no_constant)
             except json.JSONDecodeError as exc:
                 return None, f"feature command payload is not JSON: {exc.msg}"
+            except ValueError as exc:  # NaN, Infinity, 1e400
+                return None, f"feature command payload: {exc}"
             if not isinstance(body, dict) or not isinstance(body.get("feature"), str):
                 return None, 'feature command must be {"feature": <method>, "args": {...}, "request_id": "..."}'
             args = body.get("args", {})
@@ -272,8 +280,19 @@ class HomeAssistantBridge:
         if what == "target_temperature" and type_ == "thermostat":
             try:
                 return None, ("set_target_temperature", {"temperature_f": int(round(float(p)))})
-            except ValueError:
-                return None, f"target_temperature payload must be a number, got {p!r}"
+            except (ValueError, OverflowError):  # "abc", or 1e400 / inf / nan
+                return None, f"target_temperature payload must be a finite number, got {p[:40]!r}"
         if what == "mode" and type_ == "thermostat":
             return None, ("set_mode", {"mode": p.lower()})
         return None, f"no {what!r} command for a {type_}"
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text[:40]} is out of range")
+    return value
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a number an appliance accepts")

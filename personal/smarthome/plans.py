@@ -106,6 +106,23 @@ def _tb_pet(h: Household, a: dict) -> Any:
 
 
 def _tb_routine(h: Household, a: dict) -> Any:
+    """A routine of ``"<appliance>.<feature>"`` steps (or toolbox functions), each of which must name an
+    appliance of this household and one of its features (method or title): ``["os.system"]`` is not a
+    routine, and accepting it inflated plan validity."""
+    from personal.smarthome.appliances import CATALOGUE
+
+    for k, f in enumerate(a["functions"]):
+        if not isinstance(f, str) or not f.strip():
+            raise FeatureError(f"create_routine: functions[{k}] must be '<appliance>.<feature>', got {f!r}")
+        appliance, _, feature = f.strip().rpartition(".")
+        if not appliance:
+            if f.strip() in TOOLBOX and f.strip() != "create_routine":
+                continue
+            raise FeatureError(f"create_routine: functions[{k}] {f!r} is not '<appliance>.<feature>' nor a toolbox function")
+        placed = next((p for p in h.appliances if p.appliance.name.lower() == appliance.lower()), None)
+        if placed is None:
+            raise FeatureError(f"create_routine: functions[{k}] {f!r}: the household has no appliance {appliance!r}")
+        CATALOGUE[placed.appliance.type].feature(feature)  # FeatureError naming the known features
     name = "routine_" + "_".join(re.sub(r"\W+", "", f.split(".")[-1]) for f in a["functions"])[:60]
     return name
 
