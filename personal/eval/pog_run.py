@@ -214,7 +214,8 @@ def explore_with_graph(scene: Scene, episode: Episode, maps_dir: str | Path, res
     one-scene episode folder so that any scene of any set can be explored. With ``bag_dir``
     the mapping node's input topics and frame log are recorded there (rosbag2 MCAP, see
     personal.eval.pog_replay). Returns {seconds, exit_code, map[, bag]}."""
-    from personal.eval.pog_replay import child_domain, explore_record_command, run_child
+    from personal.eval.pog_replay import explore_record_command
+    from personal.runner import child_domain, run_child
     from personal.world.habitat_format import write_episode_set
 
     folder = Path(work_dir) / scene.scene_id
