@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy

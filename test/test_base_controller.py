@@ -94,7 +94,6 @@ def test_nan_odometry_mid_move_stops_at_once():
     base, ctl, t = KinematicBase(), BaseController(), 0.0
     ctl.update_odometry(Pose2D(0.0, 0.0, 0.0, t))
     assert ctl.start(MOVE_FORWARD, t) is None
-    commands = []
     while t < 0.3:  # accelerate with good odometry
         t += DT
         base.step(t, DT)

@@ -61,8 +61,13 @@ def compare(
     """POG with a learned encoder and the ORACLE upper bound on the same households, episodes and
     exploration frames; the report leads with the learned encoder."""
     from personal.eval import pog_run
+    from personal.eval.output import OutputDirError, new_run_dir
 
-    run = Path(out_dir) / datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    try:  # before any household is explored
+        run = new_run_dir(out_dir)
+    except OutputDirError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
     pog_run.compare_offline(run, encoder=encoder, upper_bound=upper_bound, scenes=scenes,
                             splits=[s.strip() for s in splits.split(",") if s.strip()], episodes_per_split=episodes_per_split,
                             resolution=resolution, seed=seed, max_steps=max_steps, progress=typer.echo)
