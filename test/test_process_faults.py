@@ -110,12 +110,31 @@ NODE = textwrap.dedent("""
 """)
 
 
+def _owned_fastdds_files(pid: int) -> set[str]:
+    """The Fast DDS files in /dev/shm that process ``pid`` owns: each segment or port it created has
+    a lock file it holds (``/proc/locks``) — the test ``fastdds shm clean`` applies. Other files
+    appear meanwhile (other graphs on a shared machine), and a process also maps its peers' files."""
+    by_inode = {}
+    for f in SHM.iterdir():
+        try:
+            by_inode[f.stat().st_ino] = f.name
+        except OSError:  # removed meanwhile
+            pass
+    owned = set()
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        if len(fields) > 5 and fields[1] == "FLOCK" and fields[4] == str(pid):
+            name = by_inode.get(int(fields[5].rsplit(":", 1)[-1]), "")
+            if name.startswith("fastdds_") and name.endswith(("_el", "_sl")):
+                owned |= {name, name[:-3]}
+    return owned
+
+
 def _start_shm_user() -> tuple[subprocess.Popen, set[str]]:
-    before = _fastdds_files()
     proc = subprocess.Popen([sys.executable, "-c", NODE], stdout=subprocess.PIPE, text=True, env=os.environ)
     assert proc.stdout.readline().strip() == "ready"
     time.sleep(0.5)
-    return proc, _fastdds_files() - before
+    return proc, _owned_fastdds_files(proc.pid)
 
 
 @pytest.mark.skipif(not SHM.is_dir(), reason="no /dev/shm")
