@@ -68,8 +68,8 @@ def evaluate(index: str | Path, out_dir: str | Path, configs: dict[str, AgentCon
     sv_records = None
     for name, cfg in configs.items():
         t0 = time.perf_counter()
-        with ResultLog(out / f"results_{name}.jsonl") as log:  # written record by record
-            records = run_config(pairs, cfg, decomposer, verifier, attr_cache, on_record=log.append)
+        with ResultLog(out / f"results_{name}.jsonl") as results:  # written record by record
+            records = run_config(pairs, cfg, decomposer, verifier, attr_cache, on_record=results.append)
         dt = time.perf_counter() - t0
         m = compute_metrics(records)
         runs[name] = {"metrics": m, "config": asdict(cfg), "decomposer": decomposer, "verifier": verifier,
