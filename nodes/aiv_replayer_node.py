@@ -82,7 +82,7 @@ class AivReplayerNode(Node):
         if not matched and waited < 15.0:
             return
         if not matched:
-            self.get_logger().warn("announcing the dataset before every subscriber is matched (15 s passed)")
+            self.get_logger().warning("announcing the dataset before every subscriber is matched (15 s passed)")
         self._announce_timer.cancel()
         self.dataset_pub.publish(from_dict(AivDataset, self._announcement))
         self.get_logger().info(f"serving {self._announcement['episodes']} PInVerify episodes from {self._announcement['index']}")
@@ -112,7 +112,7 @@ class AivReplayerNode(Node):
                    "bbox_xyxy": [], "descriptions": [], "error": f"{type(exc).__name__}: {exc}"}
             rgb = mask = depth = None
         if obs.get("error"):
-            self.get_logger().warn(f"command {cmd['command']} episode {cmd['episode_index']}: {obs['error']}")
+            self.get_logger().warning(f"command {cmd['command']} episode {cmd['episode_index']}: {obs['error']}")
         stamp = self.get_clock().now().to_msg()
         if rgb is not None:
             self.rgb_pub.publish(image_msg(rgb, "rgb8", cmd["request_id"], stamp))

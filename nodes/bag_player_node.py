@@ -108,7 +108,7 @@ class BagPlayer(Node):
             if all(p.get_subscription_count() > 0 for p in self.publishers_.values()):
                 return
             rclpy.spin_once(self, timeout_sec=0.05)
-        self.get_logger().warn("starting playback before every topic has a subscriber")
+        self.get_logger().warning("starting playback before every topic has a subscriber")
 
     def _keep_subscribed(self, timeout: float, settle: float = 1.5) -> None:
         """Wait for a first subscriber and until the set of subscribed topics has not changed
@@ -137,7 +137,7 @@ class BagPlayer(Node):
                 deserialize_message(msg.data, self.classes[msg.topic])
             except Exception as e:  # noqa: BLE001 - any decoding failure means skip
                 self.skipped += 1
-                self.get_logger().warn(f"skipping undecodable message on {msg.topic}: {e}", throttle_duration_sec=2.0)
+                self.get_logger().warning(f"skipping undecodable message on {msg.topic}: {e}", throttle_duration_sec=2.0)
                 return False
         if self.clock_pub is not None:
             clock = Clock()
@@ -164,7 +164,7 @@ class BagPlayer(Node):
             return
         for topic, pub in self.publishers_.items():
             if not pub.wait_for_all_acked(Duration(seconds=timeout)):
-                self.get_logger().warn(f"{topic}: not every message acknowledged within {timeout:.0f} s")
+                self.get_logger().warning(f"{topic}: not every message acknowledged within {timeout:.0f} s")
 
     def play(self) -> int:
         early = self._publish_latched_first() if self.get_parameter("latched_first").value else set()

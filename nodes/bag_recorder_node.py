@@ -42,7 +42,7 @@ class BagRecorder(Node):
             try:
                 cls = import_message_class(types[0])
             except ImportError as e:
-                self.get_logger().warn(f"not recording {name}: {e}")
+                self.get_logger().warning(f"not recording {name}: {e}")
                 self._subs[name] = None
                 continue
             if not self.get_publishers_info_by_topic(name):

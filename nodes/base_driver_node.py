@@ -118,7 +118,7 @@ class BaseDriver(Node):
                     return
             except TfError as exc:
                 if self.pose_source == "tf":
-                    self.get_logger().warn(f"TF {self.odom_frame} -> {self.camera_frame}: {exc}; camera pose from "
+                    self.get_logger().warning(f"TF {self.odom_frame} -> {self.camera_frame}: {exc}; camera pose from "
                                            "camera_xyz and the commanded tilt", throttle_duration_sec=5.0)
             if T is not None and self.pose_source != "tf":
                 self.pose_source = "tf"
@@ -137,7 +137,7 @@ class BaseDriver(Node):
         self.ctl.set_estop(bool(msg.data))
         if msg.data:
             self.cmd_pub.publish(Twist())
-            self.get_logger().warn("emergency stop engaged")
+            self.get_logger().warning("emergency stop engaged")
 
     def _retry_tf_poses(self) -> None:
         pending, self.tf_pending = self.tf_pending, []

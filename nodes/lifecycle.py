@@ -98,7 +98,7 @@ def serve(node: Node, srv_type, name: str, callback: Callable, **kwargs):
         return response
 
     holder: list = []
-    resolved = lambda: holder[0].srv_name if holder else name  # noqa: E731
+    resolved = lambda: getattr(holder[0], "service_name", name) if holder else name  # noqa: E731 - resolved where rclpy says
     srv = node.create_service(srv_type, name, _guard(node).wrap("service", resolved, callback, failed), **kwargs)
     holder.append(srv)
     return srv

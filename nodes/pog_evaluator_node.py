@@ -137,7 +137,7 @@ class PogEvaluatorNode(Node):
         if self.episodes_dir:
             self.scenes, eps, problems = load_episode_folder(self.episodes_dir, self.splits)
             for line in problems:
-                self.get_logger().warn(f"episode set: {line} (recorded as a failure)")
+                self.get_logger().warning(f"episode set: {line} (recorded as a failure)")
         else:
             self.scenes, eps = generate_episode_set(self.n_scenes, self.splits, self.per_split, self.seed)
         self.episodes = eps
@@ -318,7 +318,7 @@ class PogEvaluatorNode(Node):
     # -- record / replay (personal/eval/pog_replay.py) --------------------------------------------
     def _record_dir_free(self) -> bool:
         if self.map_source != "explore_graph":
-            self.get_logger().warn(f"record_dir is only used with map_source explore_graph (not {self.map_source}); ignored")
+            self.get_logger().warning(f"record_dir is only used with map_source explore_graph (not {self.map_source}); ignored")
             self.record_dir = ""
             return True
         taken = [str(Path(self.record_dir) / s) for s in dict.fromkeys(e.scene_id for e in self.episodes)
@@ -464,7 +464,7 @@ class PogEvaluatorNode(Node):
         try:
             write_sample_maps(self.run_dir, self.results, self.episodes, self.scenes, self.maps, None, self.sample_maps)
         except Exception as exc:  # plots are a nice-to-have; the report is written
-            self.get_logger().warn(f"sample map plots failed: {exc}")
+            self.get_logger().warning(f"sample map plots failed: {exc}")
         self.get_logger().info(f"POG evaluation done: {self.done}/{len(self.episodes)} episodes; report: {self.run_dir.resolve() / 'report.md'}")
         print(f"report: {self.run_dir.resolve() / 'report.md'}", flush=True)
         self.result_log.close()

@@ -93,7 +93,7 @@ class ViewPlannerNode(Node):
         if s.pending is not None and time.monotonic() - self.last_sent > self.step_timeout:
             if self.last_cmd and self.last_cmd["command"] == "reset" and not self.resent:
                 # a lost reset is safe to repeat (a move is not: it would cost a second step)
-                self.get_logger().warn(f"no verdict for reset {s.pending} within {self.step_timeout} s; resending once")
+                self.get_logger().warning(f"no verdict for reset {s.pending} within {self.step_timeout} s; resending once")
                 self.resent = True
                 s.restart_current()
                 self.last_sent = time.monotonic()

@@ -186,13 +186,27 @@ def run_child(cmd: list[str], env: Mapping[str, str], timeout_s: float, log: Cal
 _CLEAN_COUNTS = re.compile(r"(\d+) zombie (ports|segments) cleaned")
 
 
-def _fastdds_tool() -> list[str] | None:
-    """How to run Fast DDS's ``fastdds`` tool: the venv's copy (pip ROS) or the one on PATH."""
-    script = Path(sys.prefix) / "tools" / "fastdds" / "fastdds.py"
+def _fastdds_clean() -> str:
+    """Run Fast DDS's ``fastdds shm clean`` and return what it printed: the venv's copy of the tool
+    (pip ROS) is loaded in-process (its ``Clean`` class, no interpreter start-up), else the
+    ``fastdds`` on PATH (a ROS install) runs as a command. OSError when neither exists."""
+    script = Path(sys.prefix) / "tools" / "fastdds" / "shm" / "clean.py"
     if script.is_file():
-        return [sys.executable, str(script)]
+        import contextlib
+        import importlib.util
+        import io
+
+        spec = importlib.util.spec_from_file_location("_fastdds_shm_clean", script)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            module.Clean().run(force=False)
+        return out.getvalue()
     found = shutil.which("fastdds")
-    return [found] if found else None
+    if not found:
+        raise OSError("the fastdds tool is not installed")
+    return subprocess.run([found, "shm", "clean"], capture_output=True, text=True, timeout=60).stdout
 
 
 def _shm_usage(shm: Path) -> int:
@@ -206,13 +220,9 @@ def reclaim_shared_memory(shm: Path = Path("/dev/shm")) -> dict:
     """``fastdds shm clean``: remove the Fast DDS shared-memory segments and ports whose owner is
     gone (their lock files are no longer held), leaving those of live processes alone. Returns
     {segments, ports, freed_mb} or {skipped: why}."""
-    tool = _fastdds_tool()
-    if tool is None:
-        return {"skipped": "the fastdds tool is not installed"}
     before = _shm_usage(shm)
     try:
-        out = subprocess.run([*tool, "shm", "clean"], capture_output=True, text=True, timeout=60,
-                             env=ros_environment()).stdout
+        out = _fastdds_clean()
     except (OSError, subprocess.TimeoutExpired) as exc:
         return {"skipped": f"fastdds shm clean failed: {exc}"}
     counts = {kind: int(n) for n, kind in _CLEAN_COUNTS.findall(out)}

@@ -190,3 +190,21 @@ def pytest_sessionfinish(session, exitstatus):
             subprocess.run([str(fastdds), "shm", "clean"], capture_output=True, timeout=20, env=ros_environment())
         except (OSError, subprocess.TimeoutExpired):
             pass
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """The fuzz figures of test/test_fuzz_nodes.py (messages per node, garbage frames, dropped by the
+    guard, crashes), when those tests ran; also written to $PERSONAL_FUZZ_FIGURES if set."""
+    import json
+
+    try:
+        from fuzz_support import FIGURES, figures_table
+    except ImportError:
+        return
+    if not FIGURES:
+        return
+    terminalreporter.section("fuzz figures (issue 15)")
+    for line in figures_table(FIGURES):
+        terminalreporter.write_line(line)
+    if os.environ.get("PERSONAL_FUZZ_FIGURES"):
+        Path(os.environ["PERSONAL_FUZZ_FIGURES"]).write_text(json.dumps(FIGURES, indent=1))

@@ -15,6 +15,7 @@ import array
 import copy
 import importlib
 import math
+import os
 import random
 from typing import Any
 
@@ -124,3 +125,108 @@ class Fuzzer:
 def _message_class(slot: NamespacedType):
     module = importlib.import_module(".".join(slot.namespaces))
     return getattr(module, slot.name)
+
+
+# -- campaigns against running nodes -----------------------------------------------------------
+
+FIGURES: dict[str, dict] = {}  # node -> {"family", "topics", "messages", "garbage", "dropped", "crashes"}; printed by conftest
+# bench/bench_fuzz.py sets this to run the same campaigns with more messages per topic
+SCALE = float(os.environ.get("PERSONAL_FUZZ_SCALE", "1"))
+
+
+def _absolute(topic: str) -> str:
+    return "/" + topic.lstrip("/")
+
+
+class Campaign:
+    """Throws fuzz at the topics of nodes spinning in a test's ``ros_context``.
+
+    ``fuzz_node(node)`` takes the topics from the node's own subscriptions, so a topic a node
+    listens to cannot be forgotten (nor one it does not listen to be counted). Publishers are
+    reliable + transient local (compatible with every subscription QoS the nodes use); messages go
+    out in bursts with short pauses so reliable queues are not simply overwritten. ``record``
+    stores, per node, the messages tried on its topics, the garbage frames, what its guard dropped
+    (``nodes.lifecycle.dropped_messages``) and whether it crashed (its executor thread died)."""
+
+    def __init__(self, ctx, family: str, seed: int = 0) -> None:
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+        self.ctx, self.family = ctx, family
+        self.io = ctx.make_node("fuzz_" + "".join(c if c.isalnum() else "_" for c in family))
+        self.fuzzer = Fuzzer(seed)
+        self.qos = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self.sent: dict[str, int] = {}
+        self.garbage_sent: dict[str, int] = {}
+        self.topics_of: dict[str, list[str]] = {}
+        self._pubs: dict[str, Any] = {}
+
+    def publisher(self, topic: str, cls):
+        topic = _absolute(topic)
+        if topic not in self._pubs:
+            self._pubs[topic] = self.io.create_publisher(cls, topic, self.qos)
+        return self._pubs[topic]
+
+    def fuzz_node(self, node, good: dict | None = None, n: int = 60, counts: dict | None = None) -> list[str]:
+        """Fuzz every topic ``node`` subscribes to: ``counts[topic]`` (else ``n``) messages, half of
+        them mutations of ``good[topic]()`` where given (topics as the node names them, without the
+        leading slash). A topic already fuzzed by this campaign (a second node on it) is not sent
+        again, but counts for this node too."""
+        good = {_absolute(k): v for k, v in (good or {}).items()}
+        counts = {_absolute(k): v for k, v in (counts or {}).items()}
+        topics = sorted({sub.topic_name: sub.msg_type for sub in node.subscriptions}.items())
+        for topic, cls in topics:
+            if topic not in self.sent:
+                self.fuzz(topic, cls, good.get(topic), n=counts.get(topic, n))
+        self.topics_of[node.get_name()] = [t for t, _ in topics]
+        return self.topics_of[node.get_name()]
+
+    def fuzz(self, topic: str, cls, good=None, n: int = 100, garbage: int = 10, burst: int = 10, pause: float = 0.03) -> None:
+        """``n`` messages on ``topic`` (half mutations of ``good()`` when given), then ``garbage`` raw frames."""
+        import time
+
+        from conftest import wait_for
+
+        topic = _absolute(topic)
+        n, garbage = int(n * SCALE), int(garbage * SCALE)
+        pub = self.publisher(topic, cls)
+        wait_for(lambda: pub.get_subscription_count() > 0, timeout=20)
+        for k in range(n):
+            msg = self.fuzzer.mutate(good()) if good is not None and k % 2 else self.fuzzer.message(cls)
+            pub.publish(msg)
+            if k % burst == burst - 1:
+                time.sleep(pause)
+        sent_garbage = 0
+        for _ in range(garbage):
+            try:  # Fast DDS refuses some frames at the sender already (e.g. an empty one): not counted
+                pub.publish(self.fuzzer.garbage())
+                sent_garbage += 1
+            except Exception:  # noqa: BLE001 - rclpy's RCLError
+                pass
+        time.sleep(pause)
+        self.sent[topic] = self.sent.get(topic, 0) + n
+        self.garbage_sent[topic] = self.garbage_sent.get(topic, 0) + sent_garbage
+
+    def record(self, node, topics: list[str] | None = None) -> dict:
+        """The figures of ``node`` (over ``topics``, default: those ``fuzz_node`` found for it)."""
+        from nodes.lifecycle import dropped_messages
+
+        topics = [_absolute(t) for t in (topics if topics is not None else self.topics_of[node.get_name()])]
+        figures = {"family": self.family, "topics": len(topics), "messages": sum(self.sent.get(t, 0) for t in topics),
+                   "garbage": sum(self.garbage_sent.get(t, 0) for t in topics),
+                   "dropped": sum(dropped_messages(node).values()),
+                   "crashes": 0 if self.ctx._thread.is_alive() else 1}
+        FIGURES[node.get_name()] = figures
+        return figures
+
+
+COLUMNS = ("topics", "messages", "garbage", "dropped", "crashes")
+
+
+def figures_table(figures: dict[str, dict]) -> list[str]:
+    """The figures as a plain-text table, one row per node and a total."""
+    rows = [f"{'node':22s} {'family':15s} " + " ".join(f"{c:>8s}" for c in COLUMNS)]
+    for node, f in sorted(figures.items(), key=lambda kv: (kv[1]["family"], kv[0])):
+        rows.append(f"{node:22s} {f['family']:15s} " + " ".join(f"{f[c]:8d}" for c in COLUMNS))
+    total = {c: sum(f[c] for f in figures.values()) for c in COLUMNS}
+    rows.append(f"{'total (' + str(len(figures)) + ' nodes)':22s} {'':15s} " + " ".join(f"{total[c]:8d}" for c in COLUMNS))
+    return rows

@@ -149,3 +149,17 @@ def test_live_record_then_play(tmp_path, ros_context, run_node):
     wait_for(lambda: len(got) >= 15, timeout=5)
     assert got == recorded
     assert "played 15 messages, skipped 0" in play.log()
+
+
+def test_record_graph_with_max_messages_stops_the_graph(tmp_path):
+    """issue 15, finding 11: `bag record <graph> --max-messages N` stopped the recorder but left the graph running."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "bag"
+    proc = subprocess.run([sys.executable, "-m", "personal", "bag", "record", "sim", "-o", str(out), "-t", "/odom",
+                           "--max-messages", "5", "-a", "rate:=5.0"], capture_output=True, text=True, timeout=180)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0, log[-3000:]
+    assert "required node bag_recorder ended: stopping the graph" in log
+    assert BagReader(out).verify() == {"/odom": 5}

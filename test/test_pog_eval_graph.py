@@ -70,3 +70,32 @@ def test_evaluator_without_grounding_node_records_failures(tmp_path):
     assert len(results) == 2 * 5
     assert all(r["failure"]["code"] == "no_grounding_node" for r in results)
     assert "INCOMPLETE RUN" in (next(out.iterdir()) / "summary.json").read_text()
+
+
+def test_missing_scene_is_a_recorded_failure_not_a_crash(tmp_path):
+    """issue 15, finding 5: a missing scene file raised KeyError: 'synth_00005' in the POG evaluator
+    (explore-graph and ORACLE paths) and no report was written. Now that scene's episodes are
+    ``scene_missing`` failures (an input problem, like a missing target: recorded, exit 0), the
+    other scene is evaluated, and the report is written."""
+    from personal.eval.pog_run import generate_episode_set
+    from personal.world.habitat_format import write_episode_set
+
+    scenes, eps = generate_episode_set(2, ("easy",), 1, seed=4)
+    folder = tmp_path / "episodes"
+    write_episode_set(folder, list(scenes.values()), eps)
+    gone, kept = sorted(scenes)
+    (folder / "scenes" / f"{gone}.scene.json").unlink()
+    out = tmp_path / "runs"
+    cmd = [sys.executable, "-m", "personal", "launch", "pog_eval", f"episodes_dir:={folder}", "map_source:=oracle",
+           "methods:=centre,rpg-owner", f"out_dir:={out}", "resolution:=0.5", "--domain-id", "auto"]
+    proc = subprocess.run(cmd, cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, timeout=280)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0, log[-4000:]
+    assert "KeyError" not in log and f"scene {gone}: no scene model" in log and "report: " in log
+    run = next(out.iterdir())
+    results = json.loads((run / "results.json").read_text())
+    assert sorted({r["scene_id"] for r in results}) == [gone, kept] and len(results) == 2 * 2
+    missing = [r for r in results if r["scene_id"] == gone]
+    assert all(r["failure"]["code"] == "scene_missing" for r in missing)
+    assert all(r["failure"] is None for r in results if r["scene_id"] == kept and r["method"] == "rpg-owner")
+    assert len((run / "results.jsonl").read_text().splitlines()) == len(results)  # kept as it went
