@@ -1,5 +1,5 @@
 """The `pog_eval` graph end to end through the runner (ORACLE top-down maps to keep it short):
-progress, report location, exit code 0, and a broken episode recorded as a failure."""
+progress, report location, exit code 0, and broken episodes (a missing target, a missing scene file) recorded as failures."""
 import gzip
 import json
 import os
@@ -13,38 +13,48 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.timeout(300)
 
 
-def episode_folder(tmp_path: Path) -> Path:
+def episode_folder(tmp_path: Path) -> tuple[Path, str]:
+    """Two households; the hard episode of the first names a target its scene lacks, and the second
+    household's scene file is gone. Returns (folder, the missing scene's id)."""
     from personal.eval.pog_run import generate_episode_set
     from personal.world.habitat_format import write_episode_set
 
-    scenes, eps = generate_episode_set(1, ("easy", "medium", "hard"), 1, seed=4)
+    scenes, eps = generate_episode_set(2, ("easy", "medium", "hard"), 1, seed=4)
     out = tmp_path / "episodes"
     write_episode_set(out, list(scenes.values()), eps)
+    kept, gone = sorted(scenes)
     # break the hard episode: its target does not exist in the scene
-    path = next((out / "hard" / "content").glob("*.json.gz"))
+    path = out / "hard" / "content" / f"{kept}.json.gz"
     doc = json.loads(gzip.open(path, "rt").read())
     doc["episodes"][0]["object_id"] = "unicorn_999"
     doc["episodes"][0]["info"]["personal"]["target_object_ids"] = ["unicorn_999"]  # our extras live in info
     with gzip.open(path, "wt") as f:
         json.dump(doc, f)
-    return out
+    (out / "scenes" / f"{gone}.scene.json").unlink()
+    return out, gone
 
 
 def test_pog_eval_graph_runs_to_a_report(tmp_path):
-    eps = episode_folder(tmp_path)
+    eps, gone = episode_folder(tmp_path)
     out = tmp_path / "runs"
     cmd = [sys.executable, "-m", "personal", "launch", "pog_eval", f"episodes_dir:={eps}", "map_source:=oracle",
            f"out_dir:={out}", "resolution:=0.5"]
     proc = subprocess.run(cmd, cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, timeout=280)
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0, log[-4000:]
-    assert "episodes done 3/3" in log and "report: " in log
+    assert "episodes done 6/6" in log and "report: " in log
+    # issue 15, finding 5: a missing scene file raised KeyError in the evaluator and no report was written
+    assert "KeyError" not in log and f"scene {gone}: no scene model" in log
     run = next(out.iterdir())
     assert f"report: {run.resolve() / 'report.md'}" in log
     for name in ("results.json", "summary.json", "report.md", "sr_by_split.png"):
         assert (run / name).exists(), name
     results = json.loads((run / "results.json").read_text())
-    assert len(results) == 3 * 5  # every episode x every method, nothing skipped
+    assert len(results) == 6 * 5  # every episode x every method, nothing skipped
+    assert len((run / "results.jsonl").read_text().splitlines()) == len(results)  # also kept as it went
+    missing = [r for r in results if r["scene_id"] == gone]
+    assert len(missing) == 3 * 5 and all(r["failure"]["code"] == "scene_missing" for r in missing)
+    results = [r for r in results if r["scene_id"] != gone]
     broken = [r for r in results if r["split"] == "hard"]
     assert len(broken) == 5 and all(r["failure"]["code"] == "target_missing" for r in broken)
     assert "unicorn_999" in broken[0]["failure"]["reason"]
@@ -71,31 +81,3 @@ def test_evaluator_without_grounding_node_records_failures(tmp_path):
     assert all(r["failure"]["code"] == "no_grounding_node" for r in results)
     assert "INCOMPLETE RUN" in (next(out.iterdir()) / "summary.json").read_text()
 
-
-def test_missing_scene_is_a_recorded_failure_not_a_crash(tmp_path):
-    """issue 15, finding 5: a missing scene file raised KeyError: 'synth_00005' in the POG evaluator
-    (explore-graph and ORACLE paths) and no report was written. Now that scene's episodes are
-    ``scene_missing`` failures (an input problem, like a missing target: recorded, exit 0), the
-    other scene is evaluated, and the report is written."""
-    from personal.eval.pog_run import generate_episode_set
-    from personal.world.habitat_format import write_episode_set
-
-    scenes, eps = generate_episode_set(2, ("easy",), 1, seed=4)
-    folder = tmp_path / "episodes"
-    write_episode_set(folder, list(scenes.values()), eps)
-    gone, kept = sorted(scenes)
-    (folder / "scenes" / f"{gone}.scene.json").unlink()
-    out = tmp_path / "runs"
-    cmd = [sys.executable, "-m", "personal", "launch", "pog_eval", f"episodes_dir:={folder}", "map_source:=oracle",
-           "methods:=centre,rpg-owner", f"out_dir:={out}", "resolution:=0.5", "--domain-id", "auto"]
-    proc = subprocess.run(cmd, cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, timeout=280)
-    log = proc.stdout + proc.stderr
-    assert proc.returncode == 0, log[-4000:]
-    assert "KeyError" not in log and f"scene {gone}: no scene model" in log and "report: " in log
-    run = next(out.iterdir())
-    results = json.loads((run / "results.json").read_text())
-    assert sorted({r["scene_id"] for r in results}) == [gone, kept] and len(results) == 2 * 2
-    missing = [r for r in results if r["scene_id"] == gone]
-    assert all(r["failure"]["code"] == "scene_missing" for r in missing)
-    assert all(r["failure"] is None for r in results if r["scene_id"] == kept and r["method"] == "rpg-owner")
-    assert len((run / "results.jsonl").read_text().splitlines()) == len(results)  # kept as it went
