@@ -26,6 +26,7 @@ NODES = {
     "home_eval": "nodes.home_eval_node:main",
     "navigation_node": "nodes.navigation_node:main",
     "pan_evaluator": "nodes.pan_evaluator_node:main",
+    "viz_node": "nodes.viz_node:main",
 }
 
 setup(
@@ -39,6 +40,8 @@ setup(
         ("share/" + PACKAGE + "/launch", glob("launch/*.launch.py")),
         ("share/" + PACKAGE + "/msg", glob("msg/*.msg")),
         ("share/" + PACKAGE + "/maps", glob("maps/*.yaml") + glob("maps/*.pgm")),
+        ("share/" + PACKAGE + "/viz", glob("viz/*.rviz")),
+        ("share/" + PACKAGE + "/viz/layouts", glob("viz/layouts/*.json")),
     ],
     install_requires=["setuptools"],
     zip_safe=False,

@@ -7,6 +7,8 @@ Subscribes
 Publishes
   ``grounding/result`` (personal/msg/GroundingResult, one per method)
   ``grounding/markers`` (visualization_msgs/MarkerArray: ranked predictions per method, map frame)
+  ``grounding/similarity`` (nav_msgs/OccupancyGrid, latched: cos(cell, query) of the last query as
+  0..100 = cosine -1..1, -1 unobserved; computed only while subscribed)
 
 Maps: the latest map received on the topics (kept per ``scene_id`` of its descriptor),
 or — when ``map_dir`` is set — ``<map_dir>/<scene_id>/features.yaml`` loaded on demand.
@@ -20,6 +22,7 @@ from pathlib import Path
 
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from nav_msgs.msg import OccupancyGrid
 from std_msgs.msg import Float32MultiArray
 from visualization_msgs.msg import Marker, MarkerArray
 
@@ -75,6 +78,7 @@ class GroundingNode(Node):
 
         self.pub = self.create_publisher(GroundingResult, "grounding/result", RELIABLE)
         self.markers = self.create_publisher(MarkerArray, "grounding/markers", 10)
+        self.similarity = self.create_publisher(OccupancyGrid, "grounding/similarity", LATCHED)
         subscribe(self, Float32MultiArray, "feature_map", self._on_array, LATCHED)
         subscribe(self, FeatureMapDescriptor, "feature_map/descriptor", self._on_descriptor, LATCHED)
         subscribe(self, GroundingQuery, "grounding/query", self._on_query, RELIABLE)
@@ -191,11 +195,28 @@ class GroundingNode(Node):
             return
         self._publish(result_payloads(g, request_id=q["request_id"], scene_id=q["scene_id"], map_encoder=view.encoder))
         self._publish_markers(g)
+        if view.dim and self.similarity.get_subscription_count():  # computed only while someone looks (viz:=foxglove, RViz)
+            self._publish_similarity(view, q["query"])
         self.get_logger().debug(f"{q['episode_id']}: {len(names)} methods in {(time.perf_counter() - t) * 1e3:.1f} ms")
 
     def _publish(self, payloads: list[dict]) -> None:
         for p in payloads:
             self.pub.publish(from_dict(GroundingResult, p))
+
+    def _publish_similarity(self, view: MapView, query: str) -> None:
+        """cos(cell, query) of the map used, as an OccupancyGrid: 0..100 = cosine -1..1, -1 unobserved."""
+        import numpy as np
+
+        sim = view.similarity(self.embed([query])[0])
+        msg = OccupancyGrid()
+        msg.header.frame_id, msg.header.stamp = "map", self.get_clock().now().to_msg()
+        msg.info.resolution = float(view.resolution)
+        msg.info.height, msg.info.width = (int(n) for n in sim.shape)
+        msg.info.origin.position.x, msg.info.origin.position.y = (float(v) for v in view.origin)
+        msg.info.origin.orientation.w = 1.0
+        cells = np.where(np.isnan(sim), -1, np.clip(np.rint((np.nan_to_num(sim) + 1.0) * 50.0), 0, 100)).astype(np.int8)
+        msg.data = cells.reshape(-1).tolist()
+        self.similarity.publish(msg)
 
     def _publish_markers(self, g) -> None:
         arr = MarkerArray()

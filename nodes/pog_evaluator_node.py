@@ -98,6 +98,7 @@ class PogEvaluatorNode(Node):
         self.desc_pub = (self.create_publisher(FeatureMapDescriptor, "feature_map/descriptor", LATCHED)
                          if self.map_source != "topic" else None)
         subscribe(self, GroundingResult, "grounding/result", self._on_result, RELIABLE)
+        self._announce_child_domains()
         if self.map_source == "topic":
             subscribe(self, FeatureMapDescriptor, "feature_map/descriptor", self._on_descriptor, LATCHED)
             subscribe(self, Float32MultiArray, "feature_map", self._on_array, LATCHED)
@@ -124,6 +125,16 @@ class PogEvaluatorNode(Node):
             f"methods {self.methods}, maps from {self.map_source}; run folder {self.run_dir}"
         )
         self.create_timer(0.05, self._tick)
+
+    def _announce_child_domains(self) -> None:
+        """Publish each child graph's ROS domain on ``viz/child_domain`` (-1 when it ends): the live
+        view (viz:=foxglove) subscribes there too, so the exploration shows on the same server."""
+        from std_msgs.msg import Int32
+
+        from personal.runner import watch_child_domains
+
+        pub = self.create_publisher(Int32, "viz/child_domain", LATCHED)
+        watch_child_domains(lambda domain: pub.publish(Int32(data=int(domain))))
 
     def _declare(self, name, default, description):
         from rcl_interfaces.msg import ParameterDescriptor

@@ -76,6 +76,10 @@ def graph_launch_description(graph: Graph | str):
             remappings=[(text(a), text(b)) for a, b in spec.remappings],
             output="screen",
         )
+        if spec.when is not None:  # e.g. the viz node: only with viz:=foxglove
+            from launch.conditions import LaunchConfigurationEquals
+
+            kwargs["condition"] = LaunchConfigurationEquals(spec.when[0], spec.when[1])
         kwargs["on_exit"] = Shutdown(reason=f"required node {spec.name} exited" if spec.required else
                                      f"node {spec.name} died: the graph cannot work without it")
         actions.append(Node(**kwargs))

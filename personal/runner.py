@@ -127,6 +127,15 @@ def describe_exit(code: int) -> str:
     return f"exit code {code}"
 
 
+_DOMAIN_LISTENERS: list[Callable[[int], None]] = []
+
+
+def watch_child_domains(callback: Callable[[int], None]) -> None:
+    """Call ``callback(domain_id)`` when a child graph's domain is claimed and ``callback(-1)`` when
+    it ends (the POG evaluator announces them to the live view, which then subscribes there too)."""
+    _DOMAIN_LISTENERS.append(callback)
+
+
 @contextmanager
 def child_domain() -> Iterator[dict[str, str]]:
     """Environment for a child graph on a ROS_DOMAIN_ID of its own (held until the block ends),
@@ -134,9 +143,13 @@ def child_domain() -> Iterator[dict[str, str]]:
     from personal.ros_env import claim_domain_id
 
     domain, lock = claim_domain_id()
+    for listener in _DOMAIN_LISTENERS:
+        listener(domain)
     try:
         yield ros_environment({**os.environ, "ROS_DOMAIN_ID": str(domain)})
     finally:
+        for listener in _DOMAIN_LISTENERS:
+            listener(-1)
         lock.close()
 
 

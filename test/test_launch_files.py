@@ -27,6 +27,7 @@ def _fake_modules():
         "launch": ["LaunchDescription"],
         "launch.actions": ["DeclareLaunchArgument", "Shutdown", "OpaqueFunction"],
         "launch.substitutions": ["LaunchConfiguration"],
+        "launch.conditions": ["LaunchConfigurationEquals"],
         "launch_ros": [],
         "launch_ros.actions": ["Node"],
         "launch_ros.parameter_descriptions": ["ParameterValue"],
@@ -95,6 +96,9 @@ def test_launch_file_matches_graph(name, monkeypatch):
             (_template_text(a), _template_text(b)) for a, b in spec.remappings]
         assert "on_exit" in rec  # any node's exit ends the launch (a dead non-required node is a failure)
         assert ("required node" in rec["on_exit"].kwargs["reason"]) == spec.required
+        assert ("condition" in rec) == (spec.when is not None)
+        if spec.when is not None:
+            assert rec["condition"].args == spec.when  # LaunchConfigurationEquals(argument, value)
         (params,) = rec["parameters"]
         assert set(params) == set(spec.parameters)
         for key, value in spec.parameters.items():

@@ -276,9 +276,7 @@ def write_sample_maps(run_dir: str | Path, results: Sequence[Any], episodes: Seq
         boxes, _ = target_boxes(ep, scene)
         others = [o.box for o in scene.objects if o.category == ep.object_category and o.object_id not in ep.target_object_ids] if scene else []
         if embed is not None and view.dim:
-            q = embed([ep.query])[0]
-            bg = (view.features @ q) / np.maximum(view.norms * np.linalg.norm(q), 1e-8)
-            bg = np.where(view.valid, bg, np.nan)
+            bg = view.similarity(embed([ep.query])[0])
             label = "cos(cell, query) — QS similarity"
         else:
             bg = np.where(view.valid, view.confidence if view.confidence is not None else view.valid.astype(float), np.nan)

@@ -145,6 +145,8 @@ class NodeSpec:
     parameters: dict[str, Any] = field(default_factory=dict)
     remappings: list[tuple[str | Template, str | Template]] = field(default_factory=list)
     required: bool = False  # the graph stops when this node exits
+    # (argument, value): the node runs only when that graph argument has that value (e.g. viz:=foxglove)
+    when: tuple[str, str] | None = None
 
 
 @dataclass
@@ -165,6 +167,20 @@ class GraphError(ValueError):
     pass
 
 
+# Every graph gets these arguments and a ``viz`` node that runs with viz:=foxglove (docs/viz.md).
+VIZ_ARGUMENTS = {
+    "viz": ("none", "live view: none | foxglove (a Foxglove WebSocket server streams the graph's topics; docs/viz.md)",
+            Choice(("none", "foxglove"))),
+    "viz_port": (8765, "port of the viz:=foxglove WebSocket server (0 = any free port)", Range(0, 65535)),
+}
+
+
+def viz_node(namespace: str | Template = "", remappings: list | None = None, parameters: dict | None = None) -> NodeSpec:
+    return NodeSpec(name="viz", executable="viz_node", module="nodes.viz_node", namespace=namespace,
+                    parameters={"port": Arg("viz_port"), **(parameters or {})}, remappings=list(remappings or []),
+                    when=("viz", "foxglove"))
+
+
 @dataclass
 class Graph:
     name: str
@@ -172,8 +188,13 @@ class Graph:
     nodes: list[NodeSpec]
     # argument name -> (default value, description[, Range | Choice]); the default's type types the argument
     arguments: dict[str, tuple] = field(default_factory=dict)
+    # the live-view node's namespace / remappings / parameters (viz_node's keywords); None: no live view
+    live_view: dict | None = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if self.live_view is not None and not any(n.name == "viz" for n in self.nodes):
+            self.arguments = {**self.arguments, **{k: v for k, v in VIZ_ARGUMENTS.items() if k not in self.arguments}}
+            self.nodes = [*self.nodes, viz_node(**self.live_view)]
         names = [n.name for n in self.nodes]
         dupes = {n for n in names if names.count(n) > 1}
         if dupes:
@@ -181,6 +202,8 @@ class Graph:
         for node in self.nodes:
             uses = [(f"parameter {k!r}", v) for k, v in node.parameters.items()]
             uses += [("namespace", node.namespace)] + [("remapping", v) for pair in node.remappings for v in pair]
+            if node.when is not None:
+                uses.append(("condition", Arg(node.when[0])))
             for where, value in uses:
                 for arg in referenced_arguments(value):
                     if arg not in self.arguments:
@@ -222,6 +245,7 @@ class Graph:
         return values
 
     def resolve(self, overrides: Mapping[str, str] | None = None) -> list[ResolvedNode]:
+        """The nodes that run with these arguments (``when`` conditions applied), every ``Arg`` filled."""
         values = self.argument_values(overrides)
         return [
             ResolvedNode(
@@ -231,6 +255,7 @@ class Graph:
                 remappings=[(resolve_value(a, values), resolve_value(b, values)) for a, b in n.remappings],
             )
             for n in self.nodes
+            if n.when is None or str(values[n.when[0]]) == n.when[1]
         ]
 
 

@@ -43,6 +43,8 @@ GRAPH = Graph(
         "nav_threshold": (0.40, "value-map detection threshold (cosine; tuned on the ORACLE encoder: calibrate for yours)", Range(-1.0, 1.0)),
         "phrase_floor": (0.68, "RPG scorers' least ownership-phrase similarity (tuned on the ORACLE encoder)", Range(-1.0, 1.0)),
     },
+    # the live view in the robot namespace, reading the RealSense topics where the driver puts them
+    live_view={"namespace": NS, "remappings": [(f"camera/{t}", Template("{camera_prefix}/" + t)) for t in CAMERA_TOPICS]},
     nodes=[
         NodeSpec(
             name="base_driver",

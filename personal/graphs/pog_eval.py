@@ -47,6 +47,8 @@ GRAPH = Graph(
         "backend": ("numpy", "numpy | torch", Choice(("numpy", "torch"))),
         "out_dir": ("runs/pog_eval", "run folders are created under this"),
     },
+    # the live view also follows each scene's exploration graph (its own ROS domain, announced here)
+    live_view={"parameters": {"follow_domain_topic": "viz/child_domain"}},
     nodes=[
         NodeSpec(
             name="grounding",

@@ -70,6 +70,11 @@ class MapView:
             self._norms = feature_norms(self.features)
         return self._norms
 
+    def similarity(self, query: np.ndarray) -> np.ndarray:
+        """cos(cell embedding, ``query``) per cell, NaN where unobserved: the QS heat map."""
+        sim = (self.features @ query) / np.maximum(self.norms * np.linalg.norm(query), 1e-8)
+        return np.where(self.valid, sim, np.nan)
+
     @property
     def dim(self) -> int:
         return int(self.features.shape[-1]) if self.features.ndim == 3 else 0
