@@ -236,6 +236,9 @@ class PanEvaluatorNode(Node):
                                     episode=ep, runs=self.trajectories[ep.episode_id], labels=LABELS)
         except Exception as exc:  # plots are secondary; the report is written
             self.get_logger().warning(f"trajectory plots failed: {exc}")
+        from personal.report_html import write_html
+
+        write_html(self.run_dir, "pan", self.get_logger())
         self.get_logger().info(f"PAN evaluation done: {len(self.results)} runs; report: {self.run_dir.resolve() / 'report.md'}")
         print(f"report: {self.run_dir.resolve() / 'report.md'}", flush=True)
         self.result_log.close()

@@ -37,8 +37,9 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float32MultiArray, MultiArrayDimension
 
 from personal.eval.output import RESULTS_LOG, OutputDirError, ResultLog, new_run_dir
-from personal.eval.pog import score_episode, write_report
+from personal.eval.pog import owner_phrases, score_episode, write_report
 from personal.grounding.map_wire import MapAssembler, descriptor_from_msg, descriptor_to_fields, map_to_wire
+from personal.report_html import write_html
 from personal.grounding.methods import parse_method_list
 from personal.grounding.pipeline import MapView, target_boxes
 from personal.interfaces.convert import from_dict, to_dict
@@ -125,6 +126,19 @@ class PogEvaluatorNode(Node):
             f"methods {self.methods}, maps from {self.map_source}; run folder {self.run_dir}"
         )
         self.create_timer(0.05, self._tick)
+
+    def _query_embedder(self):
+        """The maps' text encoder, for the sample maps' query-similarity background (None: confidence instead)."""
+        if self.map_source == "oracle" or not self.sample_maps:
+            return None
+        try:
+            from personal.grounding.pipeline import TextEmbedder
+            from personal.models.base import make_encoder
+
+            return TextEmbedder(make_encoder(self.encoder_name))
+        except Exception as exc:  # e.g. clip/siglip without local weights here
+            self.get_logger().warn(f"sample maps: no text encoder {self.encoder_name!r} ({exc}); background = confidence")
+            return None
 
     def _announce_child_domains(self) -> None:
         """Publish each child graph's ROS domain on ``viz/child_domain`` (-1 when it ends): the live
@@ -432,6 +446,7 @@ class PogEvaluatorNode(Node):
                 scores=r["scores"] if not gt_failure else [], targets=boxes, latency_ms=r.get("latency_ms", float("nan")),
                 query=ep.query, owner=r.get("owner", "") or ep.owner, target_object_ids=ep.target_object_ids, failure=failure,
                 info={"extract_ms": r.get("extract_ms"), "embed_ms": r.get("embed_ms"), "phrases": len(r.get("phrases", [])),
+                      "owner_phrases": owner_phrases(r.get("phrases", []), r.get("owner", "") or ep.owner),
                       **({"gate_cells": r["gate_cells"]} if r.get("gate_cells") else {}),
                       **({"observed_cells": r["observed_cells"]} if r.get("observed_cells") else {})},
             ))
@@ -473,9 +488,11 @@ class PogEvaluatorNode(Node):
         }
         write_report(self.run_dir, self.results, meta, self.methods)
         try:
-            write_sample_maps(self.run_dir, self.results, self.episodes, self.scenes, self.maps, None, self.sample_maps)
+            write_sample_maps(self.run_dir, self.results, self.episodes, self.scenes, self.maps, self._query_embedder(),
+                              self.sample_maps)
         except Exception as exc:  # plots are a nice-to-have; the report is written
             self.get_logger().warning(f"sample map plots failed: {exc}")
+        write_html(self.run_dir, "pog", self.get_logger())
         self.get_logger().info(f"POG evaluation done: {self.done}/{len(self.episodes)} episodes; report: {self.run_dir.resolve() / 'report.md'}")
         print(f"report: {self.run_dir.resolve() / 'report.md'}", flush=True)
         self.result_log.close()

@@ -38,6 +38,21 @@ def _register() -> None:
     from personal.smarthome.cli import app as home_app
 
     app.add_typer(home_app, name="home", help="PersonalHomeBench: households, tools, plans, MQTT mirror, home_eval.")
+    app.command("report")(report)
+
+
+def report(
+    run_dir: str = typer.Argument(..., help="An evaluation's run folder (with report.md)."),
+    kind: str = typer.Option(..., "--kind", help="pog | pan | aiv | perm | home"),
+) -> None:
+    """Rebuild a run folder's self-contained report.html (tables, plots, gallery)."""
+    from personal.report_html import ReportError, write_report_html
+
+    try:
+        typer.echo(f"report: {write_report_html(run_dir, kind).resolve()}")
+    except (ReportError, ValueError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
 
 
 def main() -> None:

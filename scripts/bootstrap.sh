@@ -11,7 +11,8 @@ command -v "$PY" >/dev/null 2>&1 || PY=python3
 # libusb: open3d's import needs it. mosquitto: the MQTT broker the smart-home tests start.
 # libegl1 + libegl-mesa0 + libgl1-mesa-dri: MuJoCo offscreen rendering with MUJOCO_GL=egl on the CPU (robosuite).
 # cmake + g++ + make + python3.11-dev: rosidl builds the typed interfaces into .venv.
-APT_PKGS=(libusb-1.0-0 mosquitto mosquitto-clients libegl1 libegl-mesa0 libgl1-mesa-dri cmake g++ make python3.11-dev)
+# chromium: the tests open every report.html in headless Chromium (no missing image, expected tables).
+APT_PKGS=(libusb-1.0-0 mosquitto mosquitto-clients libegl1 libegl-mesa0 libgl1-mesa-dri cmake g++ make python3.11-dev chromium)
 STAMP=.venv/.bootstrap-stamp
 want=$(cat requirements.txt constraints.txt setup.py scripts/bootstrap.sh | sha256sum | cut -d' ' -f1)
 IFACE_STAMP=.venv/.interfaces-stamp

@@ -40,6 +40,9 @@ def test_graph_nodes_run_episodes_and_write_report(ros_context, tmp_path):
     assert single["prefer_blue"]["d"]["prefer_blue"] == 1.0 and single["move_higher"]["d"]["move_higher"] == 1.0
     report = (tmp_path / "report.md").read_text()
     assert "| prefer_blue | user_profile |" in report and list(tmp_path.glob("strip_*.png"))
+    from report_browser import check_report
+
+    check_report(tmp_path, ["PeRM: rollout frames", "SR explicit", "Full report"], "perm_eval_report", min_images=2)
     strip = next(iter(ev.frames.values()))
     assert len(strip) >= 3 and strip[-1][0] == rows[0]["steps"] - 1  # every 20th step, then the last one
 

@@ -29,3 +29,6 @@ def test_pan_eval_graph_runs_to_a_report(tmp_path):
     report = (run_dir / "report.md").read_text()
     assert "within 1 m of the target object's extent" in report and "ORACLE" in report
     assert "| Easy SR↑ |" in report.replace("Method | Easy", "| Easy")
+    from report_browser import check_report
+
+    check_report(run_dir, ["paper (HM3D)", "easy SPL", "PAN: trajectories on the map", "Full report"], "pan_eval_report")

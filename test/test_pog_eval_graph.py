@@ -63,6 +63,10 @@ def test_pog_eval_graph_runs_to_a_report(tmp_path):
     report = (run / "report.md").read_text()
     assert "ORACLE" in report.splitlines()[0] and "success radius 1.0 m" in report
     assert list((run / "maps").glob("*.png"))
+    from report_browser import check_report
+
+    check_report(run, ["ours easy", "paper total", "RPG-owner (ours, beyond paper)", "POG: per-episode gallery", "Full report"],
+                 "pog_eval_report", min_images=2)
 
 
 def test_evaluator_without_grounding_node_records_failures(tmp_path):

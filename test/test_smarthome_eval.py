@@ -237,6 +237,9 @@ def test_home_eval_reference_writes_report(tmp_path):
     assert "| IG |" in report and "Tool errors per task" in report
     for name in ("summary.json", "results.jsonl", "transcripts.jsonl", "accuracy_by_difficulty.png", "tool_errors.png"):
         assert (tmp_path / name).stat().st_size > 0
+    from report_browser import check_report
+
+    check_report(tmp_path, ["Tool errors per task", "Headline"], "home_eval_report", min_images=2)
 
 
 def test_home_eval_with_llm_agent_counts_errors(tmp_path):

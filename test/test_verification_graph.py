@@ -44,3 +44,8 @@ def test_aiv_eval_graph_runs_to_a_report(tmp_path):
     assert all(not r["error"] for r in records if r not in broken)
     assert json.loads((out / "metrics.json").read_text())["MV-random"]["metrics"]["errors"] == 3
     assert (out / "report.md").is_file() and (out / "metrics.json").is_file()
+    from report_browser import check_report
+
+    # the good episodes' views are shown (the broken episode's steps say "no image"): the page still loads whole
+    check_report(out, ["paper accuracy (best training-free)", "AIV: chosen views and verdicts", "(no image)"],
+                 "aiv_eval_report", min_images=3)

@@ -148,7 +148,11 @@ def run_pan_offline(scenes: dict[str, Scene], episodes: Sequence[Episode], metho
         "mean ms per step (sim / map / policy)": {m: _mean_timing(timing[m]) for m in methods},
     }
     meta.update(meta_extra or {})
-    return write_report(out, results, meta, list(methods), LABELS, [m for m in methods if m in EXPLORERS])
+    summary = write_report(out, results, meta, list(methods), LABELS, [m for m in methods if m in EXPLORERS])
+    from personal.report_html import write_report_html
+
+    write_report_html(out, "pan")
+    return summary
 
 
 def _small_info(traj) -> dict:

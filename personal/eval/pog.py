@@ -304,6 +304,11 @@ def table_v(summary: dict, key: str, map_kind: str = "2D") -> list[str]:
     return head + rows
 
 
+def owner_phrases(phrases, owner: str) -> list[str]:
+    """The extracted ownership phrases that name the queried person (shown beside each episode)."""
+    return [str(p) for p in phrases if owner and owner.lower() in str(p).lower()]
+
+
 def paper_table() -> list[str]:
     head = ["| Method | Easy | Medium | Hard | Total |", "|---|---|---|---|---|"]
     return head + [f"| {METHOD_LABELS[m]} | " + " | ".join(f"{v:.1f}" for v in vals) + " |" for m, vals in PAPER_SR.items()]

@@ -389,6 +389,9 @@ def run_offline(inputs: EvalInputs, out_dir: str | Path, sample_maps: int = 6, p
     }
     summary = write_report(out_dir, results, meta, [m.name for m in inputs.methods])
     write_sample_maps(out_dir, results, inputs.episodes, inputs.scenes, inputs.maps, TextEmbedder(inputs.encoder), sample_maps)
+    from personal.report_html import write_report_html
+
+    write_report_html(out_dir, "pog")
     return summary
 
 

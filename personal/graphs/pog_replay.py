@@ -24,6 +24,7 @@ GRAPH = Graph(
         "camera_prefix": ("camera", "camera topic prefix in the bags: camera (sim bridge) | camera/camera (RealSense)"),
         "out_dir": ("runs/pog_replay", "run folders are created under this (replayed maps in <run>/replayed_maps/)"),
     },
+    live_view={"parameters": {"follow_domain_topic": "viz/child_domain"}},  # each scene's bag replay graph too
     nodes=[
         GROUNDING,
         NodeSpec(

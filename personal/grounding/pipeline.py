@@ -303,7 +303,7 @@ def target_boxes(episode: Any, scene: Any) -> tuple[list, dict | None]:
 
 def score_grounding(g: QueryGrounding, episode: Any, scene: Any) -> list:
     """One ``EpisodeResult`` per method. Bad ground truth turns every method into a failure."""
-    from personal.eval.pog import score_episode
+    from personal.eval.pog import owner_phrases, score_episode
 
     boxes, gt_failure = target_boxes(episode, scene)
     out = []
@@ -311,7 +311,8 @@ def score_grounding(g: QueryGrounding, episode: Any, scene: Any) -> list:
         failure = gt_failure or o.failure
         gr = o.grounding
         info = dict(gr.info) if gr else {}
-        info.update(phrases=len(g.phrases), extract_ms=round(g.extract_ms, 3), embed_ms=round(g.embed_ms, 3))
+        info.update(phrases=len(g.phrases), extract_ms=round(g.extract_ms, 3), embed_ms=round(g.embed_ms, 3),
+                    owner_phrases=owner_phrases(g.phrases, g.owner))
         if g.issues:
             info["issues"] = g.issues
         out.append(

@@ -113,4 +113,7 @@ def write_report(results: list[EpisodeResult], out_dir: Path, strips: dict | Non
             lines.append(f"![{task_id}]({name})")
     path = out_dir / "report.md"
     path.write_text("\n".join(lines) + "\n")
+    from personal.report_html import write_report_html
+
+    write_report_html(out_dir, "perm")
     return path

@@ -294,3 +294,6 @@ def write_report(s: dict[str, Any], cfg: EvalConfig, out_dir: Path, plots: list[
               f"{sp['correct']}/{sp['total']} households.", ""]
     lines += [f"![{p}]({p})" for p in plots]
     (out_dir / "report.md").write_text("\n".join(lines) + "\n")
+    from personal.report_html import write_report_html
+
+    write_report_html(out_dir, "home")

@@ -286,6 +286,9 @@ def write_report(runs: dict[str, dict], out_dir: str | Path, title: str = "PInVe
     lines += ["", "## Plots", "", "![accuracy per pair type](accuracy_per_pair_type.png)", "",
               "![accuracy vs ASD](accuracy_vs_asd.png)", ""]
     (out / "report.md").write_text("\n".join(lines) + "\n")
+    from personal.report_html import write_report_html
+
+    paths["html"] = write_report_html(out, "aiv")
     return paths
 
 

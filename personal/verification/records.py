@@ -61,6 +61,9 @@ def result_record(pair: PairEpisode, *, prediction: str, statuses: list[str], fi
     unreach, trap = statuses.count("unreachable"), statuses.count("trap")
     flips = count_flips(interim)
     root = str(pair.capture.root) if pair.capture is not None else ""
+    if pair.capture is not None:  # views that came over ROS carry their tag only: name the capture's image file
+        images = {vp.tag: vp.rgb for vp in pair.capture.viewpoints if vp.rgb}
+        transcript = [{**e, "rgb": e.get("rgb") or images.get(e.get("tag"))} if e.get("tag") else e for e in transcript]
     return {
         "episode_id": pair.episode_id, "scene_id": pair.scene_key,
         "object_id": pair.query_object_id, "target_object_id": pair.object_id,

@@ -100,6 +100,8 @@ async def _probe(url: str, topics: set[str] | None, count: int, duration: float,
                 data = await asyncio.wait_for(ws.recv(), timeout=min(left, 1.0))
             except asyncio.TimeoutError:
                 continue
+            except websockets.ConnectionClosed:  # the server went away (the graph ended): report what came
+                break
             if isinstance(data, str):
                 doc = json.loads(data)
                 if doc.get("op") == "advertise":
