@@ -131,9 +131,12 @@ def run_pog(out: Path, scenes: int, episodes: int, viz: bool) -> float:
     wall = time.monotonic() - t0
     if proc.returncode != 0:
         raise SystemExit(f"pog_eval failed ({proc.returncode}):\n{log[-3000:]}")
-    if probe is not None:
-        probe.terminate()
-        out_text = probe.communicate(timeout=30)[0]
+    if probe is not None:  # it ends when the server closes with the graph, and prints what it received
+        try:
+            out_text = probe.communicate(timeout=30)[0]
+        except subprocess.TimeoutExpired:
+            probe.terminate()
+            out_text = probe.communicate(timeout=30)[0]
         print(f"    viz client received: {out_text.strip() or '(killed before printing)'}")
     return wall
 
