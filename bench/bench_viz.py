@@ -116,19 +116,25 @@ def rate(seconds: float, points: int) -> None:
         print(f"{topic:28s} {n / seconds:9.1f} {size / seconds / 1e6:7.2f}")
 
 
-def run_pog(out: Path, scenes: int, episodes: int, viz: bool) -> float:
+def run_pog(out: Path, scenes: int, episodes: int, viz: bool) -> tuple[float, float, float | None]:
+    """(wall s, CPU s of the whole graph and its child graphs, CPU s of the viz node)."""
+    import re
+    import resource
     args = [sys.executable, "-m", "personal", "launch", "pog_eval", "--domain-id", "auto", f"scenes:={scenes}",
             f"episodes_per_split:={episodes}", f"maps_dir:={out / 'maps'}", "reuse_maps:=false", f"out_dir:={out / 'runs'}"]
     probe = None
     if viz:
         port = free_port()
         args += ["viz:=foxglove", f"viz_port:={port}"]
-    t0 = time.monotonic()
+    t0, cpu0 = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.Popen(args, cwd=ROOT, env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if viz:
         probe = start_probe(port, 3600)
     log = proc.communicate()[0]
     wall = time.monotonic() - t0
+    cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
+    viz_cpu = re.search(r"\[viz\] forwarded (\d+) messages on (\d+) topics, CPU ([\d.]+) s", log)
     if proc.returncode != 0:
         raise SystemExit(f"pog_eval failed ({proc.returncode}):\n{log[-3000:]}")
     if probe is not None:  # it ends when the server closes with the graph, and prints what it received
@@ -138,16 +144,20 @@ def run_pog(out: Path, scenes: int, episodes: int, viz: bool) -> float:
             probe.terminate()
             out_text = probe.communicate(timeout=30)[0]
         print(f"    viz client received: {out_text.strip() or '(killed before printing)'}")
-    return wall
+    if viz_cpu:
+        print(f"    viz node: forwarded {viz_cpu.group(1)} messages on {viz_cpu.group(2)} topics, CPU {viz_cpu.group(3)} s")
+    return wall, cpu, float(viz_cpu.group(3)) if viz_cpu else None
 
 
 def cost(scenes: int, episodes: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        base = run_pog(Path(tmp) / "plain", scenes, episodes, viz=False)
-        print(f"(2) pog_eval scenes:={scenes} episodes_per_split:={episodes} (explore graph, maps rebuilt): {base:.1f} s without viz")
-        with_viz = run_pog(Path(tmp) / "viz", scenes, episodes, viz=True)
-        print(f"    with viz:=foxglove and a client subscribed to every topic: {with_viz:.1f} s "
-              f"({with_viz - base:+.1f} s, {100 * (with_viz - base) / base:+.0f} %)")
+        base, base_cpu, _ = run_pog(Path(tmp) / "plain", scenes, episodes, viz=False)
+        print(f"(2) pog_eval scenes:={scenes} episodes_per_split:={episodes} (explore graph, maps rebuilt): "
+              f"{base:.1f} s wall, {base_cpu:.1f} s CPU (all processes) without viz")
+        wall, cpu, viz_cpu = run_pog(Path(tmp) / "viz", scenes, episodes, viz=True)
+        print(f"    with viz:=foxglove and a client subscribed to every topic: {wall:.1f} s wall ({wall - base:+.1f} s, "
+              f"{100 * (wall - base) / base:+.0f} %), {cpu:.1f} s CPU ({cpu - base_cpu:+.1f} s, {100 * (cpu - base_cpu) / base_cpu:+.0f} %)"
+              + (f"; the viz node itself {viz_cpu:.1f} s CPU = {100 * viz_cpu / base_cpu:.0f} % of the job's CPU" if viz_cpu else ""))
 
 
 def main() -> None:

@@ -73,7 +73,7 @@ GRAPH = Graph(
             executable="grounding_node",
             module="nodes.grounding_node",
             namespace=NS,
-            parameters={"methods": Arg("methods"), "encoder": Arg("encoder")},
+            parameters={"methods": Arg("methods"), "encoder": Arg("encoder"), "model_path": Arg("model_path")},
         ),
         NodeSpec(
             name="navigation",
