@@ -137,7 +137,7 @@ class PogEvaluatorNode(Node):
 
             return TextEmbedder(make_encoder(self.encoder_name))
         except Exception as exc:  # e.g. clip/siglip without local weights here
-            self.get_logger().warn(f"sample maps: no text encoder {self.encoder_name!r} ({exc}); background = confidence")
+            self.get_logger().warning(f"sample maps: no text encoder {self.encoder_name!r} ({exc}); background = confidence")
             return None
 
     def _announce_child_domains(self) -> None:
