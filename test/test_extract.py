@@ -205,12 +205,12 @@ def test_builtin_on_the_development_set():
 
     items = load_items()
     m = score(items, BuiltinExtractor().extract)
-    assert m["n"] >= 250
-    # measured 0.885 / 0.934 / 0.956 (the recall layer trades some precision for recall)
-    assert m["precision"] >= 0.87 and m["recall"] >= 0.92 and m["query_recall"] >= 0.94, m
+    assert m["n"] >= 280
+    # measured 0.895 / 0.938 / 0.958 (the recall layer trades some precision for recall)
+    assert m["precision"] >= 0.88 and m["recall"] >= 0.92 and m["query_recall"] >= 0.94, m
     assert m["ms_per_summary"] < 200  # rules and a Brill tagger, not a model (measured ~10-20 ms on a loaded machine)
-    rules = score(items, BuiltinExtractor(recall_layer=False).extract)  # the clause rules alone: 0.925 / 0.777
-    assert rules["precision"] >= 0.91 and rules["recall"] >= 0.76, rules
+    rules = score(items, BuiltinExtractor(recall_layer=False).extract)  # the clause rules alone: 0.934 / 0.769
+    assert rules["precision"] >= 0.92 and rules["recall"] >= 0.75, rules
     assert m["recall"] > rules["recall"] + 0.1
 
 
@@ -258,6 +258,23 @@ def test_tables_and_records():
     # "the former / the latter"
     ("The spare room has a sofa bed and a sewing table. Sabine uses the former; the latter is Tiberius's.",
      {("Sabine", "sofa bed"), ("Tiberius", "sewing table")}),
+    # "you / your" belong to the person a note greets; a name signed after a dash is the narrator
+    ("Hi Cosima, welcome! The futon in the den is yours to use. Best, Dorian", {("Cosima", "futon")}),
+    ("the jam jars in the pantry are mine, help yourself. -- Ines", {("Ines", "jam jars")}),
+    ("My name is Tilly and the pink bike is mine.", {("Tilly", "pink bike")}),
+    # "respectively" pairs the i-th object with the i-th owner
+    ("A kettle, a toaster and a waffle iron sit on the counter, belonging respectively to Amos, Beryl and Cato.",
+     {("Amos", "kettle"), ("Beryl", "toaster"), ("Cato", "waffle iron")}),
+    # surnames go with the name; "held by"; parenthetical "of course"; ", and nobody else ..." is a clause of its own
+    ("Item 2: a Persian rug, jointly held by Ada Lovell and Brook Lovell.", {("Ada", "Persian rug"), ("Brook", "Persian rug")}),
+    ("The sewing basket belongs, of course, to Greta.", {("Greta", "sewing basket")}),
+    ("The red sled was a gift to Hugo, and nobody else rides it.", {("Hugo", "red sled")}),
+    # an owner-dash list with hyphenated items; a table whose owner column is "Used by"
+    ("Lorenzo - espresso machine, cast-iron skillet.", {("Lorenzo", "espresso machine"), ("Lorenzo", "cast-iron skillet")}),
+    ("| Item | Used by |\n|---|---|\n| bread maker | Gwendolyn, Percival |",
+     {("Gwendolyn", "bread maker"), ("Percival", "bread maker")}),
+    # no objects: a house one lives in, "her favourite spot", "the other", evenings
+    ("Esme and Ansel live in a narrow terraced house. The armchair is Esme's favourite spot.", {("Esme", "armchair")}),
     # negation and verbs that state no ownership pair nothing
     ("There is a cello in the music room. Nobody but the teacher touches it, not even Florian.", set()),
     ("Yusra dusts the piano every week.", set()),

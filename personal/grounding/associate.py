@@ -84,7 +84,8 @@ balcony veranda gym studio loft cellar laundry workshop playroom lobby terrace d
 building level storey story upstairs downstairs outdoors indoors inside outside semi barn cabin cottage unit tenants tenant
 vendor couple everyone everybody someone anyone nobody gathering couple variety mix blend number
 addition sense touch character style atmosphere mood warmth comfort scene summary description
-thanks cheers regards wishes signed
+thanks cheers regards wishes signed something anything nothing contrast today tonight yesterday tomorrow pls plz thx
+enthusiast fan lover collector diary
 combination combinations everything inventory record records list lunch breakfast dinner supper tbh contribution
 monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays fridays saturdays sundays
 gift present birthday wedding christmas occasion market flea shop store claim
@@ -124,6 +125,9 @@ def lexicon():
     return parser.lexicon
 
 
+_AUX = re.compile(r"^(?:is|are|was|were|be|am|has|have|had|do|does|did)$", re.I)
+
+
 def tag(sentence: str) -> list[_Tok]:
     """Tokens of a sentence whose people are tagged \u27e8Pk\u27e9, with part-of-speech tags."""
     raw = _TOKEN.findall(sentence)
@@ -152,7 +156,7 @@ def tag(sentence: str) -> list[_Tok]:
         out.append(_Tok(w, t))
     for k in range(1, len(out) - 1):
         prev, cur, nxt = out[k - 1], out[k], out[k + 1]
-        if cur.tag in ("VB", "VBP") and prev.tag in ("NN", "NNS") and prev.person is None \
+        if cur.tag in ("VB", "VBP") and prev.tag in ("NN", "NNS") and prev.person is None and not _AUX.match(cur.word) \
                 and (nxt.tag in ("VBZ", "VBD", "MD", "WDT") or nxt.word.lower() == "that"):
             cur.tag = "NN"  # "the antique coat stand is ...", "a media console that Zuleika owns"
         elif cur.tag in ("VB", "VBP", "VBZ") and (prev.word.lower() in ("a", "an", "the", "each", "every") or prev.tag == "PRP$"):
@@ -300,19 +304,31 @@ _ROLE_WORD = re.compile(r"^(?:husband|wife|partner|son|daughter|brother|sister|m
                         r"landlord|landlady|guest|tenant|child|kid|twin|fianc\u00e9e?)s?$")
 
 
+_SELF_INTRO = re.compile(r"\b(?:my name is|my name's|i am|i'm)\s+\u27e8P(\d+)\u27e9", re.I)
+_GREETING = re.compile(r"^\W*(?:hi|hello|hey|dear|welcome)\b,?\s*\u27e8P(\d+)\u27e9", re.I)
+_SECOND_PERSON = {"you", "your", "yours", "yourself"}
+
+
 def narrator(tagged_text: str) -> int | None:
-    """The person who signs the text ("..., Thanks, Abigail", "Written by Gus, age 8", "- Hana"):
-    "I / my / mine" in it are theirs."""
-    m = _SIGNATURE.search(tagged_text.strip())
-    return int(m.group(1) or m.group(2)) if m else None
+    """The person who signs the text ("..., Thanks, Abigail", "Written by Gus, age 8", "- Hana") or
+    introduces themself ("my name is Tilly"): "I / my / mine" in it are theirs."""
+    m = _SIGNATURE.search(tagged_text.strip()) or _SELF_INTRO.search(tagged_text)
+    return int(next(g for g in m.groups() if g is not None)) if m else None
+
+
+def addressee(tagged_text: str) -> int | None:
+    """The person a note greets ("Hi Marek, ..."): "you / your / yours" in it are theirs."""
+    m = _GREETING.search(tagged_text)
+    return int(m.group(1)) if m else None
 
 
 class Associator:
     """Walks the sentences in order, keeping who "he / she / they" point to."""
 
-    def __init__(self, names: list[str], narrator: int | None = None):
+    def __init__(self, names: list[str], narrator: int | None = None, addressee: int | None = None):
         self.names = names
         self.narrator = narrator
+        self.addressee = addressee
         self.last_single: list[int] = []
         self.last_group: list[int] = []
         self.pending: list[_NP] = []  # objects of the last sentence that named nobody
@@ -326,14 +342,16 @@ class Associator:
         return []
 
     def _person_at(self, toks: list[_Tok], i: int) -> int | None:
-        """The person a token names: a tagged name, or "I / my / mine" of a signed text ("my husband"
-        is not the narrator's own mention)."""
+        """The person a token names: a tagged name, "I / my / mine" of a signed text ("my husband"
+        is not the narrator's own mention), "you / your" of a note that greets someone."""
         t = toks[i]
         if t.person is not None:
             return t.person
         nxt = toks[i + 1].word.lower() if i + 1 < len(toks) else ""
         if self.narrator is not None and t.word.lower() in _FIRST_PERSON and not _ROLE_WORD.match(nxt):
             return self.narrator
+        if self.addressee is not None and t.word.lower() in _SECOND_PERSON and not _ROLE_WORD.match(nxt):
+            return self.addressee
         return None
 
     def _mentions(self, toks: list[_Tok]) -> list[tuple[int, int, list[int]]]:
@@ -358,7 +376,8 @@ class Associator:
                     if j < len(toks) and toks[j].tag == "POS":
                         j += 1  # "mine and Bertrand's"
                 out.append((i, j - 1, people))
-                self._note(people)  # "Valentina's bedroom ..., and her guitar": her = Valentina
+                if t.person is not None or len(people) > 1:  # "I" / "you" are no antecedent of "her"
+                    self._note(people)  # "Valentina's bedroom ..., and her guitar": her = Valentina
                 i = j
                 continue
             if t.tag in ("PRP", "PRP$") and (t.word.lower() in _SINGLE or t.word.lower() in _PLURAL):

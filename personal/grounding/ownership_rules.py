@@ -95,7 +95,7 @@ _OWN = (r"own(?:s|ed)?|possess(?:es|ed)?|(?:has|have|had)\s+got|ha(?:s|ve|d)(?!\
         r"curls? up (?:with [a-z ]+? )?(?:in|on)|ha(?:s|ve) a stake in|(?:is|are) in charge of")
 _ADV = r"(?:(?:also|both|each|all|alone|still|now|only|even|too|just|already|mainly|[a-z]{3,}ly)\s+)*"
 _PASSIVE = (r"(?:is|are|was|were)\s+" + _ADV + r"(?:(?:co-?owned|jointly owned|owned|shared|used|claimed|kept|loved|"
-            r"preferred|favou?red|possessed|reserved|inherited|bought|enjoyed|guarded|split|made|built|knitted|sewn|"
+            r"preferred|favou?red|possessed|held|reserved|inherited|bought|enjoyed|guarded|split|made|built|knitted|sewn|"
             r"given|gifted|purchased)(?:\s+(?:jointly|together|"
             r"exclusively|solely|only|equally|mainly|mostly|evenly))?\s+(?:by|for|between|among)|reserved for|for|the (?:property|"
             r"possession|domain) of|owned jointly by)")
@@ -114,7 +114,9 @@ _MODIFIERS = re.compile(r"\b(?:next to|near|beside|by|under|beneath|below|above|
 _CLAUSE_SPLIT = re.compile(
     r"\s*;\s*|\s*,?\s+(?:while|whereas|but|although|though)\s+|\s*,\s+and\s+(?=(?:he|she|they)\b)"
     r"|\s*,\s+(?:meanwhile|however|though)\s*,?\s*|\s*,\s*(?=and so (?:is|are|was|were)\b)"
-    r"|\s*,?\s+and\s+(?=(?:it|they|this|that)\s+(?:is|are|was|were)\b)", re.I)
+    r"|\s*,?\s+and\s+(?=(?:it|they|this|that)\s+(?:is|are|was|were)\b)"
+    r"|\s*,\s+and\s+(?=(?:nobody|no one|no-one|none|everyone|everybody)\b)"
+    r"|(?<!\u27e9),\s+and\s+(?=\u27e8P\d+\u27e9\s+(?:also\s+)?(?:has|have|had|owns|keeps|uses|claims|claimed)\b)", re.I)
 _DISCOURSE = re.compile(r"^(?:only|even|just|not only)\s+(?=\u27e8P)|^(?:(?:every|each|most|on|in the|at)\s+(?:mornings?|evenings?|days?|nights?|weekends?|afternoons?|week)|"
                         r"ok|okay|well|oh|usually|often|sometimes|always|nowadays|these days|meanwhile|also|finally|additionally|moreover|furthermore|besides|lastly|then|and|so|"
                         r"however|in turn|on the other hand|for (?:his|her|their) part|as well|moving (?:in)?to [^,]+|"
@@ -140,6 +142,10 @@ def _record_sentence(m: re.Match) -> str:
     return f"The {obj}{' in the ' + room if room else ''} is owned by {owners}"
 
 
+_COLUMN = {"used by": "owner", "owned by": "owner", "user": "owner", "belong to": "owner", "belongs to": "owner",
+           "whose": "owner", "shared by": "owner"}
+
+
 def _tables(text: str) -> str:
     """Rows of a table ("| Standing desk | Office | Tariq |", or "sofa / Tom" under "Item / owner")
     become records under the header's labels; a table without a recognisable header keeps its cells
@@ -154,7 +160,7 @@ def _tables(text: str) -> str:
             header = None
             continue
         cells = [c.strip() for c in line.strip().strip("|").split(sep)]
-        labels = [re.sub(r"\(s\)|s$", "", c.lower()).strip() for c in cells]
+        labels = [_COLUMN.get(lab, lab) for lab in (re.sub(r"\(s\)|s$", "", c.lower()).strip() for c in cells)]
         if sum(lab in ("item", "object", "thing", "owner", "person", "people", "who", "room", "location") for lab in labels) >= 2:
             header = labels
             continue
@@ -176,7 +182,8 @@ def normalize(text: str) -> str:
     t = re.sub(r"\b(\w+)'re\b", r"\1 are", t)
     t = re.sub(r"(?<=\w)'s\s+got\b", " has got", t)  # "Ollie's got the bottom one"
     t = re.sub(r"(?<=\w)\s*\+\s*(?=[A-Z])", " and ", t)
-    t = re.sub(r",\s*(?:meanwhile|however|though|too|in turn|for (?:his|her|their) part|on the other hand|in fact|by the way)\s*,", "", t, flags=re.I)
+    t = re.sub(r",\s*(?:meanwhile|however|though|too|in turn|for (?:his|her|their) part|on the other hand|in fact|by the way|"
+               r"of course|naturally|obviously|apparently|clearly|surely|as expected|unsurprisingly)\s*,", "", t, flags=re.I)
     t = re.sub(r"\s+([,.;:!?])", r"\1", t)  # "juicer , the" -> "juicer, the"
     t = re.sub(r"([,;:])(?=[^\s\d])", r"\1 ", t)  # "room,its" -> "room, its"
     t = re.sub(rf"([a-z])\.([{UPPER}])", r"\1. \2", t)  # "Bram.Also" -> "Bram. Also"
@@ -206,6 +213,10 @@ def _name_candidates(text: str):
         yield m
 
 
+_SIGNED = re.compile(r"(?:(?:^|[.!?\n]\s*)(?:thanks|thank you|cheers|love|regards|best|best wishes|signed|yours|yours truly)\s*,?"
+                     r"|(?:^|\s)[-–—]{1,2})\s*$", re.I)
+
+
 def find_people(text: str, lexicon=None) -> list[str]:
     """Names of people: capitalised words seen in a person's slot (owner of a verb, after "by"/"to",
     a possessive, a kin word or title, a name list joined to one of those). With ``lexicon`` (an
@@ -228,7 +239,9 @@ def find_people(text: str, lexicon=None) -> list[str]:
                     or re.search(rf"\b(?:{KIN}|{TITLES})\s*,?\s+$", before, re.I)
                     or _OWN_RE.match(after) or _VERBISH.match(after) and re.match(r"\s*" + _ADV + r"(?:each|both|all|together)\b", after, re.I)
                     or re.match(r"\s*[:\-–—]\s", after) and re.search(r"(?:^|[.;:]\s*)$", before)
-                    or re.search(r"\(\s*(?:[\w'’-]+,?\s+(?:and\s+)?)*$", before) and re.match(r"(?:'s)?\s*(?:,|and\b|\))", after)):
+                    or re.search(r"\(\s*(?:[\w'’-]+,?\s+(?:and\s+)?)*$", before) and re.match(r"(?:'s)?\s*(?:,|and\b|\))", after)
+                    or _SIGNED.search(before) and re.fullmatch(r"\s*\.?\s*", after)
+                    or re.search(r"\b(?:my name is|my name's|call me)\s+$", before, re.I)):  # "... -- Rosalind", "Best, Oskar"
                 strong.append(tok)
                 break
     names = list(dict.fromkeys(strong))
@@ -273,7 +286,7 @@ def _initial(before: str) -> bool:
 def _common_word(tok: str, ctxs, lexicon) -> bool:
     """A kin word or title ("Uncle Bjørn"), or a common word that only opens sentences before
     punctuation ("Nearby, ...", "Signed, Hana", "Lounge - recliner")."""
-    if _KIN_OR_TITLE.match(tok) or re.match(r"^[A-Z]-", tok) or tok.lower() in ROOM_WORDS:
+    if _KIN_OR_TITLE.match(tok) or _NURSERY_KIN.match(tok.lower()) or re.match(r"^[A-Z]-", tok) or tok.lower() in ROOM_WORDS:
         return True
     if ctxs and all(re.match(r"\s+\d", a) for _, a in ctxs):
         return True  # a label: "Box 1 - Hester"
@@ -316,6 +329,9 @@ def _lexicon_names(text: str, cands: dict, lexicon) -> list[str]:
     return out
 
 
+_NURSERY_KIN = re.compile(r"^(?:mummy|mommy|mumma|mama|daddy|dada|papa|granny|gran|nana|nanna|grandma|grandpa|grampa|gramps)$")
+
+
 def capitalise_lowercase_names(text: str, lexicon=None) -> str:
     """A lower-case name in a person's slot ("owned by stellan") becomes "Stellan" everywhere. With a
     lexicon, also a word it does not know, outside a noun phrase, before "'s" or a verb of having
@@ -324,10 +340,14 @@ def capitalise_lowercase_names(text: str, lexicon=None) -> str:
     if lexicon is not None:
         for m in re.finditer(r"(?<![\w'-])([a-z]{3,})(?='s\b|\s+(?:has|have|had|owns?|uses?|got|gets|keeps?|shares?|sleeps?)\b)", text):
             w, before = m.group(1), text[max(0, m.start() - 20):m.start()]
+            if _NURSERY_KIN.match(w):
+                continue
             if lexicon.get(w) is None and lexicon.get(w.capitalize()) in (None, "NNP") and w not in NOT_NAMES \
-                    and not re.search(r"\b(?:the|a|an|his|her|their|its|my|our|this|that|some|your)\s+(?:[\w-]+\s+)?$", before):
+                    and not re.search(r"\b(?:the|a|an|his|her|their|its|my|our|this|that|some|your)\s+(?:[\w-]+\s+)?$", before) \
+                    or re.search(rf"\b(?:{KIN}|friend|flatmate|roommate|neighbou?r)\s+$", before) and lexicon.get(w) is None:
                 found.add(w)
     for pat in (r"\b(?:owned|shared|used|claimed)\s+by\s+([a-z][a-z'-]+)(?=\s*(?:[.,;!?]|and\b|$))",
+                r"\bmy name is ([a-z][a-z'-]+)",
                 r"\bbelongs?\s+to\s+([a-z][a-z'-]+)(?=\s*(?:[.,;!?]|and\b|$))",
                 r"(?:^|[.;!?]\s+|\band\s+)([a-z][a-z'-]+)\s+(?:also\s+)?(?:owns|possesses|shares)\b"):
         for m in re.finditer(pat, text):
@@ -350,14 +370,18 @@ _TRAILING = re.compile(
     r"(?:was|is|were|are)\s+[a-z]+(?:ed|en)\s+(?:by\s+)?and)$", re.I)
 _REL_CUT = re.compile(r"\s*,?\s+(?:which|who|whom|whose|where|that)\s+|\s*,\s+(?:both|all|each|neither|none|one) of (?:which|them|these|those)\b|\s*,\s+(?:rounding|reflecting|illustrating|highlighting|making|giving)\b", re.I)
 _SPLIT_ITEMS = re.compile(r"\s*,\s*and\s+(?=" + _DETS + r"|both\s)|\s*,\s+(?=" + _DETS + r")|\s+and\s+(?=" + _DETS + r")"
-                          r"|\s*,\s*(?!(?:" + _MODIFIERS.pattern[2:-2] + r")\b)(?=[a-z]+(?:\s|$))|\s+and\s+(?=[a-z])", re.I)
+                          r"|\s*,\s*(?!(?:" + _MODIFIERS.pattern[2:-2] + r")\b)(?=[a-z][a-z-]*(?:\s|$))|\s+and\s+(?=[a-z])", re.I)
 _DETS_RE = re.compile(_DETS, re.I)
 _OBJ_PRONOUN = re.compile(r"^(?:it|they|them|this|that|these|those|both|both of them|all of them|all three|all|there|this piece|"
                           r"the two|both items|each of them|it all|one|the latter|the former|the lot)$", re.I)
 _KIN_OR_ROOM_HEAD = re.compile(rf"^(?:\w+\s+)?(?:{KIN}s?|room|rooms|bedroom|study|office|home|house|apartment|side|"
-                               r"half|favou?rite|own|turn|part|pride|joy)$", re.I)
+                               r"half|favou?rite|own|turn|part|pride|joy)$|^(?:[\w'-]+\s+){0,3}(?:home|house|apartment|flat|cottage)$", re.I)
 
 
+# "the other", "her favourite spot", "something she would never lend": no object named
+_NO_THING = re.compile(r"^(?:(?:the|an?)\s+)?(?:other|one|ones|something|anything|everything|contrast|"
+                       r"(?:evenings?|mornings?|afternoons?|nights?|weekends?|days?)(?:\s+\w+)?|"
+                       r"(?:\w+\s+)?(?:spot|place|haunt|hideaway|domain)(?:\s+to\s+\w+)?)$", re.I)
 _SIGN_OFF = re.compile(r"^(?:thanks|thank you|cheers|love|regards|best|best wishes|signed|yours|yours truly|written by)$", re.I)
 
 
@@ -381,7 +405,9 @@ def is_room(obj: str) -> bool:
 
 
 def clean_item(item: str) -> str:
-    item = re.sub(r"\s+(?:was|is|were|are)\s+[a-z]+(?:ed|en|wn|lt|ght)\b.*$", "", item.strip(), flags=re.I)
+    item = re.sub(r"\s+(?:was|is|were|are)\s+(?:[a-z]+(?:ed|en|wn|lt|ght|pt)|put|set|hung|left)\b.*$", "", item.strip(), flags=re.I)
+    item = re.sub(r"\s+(?:sits?|sat|stood|hangs?|hung|rests|lie|lies|lay)\s+(?:on|in|by|under|beside|against|near|at|"
+                  r"next to|above|below|behind)\b.*$", "", item, flags=re.I)  # "a waffle iron sit on the counter"
     item = _ARTICLE.sub("", item.strip(" ,.:;\"'()"))
     prev = None
     while prev != item:
@@ -419,6 +445,8 @@ def split_items(objs: str) -> list[str]:
             # ", cabinet, and chair" inside a modifier: no determiner, not a new owned item
             if _MODIFIERS.search(seg) or len(out) == 0 and len(seg.split()) > 3:
                 continue
+            if re.fullmatch(r"\s*(?:a|an|the|his|her|their|my|our)\s+[\w-]+", seg, re.I):
+                continue  # "a plaid, red-brown couch": an adjective before a comma
         out.append(seg)
         start = m.end()
         bare_list = m.group(0).strip() == "," and not re.match(_DETS, objs[m.end():], re.I)
@@ -528,7 +556,8 @@ def tag_people(text: str, names: list[str]) -> str:
     """Each known name -> \u27e8P<index>\u27e9 (longest names first, whole words only)."""
     for k, n in sorted(enumerate(names), key=lambda kn: -len(kn[1])):
         text = re.sub(rf"(?<![\w'-]){re.escape(n)}(?![\w-])", f"\u27e8P{k}\u27e9", text)
-    return text
+    # a surname after a name goes with it: "Beatrix Holloway and Edwin Holloway", "Edwin Holloway's"
+    return re.sub(rf"(\u27e8P\d+\u27e9)\s+[{UPPER}][{LOWER}]+(?:-[{UPPER}][{LOWER}]+)?(?=\s*(?:[,.;)]|and\b|&|'s\b|$))", r"\1", text)
 
 
 class Reader:
@@ -620,7 +649,8 @@ class Reader:
     def emit(self, people: list[str], mentions: list[_Mention]) -> bool:
         added = False
         for m in mentions:
-            if not m.object or _KIN_OR_ROOM_HEAD.match(_head(m.object)) or is_room(m.object) or _SIGN_OFF.match(m.object):
+            if not m.object or _KIN_OR_ROOM_HEAD.match(_head(m.object)) or is_room(m.object) or _SIGN_OFF.match(m.object) \
+                    or _NO_THING.match(m.object) or re.fullmatch(r"\u27e8P\d+\u27e9", m.object.strip()):
                 continue
             obj = self.untag(m.object)
             for p in people:
@@ -970,6 +1000,16 @@ def sentence_room(sentence: str) -> str | None:
     return room_label(m.group("place")) if m and m.group("place") else None
 
 
+def _respectively(phrases: list) -> list:
+    """"A, B and C ..., belonging respectively to X, Y and Z": the rules read every owner with every
+    object; keep the i-th object with the i-th owner."""
+    people = list(dict.fromkeys(p for p, _, _ in phrases))
+    objs = list(dict.fromkeys(o for _, o, _ in phrases))
+    if len(people) < 2 or len(people) != len(objs) or len(phrases) != len(people) ** 2:
+        return phrases
+    return [ph for ph in phrases if people.index(ph[0]) == objs.index(ph[1])]
+
+
 def extract_relations(summary: str, recall_layer: bool = True) -> list[tuple[str, str, str | None]]:
     """(person, object, room) for every ownership / use relation the summary states.
 
@@ -977,7 +1017,7 @@ def extract_relations(summary: str, recall_layer: bool = True) -> list[tuple[str
     pairs the people and objects they left unpaired (see its docstring)."""
     lexicon = None
     if recall_layer:
-        from personal.grounding.associate import Associator, lexicon, narrator, tag
+        from personal.grounding.associate import Associator, addressee, lexicon, narrator
 
         lexicon = lexicon()
     text = capitalise_lowercase_names(normalize(summary), lexicon)
@@ -985,22 +1025,31 @@ def extract_relations(summary: str, recall_layer: bool = True) -> list[tuple[str
     reader = Reader(names)
     assoc = None
     if recall_layer:
-        assoc = Associator(names, narrator(tag_people(text, names)))
+        tagged = tag_people(text, names)
+        assoc = Associator(names, narrator(tagged), addressee(tagged))
     for sentence in split_sentences(tag_people(text, names)):
         before = len(reader.st.phrases)
         reader.sentence(sentence)
-        if assoc is None:
-            continue
-        claimed = [{w.lower() for w in re.findall(r"[\w'-]+", reader.untag(o))} for _, o, _ in reader.st.phrases[before:]]
-        room_ctx = sentence_room(sentence)
-        for people, np in assoc.sentence(tag(sentence), claimed):
-            obj = reader.untag(np.text)
-            head, sep, tail = obj.rpartition(" in the ")
-            room = room_ctx
-            if sep and head and room_of(tail):
-                obj, room = head, room_of(tail)
-            for k in people:
-                ph = (names[k], obj, room)
-                if ph not in reader.st.phrases:
-                    reader.st.phrases.append(ph)
+        if assoc is not None:
+            _recall(reader, assoc, names, sentence, before)
+        if re.search(r"\brespectively\b", sentence, re.I):
+            reader.st.phrases[before:] = _respectively(reader.st.phrases[before:])
     return reader.st.phrases
+
+
+def _recall(reader: Reader, assoc, names: list[str], sentence: str, before: int) -> None:
+    """The recall layer's pairs for one sentence, after the rules read it (phrases from ``before`` on)."""
+    from personal.grounding.associate import tag
+
+    claimed = [{w.lower() for w in re.findall(r"[\w'-]+", reader.untag(o))} for _, o, _ in reader.st.phrases[before:]]
+    room_ctx = sentence_room(sentence)
+    for people, np in assoc.sentence(tag(sentence), claimed):
+        obj = reader.untag(np.text)
+        head, sep, tail = obj.rpartition(" in the ")
+        room = room_ctx
+        if sep and head and room_of(tail):
+            obj, room = head, room_of(tail)
+        for k in people:
+            ph = (names[k], obj, room)
+            if ph not in reader.st.phrases:
+                reader.st.phrases.append(ph)
