@@ -206,22 +206,24 @@ def test_builtin_on_the_development_set():
     items = load_items()
     m = score(items, BuiltinExtractor().extract)
     assert m["n"] >= 300
-    # measured 0.887 / 0.926 / 0.955 (the recall layer trades some precision for recall)
-    assert m["precision"] >= 0.88 and m["recall"] >= 0.92 and m["query_recall"] >= 0.94, m
+    # measured 0.899 / 0.939 / 0.965 (the recall layer trades some precision for recall)
+    assert m["precision"] >= 0.88 and m["recall"] >= 0.92 and m["query_recall"] >= 0.95, m
     assert m["ms_per_summary"] < 200  # rules and a Brill tagger, not a model (measured ~10-20 ms on a loaded machine)
-    rules = score(items, BuiltinExtractor(recall_layer=False).extract)  # the clause rules alone: 0.924 / 0.745
+    rules = score(items, BuiltinExtractor(recall_layer=False).extract)  # the clause rules alone: 0.930 / 0.756
     assert rules["precision"] >= 0.92 and rules["recall"] >= 0.74, rules
     assert m["recall"] > rules["recall"] + 0.1
 
 
-def test_recall_layer_only_adds_relations():
-    from personal.grounding.extract_eval import load_items
+def test_recall_layer_keeps_what_the_rules_find():
+    """The layer informs the rules' pronoun state, so phrases may read differently with it, but no
+    relation the clause rules find correctly is lost."""
+    from personal.grounding.extract_eval import item_pairs, load_items
 
     full, rules = BuiltinExtractor(), BuiltinExtractor(recall_layer=False)
-    for it in load_items()[::4]:
-        got = set(full.extract(it["summary"]))
-        people = {p.person for p in got}  # the layer's lexicon may reject a name the rules took ("Dad")
-        assert {p for p in rules.extract(it["summary"]) if p.person in people} <= got, it["id"]
+    for it in load_items()[::2]:
+        gold = {(p.lower(), k.lower()) for p, k in it["relations"]}
+        found = item_pairs(it, rules.extract(it["summary"])) & gold
+        assert found <= item_pairs(it, full.extract(it["summary"])), it["id"]
 
 
 def test_tables_and_records():
@@ -273,6 +275,16 @@ def test_tables_and_records():
     ("Lorenzo - espresso machine, cast-iron skillet.", {("Lorenzo", "espresso machine"), ("Lorenzo", "cast-iron skillet")}),
     ("| Item | Used by |\n|---|---|\n| bread maker | Gwendolyn, Percival |",
      {("Gwendolyn", "bread maker"), ("Percival", "bread maker")}),
+    # an item, a dash and a labelled owner; a role word before a name in a list of owners
+    ("(a) Dell laptop - owner: Ingeborg; (b) television - joint owners: Ingeborg and Radomir.",
+     {("Ingeborg", "Dell laptop"), ("Ingeborg", "television"), ("Radomir", "television")}),
+    ("A footstool is shared by Cordelia and her husband Rupert.", {("Cordelia", "footstool"), ("Rupert", "footstool")}),
+    # "shared by the two of them" / "by all three children": the people named before, by either layer
+    ("Three desks line the wall, one each for Amara, Bodhi and Calla. A tall wardrobe is shared by all three children.",
+     {(p, o) for p in ("Amara", "Bodhi", "Calla") for o in ("Three desks", "tall wardrobe")}),
+    # a place before a verb of position is no object; a purpose is no object
+    ("Near the door stands a black shelf, belonging to Katrin.", {("Katrin", "black shelf")}),
+    ("The study has an L-shaped desk, which Ravi and Suni both use for work.", {("Ravi", "L-shaped desk"), ("Suni", "L-shaped desk")}),
     # no objects: a house one lives in, "her favourite spot", "the other", evenings
     ("Esme and Ansel live in a narrow terraced house. The armchair is Esme's favourite spot.", {("Esme", "armchair")}),
     # negation and verbs that state no ownership pair nothing

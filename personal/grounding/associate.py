@@ -85,7 +85,7 @@ building level storey story upstairs downstairs outdoors indoors inside outside 
 vendor couple everyone everybody someone anyone nobody gathering couple variety mix blend number
 addition sense touch character style atmosphere mood warmth comfort scene summary description
 thanks cheers regards wishes signed something anything nothing contrast today tonight yesterday tomorrow pls plz thx
-enthusiast fan lover collector diary
+enthusiast fan lover collector diary work works soak soaks childhood ok tho thx robot landlord landlady lodger guest guests
 combination combinations everything inventory record records list lunch breakfast dinner supper tbh contribution
 monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays fridays saturdays sundays
 gift present birthday wedding christmas occasion market flea shop store claim

@@ -116,7 +116,8 @@ _CLAUSE_SPLIT = re.compile(
     r"|\s*,\s+(?:meanwhile|however|though)\s*,?\s*|\s*,\s*(?=and so (?:is|are|was|were)\b)"
     r"|\s*,?\s+and\s+(?=(?:it|they|this|that)\s+(?:is|are|was|were)\b)"
     r"|\s*,\s+and\s+(?=(?:nobody|no one|no-one|none|everyone|everybody)\b)"
-    r"|(?<!\u27e9),\s+and\s+(?=\u27e8P\d+\u27e9\s+(?:also\s+)?(?:has|have|had|owns|keeps|uses|claims|claimed)\b)", re.I)
+    r"|\s*,\s+and\s+(?=\u27e8P\d+\u27e9\s+(?:also\s+)?(?:has|owns|keeps|uses|claims|possesses)\b)"
+    r"|\s*,\s+and\s+(?=(?:to|on|in|at|by|beside|next to|near|behind|under|above|across)\s+[^,]{0,30}?\s+(?:is|are|stands?|sits?|hangs?|lies)\b)", re.I)
 _DISCOURSE = re.compile(r"^(?:only|even|just|not only)\s+(?=\u27e8P)|^(?:(?:every|each|most|on|in the|at)\s+(?:mornings?|evenings?|days?|nights?|weekends?|afternoons?|week)|"
                         r"ok|okay|well|oh|usually|often|sometimes|always|nowadays|these days|meanwhile|also|finally|additionally|moreover|furthermore|besides|lastly|then|and|so|"
                         r"however|in turn|on the other hand|for (?:his|her|their) part|as well|moving (?:in)?to [^,]+|"
@@ -144,6 +145,11 @@ def _record_sentence(m: re.Match) -> str:
 
 _COLUMN = {"used by": "owner", "owned by": "owner", "user": "owner", "belong to": "owner", "belongs to": "owner",
            "whose": "owner", "shared by": "owner"}
+
+
+# "(a) Dell laptop — owner: Ingeborg; (b) ...": an item, a dash and a labelled owner
+_LABELLED_OWNER = re.compile(r"(?P<pre>(?:^|[;:\n]\s*|\.\s+)(?:\(?[a-z0-9]{1,2}\)\s*)?)(?P<item>[^;:\n()]{2,60}?)\s*[—–-]+\s*"
+                             r"(?:joint\s+|co-?)?owners?\s*:\s*(?P<people>[^;.\n]+)", re.I)
 
 
 def _tables(text: str) -> str:
@@ -176,6 +182,7 @@ def normalize(text: str) -> str:
     t = re.sub(r"[ \t]+", " ", t)
     t = _tables(t)
     t = _RECORD.sub(_record_sentence, t)
+    t = _LABELLED_OWNER.sub(lambda m: f"{m.group('pre')}The {m.group('item').strip()} is owned by {m.group('people').strip()}", t)
     t = re.sub(r"(?m)^\s*(?:[•*▪◦·-]|\d{1,2}[).])\s+", "\n", t)  # bullets and numbered lines: one statement each
     t = re.sub(r"\s*[•▪◦]\s*", "\n", t)
     t = re.sub(r"\s*\n\s*", "\n", t).strip()
@@ -382,6 +389,10 @@ _KIN_OR_ROOM_HEAD = re.compile(rf"^(?:\w+\s+)?(?:{KIN}s?|room|rooms|bedroom|stud
 _NO_THING = re.compile(r"^(?:(?:the|an?)\s+)?(?:other|one|ones|something|anything|everything|contrast|"
                        r"(?:evenings?|mornings?|afternoons?|nights?|weekends?|days?)(?:\s+\w+)?|"
                        r"(?:\w+\s+)?(?:spot|place|haunt|hideaway|domain)(?:\s+to\s+\w+)?)$", re.I)
+# a place or a purpose, not an object ("for work", "Beneath the stand"); not the particles of verbs of use ("plays on")
+_PREP_START = re.compile(r"^(?:for|from|into|since|until|beneath|under|below|above|behind|beside|near|inside|"
+                         r"outside|along|across|between|among|against|around)(?![\w-])", re.I)
+_INVERSION = re.compile(_PREP_START.pattern + r".{0,60}?\b(?:stands?|sits?|hangs?|lies|rests?|is|are)\s+(?P<rest>\S.*)$", re.I)
 _SIGN_OFF = re.compile(r"^(?:thanks|thank you|cheers|love|regards|best|best wishes|signed|yours|yours truly|written by)$", re.I)
 
 
@@ -501,12 +512,15 @@ def room_label(text: str) -> str | None:
 
 # People are tagged in the text as \u27e8P<k>\u27e9 before parsing, so every pattern is compiled once.
 _P = r"\u27e8P\d+\u27e9"
+# "shared by the two of them", "by all three children", "by both parents": the people just named
+_COLLECTIVE = (r"(?:the (?:two|three|four|five) of them|(?:both|all(?: (?:two|three|four|five))?)\s+(?:of\s+)?(?:the\s+)?"
+               r"(?:children|kids|flatmates|roommates|housemates|residents|siblings|sisters|brothers|parents|girls|boys|twins|tenants))")
 NAME = rf"(?:(?:(?:his|her|their|{_P}'s)\s+(?:[a-z]+\s+)?{KIN}\s*,?\s+|{TITLES}\s+)?{_P})"
 GROUP = rf"{NAME}(?:\s*,\s*(?:and\s+)?{NAME}|\s+(?:and|&|as well as|plus|along with)\s+{NAME})*"
 SUBJ = rf"(?:together with (?P<with>{GROUP})\s*,\s*)?(?P<subj>{GROUP}|{_PRON_SUBJ})"
 POSS = rf"(?:{NAME}'s?(?:\s*(?:,|and|&)\s*{NAME}'s?)*|{GROUP}'s)"
 AGENT = (rf"(?P<people>(?:(?:me|us|myself)\s+and\s+)?(?:(?:the twins|the children|the kids|the couple|the family|both|everyone|all of them|all three|"
-         rf"the (?:two|three|four) of them)\s*[:,]?\s*)?{GROUP}|him|her|them|both of them|all of them|the twins|everyone|both|all three)")
+         rf"the (?:two|three|four) of them)\s*[:,]?\s*)?{GROUP}|him|her|them|both of them|all of them|the twins|everyone|{_COLLECTIVE}|both|all three)")
 _F = re.I
 RE_PASSIVE = re.compile(rf"^(?P<objs>.*?)(?:\s*,)?\s*(?:{_PASSIVE}|{_BELONG}|(?:,\s*|\s+)(?:co-?owned|owned|shared|used|claimed|kept)\s+(?:jointly\s+|together\s+)?by)\s+(?:both\s+|only\s+|solely\s+|exclusively\s+)?{AGENT}(?P<rest>.*)$", _F)
 RE_OWNERS_ARE = re.compile(rf"^(?P<objs>.*?)(?:\s*,)?\s*(?:its|their|whose|the)\s+(?:owners?|users?)\s+(?:is|are|was|were)\s+(?:both\s+)?{AGENT}(?P<rest>.*)$", _F)
@@ -556,6 +570,9 @@ def tag_people(text: str, names: list[str]) -> str:
     """Each known name -> \u27e8P<index>\u27e9 (longest names first, whole words only)."""
     for k, n in sorted(enumerate(names), key=lambda kn: -len(kn[1])):
         text = re.sub(rf"(?<![\w'-]){re.escape(n)}(?![\w-])", f"\u27e8P{k}\u27e9", text)
+    # "shared by Cordelia and her husband Rupert", "Leopoldine, Matthias and their lodger Nkechi": the name
+    text = re.sub(rf"(?<=\band )(?:his|her|their|our|my|your)\s+(?:(?:younger|older|elder|eldest|youngest|little|big|baby|"
+                  rf"teenage|twin)\s+)?{_ROLE}\s*,?\s+(?=\u27e8P\d+\u27e9(?!\s*,?\s*who\b))", "", text, flags=re.I)
     # a surname after a name goes with it: "Beatrix Holloway and Edwin Holloway", "Edwin Holloway's"
     return re.sub(rf"(\u27e8P\d+\u27e9)\s+[{UPPER}][{LOWER}]+(?:-[{UPPER}][{LOWER}]+)?(?=\s*(?:[,.;)]|and\b|&|'s\b|$))", r"\1", text)
 
@@ -571,6 +588,8 @@ class Reader:
     # -- people -------------------------------------------------------------------------
     def people(self, text: str) -> list[str]:
         t = text.strip().lower()
+        if re.fullmatch(_COLLECTIVE, t):
+            t = "both" if re.match(r"^(?:both|the two)\b", t) else "all of them"
         if t == "__same__":
             return list(self.st.last_people)
         if t in ("he", "she", "him", "her", "hers", "his"):
@@ -649,8 +668,12 @@ class Reader:
     def emit(self, people: list[str], mentions: list[_Mention]) -> bool:
         added = False
         for m in mentions:
+            inv = _INVERSION.match(m.object or "")
+            if inv:  # "Near the entrance stands a black wooden shelf ..."
+                m = _Mention(clean_item(inv.group("rest")), m.room)
             if not m.object or _KIN_OR_ROOM_HEAD.match(_head(m.object)) or is_room(m.object) or _SIGN_OFF.match(m.object) \
-                    or _NO_THING.match(m.object) or re.fullmatch(r"\u27e8P\d+\u27e9", m.object.strip()):
+                    or _NO_THING.match(m.object) or re.fullmatch(r"(?:[\w'-]+\s+){0,2}\u27e8P\d+\u27e9\W*", m.object.strip()) \
+                    or _PREP_START.match(m.object):
                 continue
             obj = self.untag(m.object)
             for p in people:
@@ -1053,3 +1076,6 @@ def _recall(reader: Reader, assoc, names: list[str], sentence: str, before: int)
             ph = (names[k], obj, room)
             if ph not in reader.st.phrases:
                 reader.st.phrases.append(ph)
+        for k in people:  # "both" / "the two of them" in a later sentence count these people too
+            if names[k] not in reader.st.recent:
+                reader.st.recent.insert(max(0, len(reader.st.recent) - 1), names[k])
