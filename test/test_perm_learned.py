@@ -52,14 +52,13 @@ def _obs(prompt: str, layout=None, env: bool = True) -> dict:
 
 def test_held_out_paraphrases_are_never_training_wordings():
     train = {w.lower().rstrip(".") for ws in phrasings.TRAIN.values() for w in ws}
-    for table in (phrasings.HELD_OUT, phrasings.HELD_OUT_B):
+    for table in (phrasings.HELD_OUT, phrasings.HELD_OUT_B, phrasings.HELD_OUT_C):
         assert set(table) == set(phrasings.TRAIN)
         for pref, words in table.items():
             assert len(words) >= 3, pref
             assert not {w.lower().rstrip(".") for w in words} & train, pref
     tasks = build_suite("paraphrase", ["bin"], ["slow_down"], [0, 1])
-    assert [t.task_id for t in tasks] == ["paraphrase/bin/slow_down/s0/A0", "paraphrase/bin/slow_down/s0/B0",
-                                          "paraphrase/bin/slow_down/s1/A1", "paraphrase/bin/slow_down/s1/B1"]
+    assert [t.task_id for t in tasks] == [f"paraphrase/bin/slow_down/s{k}/{x}{k}" for k in (0, 1) for x in "ABC"]
     assert tasks[0].prompt == "Task: put a block in the bin. Preference: Take it easy."
 
 

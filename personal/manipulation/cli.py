@@ -178,13 +178,15 @@ def benchmark_cmd(
     workers: int = typer.Option(2, help="processes, each with its own simulator and policy"),
     replan: int = typer.Option(5, help="actions executed from each chunk before asking again"),
     oracle: bool = typer.Option(True, help="also run the ORACLE upper bound on the same layouts"),
+    oracle_from: Path = typer.Option(None, help="reuse ORACLE results.jsonl of an earlier run (same seeds)"),
+    paraphrase_sets: str = typer.Option("ABC", help="held-out paraphrase sets to ask in (A, B, C)"),
 ) -> None:
     """Learned policy (training wording, held-out paraphrases, none) vs the ORACLE on held-out layouts."""
     from personal.manipulation.evaluate import evaluate_parallel
     from personal.manipulation.learned import benchmark as B
     from personal.manipulation.policies.learned import DEFAULT_CHECKPOINT
 
-    learned_tasks, oracle_tasks = B.plan(_csv(missions), _csv(prefs), [int(s) for s in _csv(seeds)])
+    learned_tasks, oracle_tasks = B.plan(_csv(missions), _csv(prefs), [int(s) for s in _csv(seeds)], paraphrase_sets)
     t0 = time.time()
 
     def progress(tag):
@@ -198,11 +200,19 @@ def benchmark_cmd(
                                    progress=progress("learned"))
     t_learned = time.time() - t0
     orc = []
-    if oracle:
+    if oracle_from:
+        from personal.manipulation.evaluate import load_results
+
+        wanted = {t.task_id for t in oracle_tasks}
+        orc = [r for r in load_results(oracle_from) if r.task_id in wanted]
+        if len(orc) != len(wanted):
+            raise typer.BadParameter(f"{oracle_from} has {len(orc)} of the {len(wanted)} ORACLE tasks of this plan")
+    elif oracle:
         orc, _ = evaluate_parallel("robosuite", "scripted", {}, oracle_tasks, workers=workers, replan=1,
                                    progress=progress("ORACLE"))
     report = B.write_report(learned, orc, out, meta={
-        "how": f"`personal perm benchmark --seeds {seeds} --replan {replan}`",
+        "how": f"`personal perm benchmark --seeds {seeds} --replan {replan} --paraphrase-sets {paraphrase_sets}`"
+               + (f" (ORACLE results reused from `{oracle_from}`)" if oracle_from else ""),
         "simulator": "robosuite 1.5.2 / MuJoCo 3.3.7 Panda, 20 Hz, no cameras (both policies are state-based)",
         "learned policy": f"`{_shown(checkpoint or DEFAULT_CHECKPOINT)}`, chunk executed {replan} actions at a time",
         "held-out layouts": f"seeds {seeds} of missions {missions} (training layouts: seeds 1000 and up)",

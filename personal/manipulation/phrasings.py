@@ -2,8 +2,9 @@
 
 - ``TRAIN[pref]``: the registry's own wording (``preferences.py``, used by every ``single`` task) first,
   then three more. Demonstrations and training use only these.
-- ``HELD_OUT[pref]``: paraphrases written separately and never trained on; the ``paraphrase`` suite
-  prompts with them to measure how far preference satisfaction falls on unseen wording.
+- ``HELD_OUT`` / ``HELD_OUT_B`` / ``HELD_OUT_C`` ``[pref]``: paraphrases written separately (at the
+  moments their comments say) and never trained on; the ``paraphrase`` suite prompts with them to
+  measure how far preference satisfaction falls on unseen wording.
   ``test_perm_learned`` checks that no held-out paraphrase is also a training phrasing.
 
 ``{obstacle}`` is filled from the layout ("the green vase") as in the registry.
@@ -84,6 +85,27 @@ HELD_OUT_B: dict[str, list[str]] = {
     "prefer_blue": ["The blue block, please", "Blue is the one", "Select the blue one"],
     "prefer_bigger": ["The larger block, please", "Select the big one", "Use the bulkier one"],
     "prefer_smaller": ["The smaller block, please", "Select the little one", "Use the compact one"],
+}
+
+
+# Set C: written after the first benchmark had shown the 21-point paraphrase drop (with sets A and B),
+# before the auxiliary-loss retraining; used only in the final evaluation, never probed.
+HELD_OUT_C: dict[str, list[str]] = {
+    "speed_up": ["Get a move on", "Be fast about it", "Rapidly, please"],
+    "slow_down": ["Unhurried, please", "At a crawl", "Slowly does it"],
+    "smooth": ["Keep your motions smooth and soft", "No abrupt starts or stops", "Glide rather than jerk"],
+    "keep_away": ["Keep clear of {obstacle}", "Do not go near {obstacle}", "Leave plenty of room around {obstacle}"],
+    "move_higher": ["Lift it way up while moving it", "Carry it up high", "Keep a high path while carrying"],
+    "close_to_ground": ["Keep it close to the surface while moving", "Carry it down low",
+                        "Stay just over the table while carrying"],
+    "rotate_when_placing": ["Rotate it ninety degrees as you put it down",
+                            "Turn it a quarter of the way round when placing", "Place it after turning it sideways"],
+    "push": ["Push, don't lift", "Slide it over instead of carrying it", "Shove it along the table"],
+    "grasp_by_handle": ["Grip it at the handle", "Lift it from the handle end", "Handle only, please"],
+    "prefer_red": ["Go for red", "Pick out the red block", "The one that is red"],
+    "prefer_blue": ["Go for blue", "Pick out the blue block", "The one that is blue"],
+    "prefer_bigger": ["Go for the big block", "The one that is bigger", "Pick out the largest"],
+    "prefer_smaller": ["Go for the small block", "The one that is smaller", "Pick out the littlest"],
 }
 
 

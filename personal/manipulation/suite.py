@@ -123,10 +123,10 @@ def applicable(pref: str, mission: str) -> bool:
 
 
 def paraphrases(pref: str, seed_index: int) -> list[tuple[str, str]]:
-    """The held-out wordings a paraphrase task uses at the k-th seed: one of set A and one of set B,
+    """The held-out wordings a paraphrase task uses at the k-th seed: one of each held-out set (A, B, C),
     rotating with k so every paraphrase is used. Returns (label, wording) pairs, label like ``A1``."""
     out = []
-    for name, table in (("A", phrasings.HELD_OUT), ("B", phrasings.HELD_OUT_B)):
+    for name, table in (("A", phrasings.HELD_OUT), ("B", phrasings.HELD_OUT_B), ("C", phrasings.HELD_OUT_C)):
         i = seed_index % len(table[pref])
         out.append((f"{name}{i}", table[pref][i]))
     return out
@@ -134,7 +134,7 @@ def paraphrases(pref: str, seed_index: int) -> list[tuple[str, str]]:
 
 def build_suite(suite: str, missions: list[str], prefs: list[str], seeds: list[int]) -> list[TaskInstance]:
     """Task instances of one suite. ``none`` pairs each single task with its no-preference prompt;
-    ``paraphrase`` asks for each single preference in two held-out wordings (``paraphrases``)."""
+    ``paraphrase`` asks for each single preference in three held-out wordings (``paraphrases``)."""
     out: list[TaskInstance] = []
     for m in missions:
         for k, s in enumerate(seeds):

@@ -40,6 +40,7 @@ def headline(learned: list[EpisodeResult], oracle: list[EpisodeResult]) -> dict:
     out = {"learned_single": ls, "learned_paraphrase": lp, "oracle_single": os_,
            "learned_paraphrase_A": summarize([r for r in learned if _para_set(r) == "A"]),
            "learned_paraphrase_B": summarize([r for r in learned if _para_set(r) == "B"]),
+           "learned_paraphrase_C": summarize([r for r in learned if _para_set(r) == "C"]),
            "learned_none": summarize([r for r in learned if r.suite == "none"]),
            "oracle_none": summarize([r for r in oracle if r.suite == "none"])}
     out["sr_ratio"] = ls["SR"] / os_["SR"] if os_["SR"] else float("nan")
@@ -108,16 +109,18 @@ def write_report(learned: list[EpisodeResult], oracle: list[EpisodeResult], out:
     L = ["# Learned preference-conditioned policy vs the oracle (held-out layouts)", ""]
     L += [f"- **{k}**: {v}" for k, v in meta.items()]
     L += ["", "SA = mean(success × d), d ∈ {0, ¼, ¾, 1}. *Training wording*: `Task: … Preference: {registry wording}.` "
-          "(one of the 8 wordings trained on). *Held-out paraphrases*: two wordings per task never trained on "
-          "(set A written before any probe; set B after a probe of set A, never probed itself). *No preference*: "
+          "(one of the 8 wordings trained on). *Held-out paraphrases*: one wording per task from each held-out set, "
+          "never trained on (set A written before any probe; set B after a probe of set A; set C after the first "
+          "benchmark of sets A and B, before the auxiliary-loss model; see `phrasings.py`). *No preference*: "
           "`Task: ….` alone, scored with each preference's metric. The **ORACLE** plans from the true layout and "
           "parses the prompt with a keyword lexicon: an upper bound, not a competitor.", "",
           "## Headline", "",
           "| policy | prompt | n | SR | SA |", "|---|---|---|---|---|"]
     for key, who, prompt in (("learned_single", "learned (BC, chunked)", "training wording"),
-                             ("learned_paraphrase", "learned (BC, chunked)", "held-out paraphrases (A + B)"),
+                             ("learned_paraphrase", "learned (BC, chunked)", "held-out paraphrases (all sets)"),
                              ("learned_paraphrase_A", "learned (BC, chunked)", "… set A"),
                              ("learned_paraphrase_B", "learned (BC, chunked)", "… set B"),
+                             ("learned_paraphrase_C", "learned (BC, chunked)", "… set C"),
                              ("learned_none", "learned (BC, chunked)", "no preference"),
                              ("oracle_single", "ORACLE upper bound", "training wording"),
                              ("oracle_none", "ORACLE upper bound", "no preference")):
@@ -155,6 +158,8 @@ def write_report(learned: list[EpisodeResult], oracle: list[EpisodeResult], out:
     return path
 
 
-def plan(missions: list[str], prefs: list[str], seeds: list[int]) -> tuple[list, list]:
-    """(learned tasks, oracle tasks)."""
-    return eval_tasks(missions, prefs, seeds, list(LEARNED_SUITES)), eval_tasks(missions, prefs, seeds, list(ORACLE_SUITES))
+def plan(missions: list[str], prefs: list[str], seeds: list[int], paraphrase_sets: str = "ABC") -> tuple[list, list]:
+    """(learned tasks, oracle tasks); ``paraphrase_sets``: which held-out sets (A, B, C) to ask in."""
+    learned = [t for t in eval_tasks(missions, prefs, seeds, list(LEARNED_SUITES))
+               if t.suite != "paraphrase" or t.task_id.rsplit("/", 1)[-1][0] in paraphrase_sets]
+    return learned, eval_tasks(missions, prefs, seeds, list(ORACLE_SUITES))

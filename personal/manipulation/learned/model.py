@@ -51,10 +51,12 @@ class ChunkPolicyNet(nn.Module):
       blocks are FiLM-modulated by the language -> H x 7 actions."""
 
     def __init__(self, horizon: int = 10, width: int = 256, depth: int = 3, lang_width: int = 128,
-                 feature_dim: int = FEATURE_DIM, embed_dim: int = EMBED_DIM, action_dim: int = 7) -> None:
+                 feature_dim: int = FEATURE_DIM, embed_dim: int = EMBED_DIM, action_dim: int = 7,
+                 pref_classes: int = 0) -> None:
         super().__init__()
         self.config = {"horizon": horizon, "width": width, "depth": depth, "lang_width": lang_width,
-                       "feature_dim": feature_dim, "embed_dim": embed_dim, "action_dim": action_dim}
+                       "feature_dim": feature_dim, "embed_dim": embed_dim, "action_dim": action_dim,
+                       "pref_classes": pref_classes}
         if feature_dim != ROBOT_DIM + len(SLOTS) * OBJECT_DIM:
             raise ValueError(f"feature_dim {feature_dim} does not match the slot layout")
         self.register_buffer("feat_mean", torch.zeros(feature_dim))
@@ -67,14 +69,20 @@ class ChunkPolicyNet(nn.Module):
         self.out = nn.Sequential(nn.LayerNorm(width), nn.Linear(width, horizon * action_dim))
         nn.init.zeros_(self.film.weight)
         nn.init.zeros_(self.film.bias)
+        # training only: which preference (or none) the language features express (auxiliary loss)
+        self.pref_head = nn.Linear(lang_width, pref_classes) if pref_classes else None
 
-    def forward(self, feats: torch.Tensor, task_emb: torch.Tensor, pref_emb: torch.Tensor) -> torch.Tensor:
+    def language(self, task_emb: torch.Tensor, pref_emb: torch.Tensor) -> torch.Tensor:
+        return self.lang(torch.cat([task_emb, pref_emb], dim=-1))
+
+    def forward(self, feats: torch.Tensor, task_emb: torch.Tensor, pref_emb: torch.Tensor,
+                lang: torch.Tensor | None = None) -> torch.Tensor:
         """(B, F) raw features, (B, 384) task and preference embeddings -> (B, H, 7) actions."""
         B = len(feats)
         x = (feats - self.feat_mean) / self.feat_std
         objects = x[:, ROBOT_DIM:].view(B, len(SLOTS), OBJECT_DIM)
         present = feats[:, ROBOT_DIM:].view(B, len(SLOTS), OBJECT_DIM)[:, :2, 0] > 0.5
-        lang = self.lang(torch.cat([task_emb, pref_emb], dim=-1))
+        lang = self.language(task_emb, pref_emb) if lang is None else lang
         cands = objects[:, :2]
         score = self.pointer(torch.cat([cands, lang[:, None].expand(B, 2, -1)], dim=-1)).squeeze(-1)
         weight = torch.softmax(score.masked_fill(~present, -1e4), dim=-1)
@@ -117,7 +125,7 @@ def load_checkpoint(path: Path) -> tuple[ChunkPolicyNet, dict]:
         raise CheckpointError(f"policy checkpoint {path}: format {header.get('format')!r}, expected {FORMAT!r}")
     try:
         config, meta = json.loads(header["config"]), json.loads(header.get("meta", "{}"))
-        net = ChunkPolicyNet(**config)
+        net = ChunkPolicyNet(**config)  # checkpoints without "pref_classes" predate the auxiliary head
         net.load_state_dict(tensors, strict=True)
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
         raise CheckpointError(f"policy checkpoint {path} does not match the network: {exc}") from None

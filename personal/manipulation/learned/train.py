@@ -2,7 +2,10 @@
 
 Each sample is one frame: input features (``features.input_features``), the task and preference
 embeddings, and the chunk of the next H demonstrated actions (padding past the episode end is masked
-out of the L1 loss, as in ACT/LeRobot). Two augmentations, both label-preserving:
+out of the L1 loss, as in ACT/LeRobot). An auxiliary loss (weight ``aux_weight``) asks a linear head
+to name the episode's preference (or none) from the language features: behaviour cloning alone
+barely constrains them where preferences act alike, and unseen wordings then land anywhere.
+Two augmentations, both label-preserving:
 - the wording: each sample draws one of the training wordings of its episode's preference
   (``phrasings.TRAIN``), so the policy sees 8 wordings per preference, never a held-out one;
 - the candidate slots: swapped with probability 1/2, so choices follow colour and size, not slot order.
@@ -21,6 +24,7 @@ import numpy as np
 import torch
 
 from personal.manipulation import phrasings
+from personal.manipulation import preferences as P
 from personal.manipulation.learned.dataset import Episode, action_chunks, read_dataset
 from personal.manipulation.learned.features import (
     OBJECT_DIM,
@@ -47,6 +51,7 @@ class TrainConfig:
     lr: float = 1e-3
     weight_decay: float = 1e-4
     warmup: int = 300
+    aux_weight: float = 0.05  # auxiliary loss: predict the preference id from the language features (0 = off)
     val_every: int = 20  # every 20th episode is validation
     log_every: int = 100
     eval_every: int = 1000
@@ -65,6 +70,7 @@ class Samples:
     wording_table: np.ndarray  # (G, W) per wording group: indices into Texts.pref (padded by repetition)
     n_wordings: np.ndarray  # (G,) wordings in each group
     group: np.ndarray  # (N,) wording group of each sample
+    pref_class: np.ndarray  # (N,) 0 = none, 1 + index in preferences.PREFERENCES, -1 = unknown
 
 
 @dataclass
@@ -90,8 +96,9 @@ def build_samples(episodes: list[Episode], horizon: int, encoder: PromptEncoder)
     task_texts: dict[str, int] = {}
     pref_texts: dict[str, int] = {}
     groups: dict[tuple[int, ...], int] = {}
-    feats, swapped, chunks, pads, task_idx, group_idx = [], [], [], [], [], []
+    feats, swapped, chunks, pads, task_idx, group_idx, classes = [], [], [], [], [], [], []
     for ep in episodes:
+        classes.append(np.full(len(ep), pref_class(ep.meta.get("pref"))))
         task, wordings = _episode_wordings(ep)
         t = task_texts.setdefault(task, len(task_texts))
         key = tuple(pref_texts.setdefault(w, len(pref_texts)) for w in wordings)
@@ -109,8 +116,18 @@ def build_samples(episodes: list[Episode], horizon: int, encoder: PromptEncoder)
     width = max(len(k) for k in groups)
     table = np.array([[k[i % len(k)] for i in range(width)] for k in groups])
     samples = Samples(np.concatenate(feats), np.concatenate(swapped), np.concatenate(chunks), np.concatenate(pads),
-                      np.concatenate(task_idx), table, np.array([len(k) for k in groups]), np.concatenate(group_idx))
+                      np.concatenate(task_idx), table, np.array([len(k) for k in groups]), np.concatenate(group_idx),
+                      np.concatenate(classes))
     return samples, texts
+
+
+PREF_CLASSES = ("none", *P.PREFERENCES)
+
+
+def pref_class(pref: str | None) -> int:
+    if pref is None or (pref and pref not in P.PREFERENCES):
+        return -1
+    return PREF_CLASSES.index(pref or "none")
 
 
 def feature_stats(s: Samples) -> tuple[np.ndarray, np.ndarray]:
@@ -132,7 +149,7 @@ def _batch(s: Samples, texts: Texts, idx: np.ndarray, rng: np.random.Generator, 
     pick = (rng.random(len(idx)) * s.n_wordings[g]).astype(int) if augment else np.zeros(len(idx), int)
     pref_rows = s.wording_table[g, pick]
     return (torch.from_numpy(feats), torch.from_numpy(texts.task[s.task[idx]]), torch.from_numpy(texts.pref[pref_rows]),
-            torch.from_numpy(s.chunks[idx]), torch.from_numpy(~s.pad[idx]))
+            torch.from_numpy(s.chunks[idx]), torch.from_numpy(~s.pad[idx]), torch.from_numpy(s.pref_class[idx]))
 
 
 def masked_l1(pred: torch.Tensor, target: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
@@ -153,7 +170,8 @@ def train(dataset: Path, out: Path, cfg: TrainConfig = TrainConfig(), encoder: P
     encoder = encoder or PromptEncoder()
     tr, texts = build_samples(train_eps, cfg.horizon, encoder)
     va, va_texts = build_samples(val_eps, cfg.horizon, encoder) if val_eps else (None, None)
-    net = ChunkPolicyNet(cfg.horizon, cfg.width, cfg.depth, cfg.lang_width)
+    net = ChunkPolicyNet(cfg.horizon, cfg.width, cfg.depth, cfg.lang_width,
+                         pref_classes=len(PREF_CLASSES) if cfg.aux_weight > 0 else 0)
     mean, std = feature_stats(tr)
     net.feat_mean.copy_(torch.from_numpy(mean))
     net.feat_std.copy_(torch.from_numpy(std))
@@ -166,13 +184,17 @@ def train(dataset: Path, out: Path, cfg: TrainConfig = TrainConfig(), encoder: P
     running, step = None, 0
     for step in range(1, cfg.steps + 1):
         net.train()
-        feats, temb, pemb, target, valid = _batch(tr, texts, rng.integers(0, len(tr.feats), cfg.batch), rng, True)
-        loss = masked_l1(net(feats, temb, pemb), target, valid)
+        feats, temb, pemb, target, valid, cls = _batch(tr, texts, rng.integers(0, len(tr.feats), cfg.batch), rng, True)
+        lang = net.language(temb, pemb)
+        bc = masked_l1(net(feats, temb, pemb, lang=lang), target, valid)
+        loss = bc
+        if net.pref_head is not None and (cls >= 0).any():
+            loss = loss + cfg.aux_weight * torch.nn.functional.cross_entropy(net.pref_head(lang), cls, ignore_index=-1)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
         sched.step()
-        running = loss.item() if running is None else 0.98 * running + 0.02 * loss.item()
+        running = bc.item() if running is None else 0.98 * running + 0.02 * bc.item()
         if step % cfg.log_every == 0 or step == cfg.steps:
             row = {"step": step, "train_l1": round(running, 5), "elapsed_s": round(time.perf_counter() - t0, 1)}
             if va is not None and (step % cfg.eval_every == 0 or step == cfg.steps):
@@ -201,7 +223,7 @@ def evaluate_loss(net: ChunkPolicyNet, s: Samples, texts: Texts, batch: int = 20
     total, n = 0.0, 0.0
     for a in range(0, len(s.feats), batch):
         idx = np.arange(a, min(a + batch, len(s.feats)))
-        feats, temb, pemb, target, valid = _batch(s, texts, idx, rng, False)
+        feats, temb, pemb, target, valid, _ = _batch(s, texts, idx, rng, False)
         total += masked_l1(net(feats, temb, pemb), target, valid).item() * valid.sum().item()
         n += valid.sum().item()
     return total / max(n, 1)
@@ -263,7 +285,9 @@ def write_card(checkpoint: Path, meta: dict) -> Path:
         f"A language-conditioned pointer over the two candidate objects (they are exchangeable: choices follow "
         f"colour and size), then a residual MLP of width {c['width']} with {c['depth']} FiLM blocks conditioned on "
         f"the language features ({c['lang_width']}-d). L1 loss on the chunk (ACT's loss, without its CVAE); AdamW "
-        f"lr {c['lr']}, batch {c['batch']}, cosine schedule.", "",
+        f"lr {c['lr']}, batch {c['batch']}, cosine schedule"
+        + (f"; auxiliary loss (weight {c['aux_weight']}): a linear head names the preference from the language "
+           "features (training only)." if c.get("aux_weight") else "."), "",
         "## Data",
         f"- {meta['dataset_format']} dataset `{meta['dataset']}`: {meta['episodes']} episodes "
         f"({meta['train_episodes']} train / {meta['val_episodes']} validation), {meta['frames']} frames.",
