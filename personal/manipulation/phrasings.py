@@ -109,6 +109,35 @@ HELD_OUT_C: dict[str, list[str]] = {
 }
 
 
+# Validation paraphrases: written for model selection when the 21-point drop was being worked on
+# (issue 19, second round), before any new training wording and before the probe/rollouts that used
+# them. Checkpoints, loss weights and thresholds are chosen on these (validation layouts 500+), never
+# on sets A, B or C; they are never trained on. Distinct from every training and held-out wording.
+VALIDATION: dict[str, list[str]] = {
+    "speed_up": ["Hustle", "Work quickly, please", "No time to lose", "Speed things up"],
+    "slow_down": ["Not so fast", "Keep the speed down", "Proceed slowly", "There's no rush"],
+    "smooth": ["Fluid motions only", "Don't jerk it around", "Make the movement soft", "Keep every motion gradual"],
+    "keep_away": ["Avoid going near {obstacle}", "Keep well away from {obstacle}", "Don't bump into {obstacle}",
+                  "Keep a wide margin around {obstacle}"],
+    "move_higher": ["Keep it elevated while you move", "Move it at a high height", "Take a high route",
+                    "Don't let it drop low while carrying"],
+    "close_to_ground": ["Keep it low to the table", "Take a low route", "Don't lift it high",
+                        "Carry it only slightly above the surface"],
+    "rotate_when_placing": ["Turn it ninety degrees before placing", "Place it with a 90 degree twist",
+                            "Put it down at a right angle to how you picked it up", "Rotate before you let go"],
+    "push": ["Push it rather than carrying it", "Keep it on the surface and slide it", "No lifting, just push",
+             "Slide it into place"],
+    "grasp_by_handle": ["Grab the handle part", "Hold it from its handle", "Pick it up from the handle",
+                        "The handle is where to hold it"],
+    "prefer_red": ["Red one, please", "I'd prefer the red block", "Choose red", "Get the red block"],
+    "prefer_blue": ["Blue one, please", "I'd prefer the blue block", "Choose blue", "Get the blue block"],
+    "prefer_bigger": ["Bigger one, please", "I'd prefer the large block", "Choose the larger of the two",
+                      "Get the big block"],
+    "prefer_smaller": ["Smaller one, please", "I'd prefer the small block", "Choose the smaller of the two",
+                       "Get the tiny block"],
+}
+
+
 def fill(text: str, layout: Layout | None) -> str:
     """Fill ``{obstacle}`` the way the registry does."""
     return P._fill(text, layout)
