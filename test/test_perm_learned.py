@@ -14,9 +14,10 @@ import pytest
 from openpi_client.websocket_client_policy import WebsocketClientPolicy
 
 from personal.manipulation import phrasings
+from personal.manipulation import preferences as P
 from personal.manipulation.backends import make_backend
 from personal.manipulation.evaluate import check_held_out
-from personal.manipulation.learned import demos
+from personal.manipulation.learned import benchmark, demos
 from personal.manipulation.learned.dataset import DatasetError, action_chunks, read_dataset
 from personal.manipulation.learned.features import ENV_DIM, ENV_KEY, environment_state, split_prompt, swap_candidates
 from personal.manipulation.learned.model import CheckpointError, load_checkpoint
@@ -51,15 +52,37 @@ def _obs(prompt: str, layout=None, env: bool = True) -> dict:
 # -- wordings and prompts -----------------------------------------------------------------------
 
 def test_held_out_paraphrases_are_never_training_wordings():
-    train = {w.lower().rstrip(".") for ws in phrasings.TRAIN.values() for w in ws}
-    for table in (phrasings.HELD_OUT, phrasings.HELD_OUT_B, phrasings.HELD_OUT_C):
+    for table in (phrasings.HELD_OUT, phrasings.HELD_OUT_B, phrasings.HELD_OUT_C, phrasings.VALIDATION):
         assert set(table) == set(phrasings.TRAIN)
         for pref, words in table.items():
             assert len(words) >= 3, pref
-            assert not {w.lower().rstrip(".") for w in words} & train, pref
+            registry = P.get(pref).language
+            for w in words:
+                # not even a reordering or a near copy (the registry wording is the task's own, kept)
+                near = [t for t in phrasings.TRAIN[pref] if t != registry and phrasings.near_duplicate(t, w)]
+                assert not near, (pref, w, near)
+                assert phrasings.normalise(w) != phrasings.normalise(registry), (pref, w)
     tasks = build_suite("paraphrase", ["bin"], ["slow_down"], [0, 1])
     assert [t.task_id for t in tasks] == [f"paraphrase/bin/slow_down/s{k}/{x}{k}" for k in (0, 1) for x in "ABC"]
     assert tasks[0].prompt == "Task: put a block in the bin. Preference: Take it easy."
+    assert [t.task_id for t in build_suite("paraphrase", ["bin"], ["slow_down"], [500], "V")] == [
+        "paraphrase/bin/slow_down/s500/V0"]
+
+
+def test_near_duplicates_of_reserved_wordings_are_left_out_of_training():
+    assert phrasings.near_duplicate("Carry it high up", "Carry it up high")
+    assert phrasings.near_duplicate("Keep clear of the obstacle", "Keep clear of {obstacle}")
+    assert not phrasings.near_duplicate("Move slowly", "Move quickly")
+    # in the generated list but a reordering of set C's "Carry it up high": not trained on
+    assert "Carry it high up" not in phrasings.TRAIN["move_higher"]
+    # antonyms share frames, so only the preference word tells them apart
+    assert "Carry it low" not in phrasings.TRAIN["close_to_ground"]  # near set C's "Carry it down low"
+    assert "Keep it high" in phrasings.TRAIN["move_higher"] and "Keep it low" not in phrasings.TRAIN["close_to_ground"]
+    for pref, words in phrasings.TRAIN.items():
+        assert words[0] == P.get(pref).language
+        assert len({phrasings.normalise(w) for w in words}) == len(words), pref
+    with pytest.raises(ValueError, match="validation set V"):
+        benchmark.plan(["bin"], ["slow_down"], [0], "AV")
 
 
 @pytest.mark.parametrize("prompt, expected", [

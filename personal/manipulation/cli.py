@@ -151,6 +151,7 @@ def train_cmd(
     steps: int = typer.Option(None, help="optimiser steps (default: TrainConfig)"),
     horizon: int = typer.Option(None, help="action chunk length H"),
     width: int = typer.Option(None, help="MLP width"),
+    aux_weight: float = typer.Option(None, help="weight of the auxiliary preference-id loss (0 = off)"),
     max_minutes: float = typer.Option(20.0, help="stop early (and save) past this wall time"),
 ) -> None:
     """Behaviour cloning with action chunking, conditioned on the frozen MiniLM prompt embedding."""
@@ -160,6 +161,8 @@ def train_cmd(
 
     cfg = TrainConfig(max_minutes=max_minutes)
     cfg = replace(cfg, **{k: v for k, v in {"steps": steps, "horizon": horizon, "width": width}.items() if v})
+    if aux_weight is not None:
+        cfg = replace(cfg, aux_weight=aux_weight)
     typer.echo(f"training on {data} -> {out} ({cfg.steps} steps, batch {cfg.batch}, H={cfg.horizon})")
     meta = train(data, out, cfg, progress=lambda row: typer.echo(
         f"step {row['step']:6d}  train L1 {row['train_l1']:.4f}"
@@ -179,7 +182,8 @@ def benchmark_cmd(
     replan: int = typer.Option(5, help="actions executed from each chunk before asking again"),
     oracle: bool = typer.Option(True, help="also run the ORACLE upper bound on the same layouts"),
     oracle_from: Path = typer.Option(None, help="reuse ORACLE results.jsonl of an earlier run (same seeds)"),
-    paraphrase_sets: str = typer.Option("ABC", help="held-out paraphrase sets to ask in (A, B, C)"),
+    paraphrase_sets: str = typer.Option("ABC", help="held-out paraphrase sets to ask in (A, B, C); V alone = the validation "
+                                                           "wordings, for model selection on validation seeds (500-502)"),
 ) -> None:
     """Learned policy (training wording, held-out paraphrases, none) vs the ORACLE on held-out layouts."""
     from personal.manipulation.evaluate import evaluate_parallel

@@ -24,10 +24,11 @@ MUST_SHOW_PREFS = ["speed_up", "slow_down", "smooth", "keep_away", "move_higher"
                    "prefer_red", "prefer_bigger"]
 
 
-def eval_tasks(missions: list[str], prefs: list[str], seeds: list[int], suites: list[str]) -> list[TaskInstance]:
+def eval_tasks(missions: list[str], prefs: list[str], seeds: list[int], suites: list[str],
+               paraphrase_sets: str = "ABC") -> list[TaskInstance]:
     tasks: list[TaskInstance] = []
     for suite in suites:
-        tasks += build_suite(suite, missions, prefs, seeds)
+        tasks += build_suite(suite, missions, prefs, seeds, paraphrase_sets)
     return tasks
 
 

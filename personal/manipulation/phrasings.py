@@ -11,6 +11,8 @@
 """
 from __future__ import annotations
 
+import re
+
 from personal.manipulation import preferences as P
 from personal.manipulation.layout import Layout
 
@@ -45,7 +47,6 @@ _EXTRA_TRAIN: dict[str, list[str]] = {
                        "The small one, please", "Pick the smaller block", "Not the big one", "The little block"],
 }
 
-TRAIN: dict[str, list[str]] = {pid: [P.get(pid).language, *extra] for pid, extra in _EXTRA_TRAIN.items()}
 
 # Set A: written before any probe or training.
 HELD_OUT: dict[str, list[str]] = {
@@ -136,6 +137,137 @@ VALIDATION: dict[str, list[str]] = {
     "prefer_smaller": ["Smaller one, please", "I'd prefer the small block", "Choose the smaller of the two",
                        "Get the tiny block"],
 }
+
+
+# Compositional training wordings (second round, after the first benchmark showed unseen wordings of
+# the speed and height preferences falling to "no preference" or to their antonym). Shared sentence
+# frames x the words that carry each preference, with the *same* frames across antonyms (quickly /
+# slowly, high / low, red / blue, bigger / smaller) and negated opposites ("don't go fast"), so the
+# only difference a recogniser can use is the word that matters. Written from general vocabulary;
+# phrases near a held-out or validation wording were avoided, and any training wording that is a
+# near-duplicate of one (``near_duplicate``: same content words up to order, or Jaccard >= 0.6) is
+# dropped below -- this also removes some first-round wordings; a test checks it.
+_MANNER_FRAMES = ("{X}", "Move {x}", "Go {x}", "Do it {x}", "Carry it {x}", "Work {x}", "Please move {x}",
+                  "Move {x}, please", "I want you to move {x}", "Try to move {x}", "Do the task {x}",
+                  "Bring it over {x}")
+_HEIGHT_FRAMES = ("Carry it {x}", "Keep it {x}", "Move it {x}", "Bring it over {x}", "Take it across {x}",
+                  "Carry the object {x}", "Keep the object {x} while moving")
+_CHOICE_FRAMES = ("Use the {x} block", "Take the {x} one", "I want the {x} one", "Pick the {x} block", "The {x} one",
+                  "The {x} block", "Grab the {x} block", "I'd like the {x} one", "Move the {x} block",
+                  "Bring the {x} one", "Only the {x} one", "{X}, please", "My pick is the {x} one")
+
+
+def _frames(frames: tuple[str, ...], words: tuple[str, ...]) -> list[str]:
+    return [f.format(x=w, X=w[:1].upper() + w[1:]) for f in frames for w in words]
+
+
+_GENERATED: dict[str, list[str]] = {
+    "speed_up": _frames(_MANNER_FRAMES, ("quickly", "fast", "rapidly", "swiftly", "speedily", "briskly",
+                                         "at full speed", "at high speed", "with haste", "at a quick pace")) + [
+        "Hurry", "Speed up", "Step on it", "Be swift", "Be fast", "Quick, please", "Don't be slow",
+        "Don't take long", "No dawdling", "Make haste", "Chop chop", "Time is short", "We're short on time",
+        "I don't have all day", "Get it done quickly", "Faster", "Go faster", "Speed it up",
+        "Increase your speed", "Full speed ahead", "Rush it", "Let's be quick", "Don't go slowly",
+        "Don't move slowly", "No slow moves", "Quicker than usual"],
+    "slow_down": _frames(_MANNER_FRAMES, ("slowly", "at a slow pace", "at low speed", "unhurriedly",
+                                          "without hurrying", "at a snail's pace", "at reduced speed",
+                                          "at a relaxed pace", "with no hurry", "at a slow speed")) + [
+        "Slower", "Go slower", "Move slower", "Slow it down", "Take it slow", "Don't hurry", "No hurry",
+        "There's no hurry", "Don't be quick", "Don't move quickly", "Don't be hasty", "No haste",
+        "Not too fast", "Not too quickly", "No speeding", "Lower your speed", "Decrease the speed",
+        "Keep it slow", "Slow and steady", "Be slow", "Be patient", "We have plenty of time",
+        "Time is not a problem", "Slower than usual"],
+    "smooth": _frames(_MANNER_FRAMES, ("smoothly", "fluidly", "evenly", "steadily", "softly", "gracefully",
+                                       "without jerks", "without jolts", "with gentle accelerations")) + [
+        "No jerks", "Don't jerk", "Don't jolt it", "Avoid jerky motion", "Keep the motion smooth", "Be smooth",
+        "Smooth movements, please", "Accelerate softly", "Brake softly", "Keep accelerations gentle",
+        "Keep it steady", "Steady movements", "No shaking", "Don't shake it", "Soft, flowing motion",
+        "Smoother than usual"],
+    "keep_away": [
+        "Keep away from {obstacle}", "Don't go close to {obstacle}", "Don't brush against {obstacle}",
+        "Go the long way around {obstacle}", "Give {obstacle} plenty of space", "Pass far from {obstacle}",
+        "Don't pass near {obstacle}", "Keep off {obstacle}", "Don't knock {obstacle}", "Be careful around {obstacle}",
+        "Mind {obstacle}", "Watch out for {obstacle}", "Keep a big gap to {obstacle}",
+        "Maintain distance from {obstacle}", "Route around {obstacle}", "Stay far away from {obstacle}",
+        "Avoid {obstacle}, please", "Don't hit {obstacle}", "Keep clear of the obstacle", "Avoid the obstacle",
+        "Stay away from the obstacle", "Far from {obstacle}, please"],
+    "move_higher": _frames(_HEIGHT_FRAMES, ("high", "high up", "high above the table", "far above the table",
+                                            "well above the surface", "at a high level", "higher than normal",
+                                            "at a great height")) + [
+        "Lift it high", "Raise it higher", "Lift it higher", "High, please", "Go high", "Stay high", "Take it high",
+        "Keep plenty of clearance", "Don't carry it low", "Don't keep it low", "Not too low", "Don't skim the table",
+        "Lift it well clear of the table", "Higher"],
+    "close_to_ground": _frames(_HEIGHT_FRAMES, ("low", "near the table", "close to the table",
+                                                "close to the tabletop", "at a low height", "lower than normal",
+                                                "barely above the table", "an inch above the table")) + [
+        "Stay low", "Low, please", "Go low", "Don't carry it high", "Don't keep it high", "Not too high",
+        "Don't raise it", "Barely lift it", "Skim the table", "Hug the table", "Lift it only a little",
+        "Minimal height", "Stay close to the tabletop", "Lower"],
+    "rotate_when_placing": [
+        "Rotate it when placing", "Turn it when placing", "Rotate it before you put it down",
+        "Turn it before you put it down", "Rotate it by 90 degrees", "Turn it by ninety degrees",
+        "Give it a 90 degree turn", "A quarter turn before you place it", "Rotate it a quarter turn",
+        "Change its angle before placing", "Place it turned", "Put it down rotated", "Reorient it when placing",
+        "Yaw it by ninety degrees", "Rotate it, then place it", "Turn the object before releasing it"],
+    "push": [
+        "Push it", "Push it along", "Push it to the spot", "Slide it", "Slide it along", "Slide it across",
+        "Push it along the table", "Don't pick it up", "Keep it on the table", "Keep it touching the table",
+        "Never lift it", "Slide, don't carry", "Push it with the gripper", "No grasping, push it",
+        "Move it by sliding", "Don't carry it, push it"],
+    "grasp_by_handle": [
+        "Grab it by the handle", "Hold the handle", "Grasp the handle", "Grasp it by its handle",
+        "Pick it up by the handle", "Take it by its handle", "Handle first", "Hold the grip end",
+        "Use the handle when grasping", "Not by the head", "Avoid the head", "Don't hold the head",
+        "Grasp the handle, please", "Take the handle side"],
+    "prefer_red": _frames(_CHOICE_FRAMES, ("red",)) + ["Red is my favourite", "I prefer red"],
+    "prefer_blue": _frames(_CHOICE_FRAMES, ("blue",)) + ["Blue is my favourite", "I prefer blue"],
+    "prefer_bigger": _frames(_CHOICE_FRAMES, ("bigger", "larger", "big", "large", "biggest", "largest")) + [
+        "Not the smaller block", "I prefer big blocks"],
+    "prefer_smaller": _frames(_CHOICE_FRAMES, ("smaller", "small", "little", "smallest")) + [
+        "Not the larger block", "I prefer small blocks"],
+}
+
+
+def normalise(wording: str) -> str:
+    """Lower case, words only: how wordings are compared for overlap between sets."""
+    return " ".join(re.findall(r"[a-z0-9'{}]+", wording.lower()))
+
+
+# Words that carry no preference; ignored when two wordings are compared for near-duplication.
+_FILLER = frozenset("a an the it its one block object obstacle {obstacle} please you your i i'd me to of as while when is that".split())
+NEAR = 0.6  # content-word Jaccard at or above which a training wording counts as a copy of a reserved one
+
+
+def content_words(wording: str) -> frozenset[str]:
+    return frozenset(normalise(wording).split()) - _FILLER
+
+
+def near_duplicate(a: str, b: str) -> bool:
+    """Same words up to order and filler, or mostly the same ("Carry it high up" ~ "Carry it up high")."""
+    x, y = content_words(a), content_words(b)
+    return normalise(a) == normalise(b) or (bool(x | y) and len(x & y) / len(x | y) >= NEAR)
+
+
+def reserved(pid: str) -> list[str]:
+    """The wordings of ``pid`` that training must not see: held-out sets A, B, C and VALIDATION."""
+    return [w for table in (HELD_OUT, HELD_OUT_B, HELD_OUT_C, VALIDATION) for w in table[pid]]
+
+
+def _training_wordings(pid: str) -> list[str]:
+    """Registry wording, then the first round, then the compositional ones; duplicates dropped and
+    every wording that is a near-duplicate of a reserved (held-out or validation) one left out,
+    the registry wording excepted (the demonstrator and ``single`` tasks use it)."""
+    out, keep = [], reserved(pid)
+    registry = P.get(pid).language
+    for w in [registry, *_EXTRA_TRAIN[pid], *_GENERATED[pid]]:
+        if any(normalise(w) == normalise(o) for o in out):
+            continue
+        if w == registry or not any(near_duplicate(w, r) for r in keep):
+            out.append(w)
+    return out
+
+
+TRAIN: dict[str, list[str]] = {pid: _training_wordings(pid) for pid in _EXTRA_TRAIN}
 
 
 def fill(text: str, layout: Layout | None) -> str:

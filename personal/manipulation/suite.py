@@ -122,26 +122,35 @@ def applicable(pref: str, mission: str) -> bool:
     return mission in P.get(pref).missions
 
 
-def paraphrases(pref: str, seed_index: int) -> list[tuple[str, str]]:
-    """The held-out wordings a paraphrase task uses at the k-th seed: one of each held-out set (A, B, C),
-    rotating with k so every paraphrase is used. Returns (label, wording) pairs, label like ``A1``."""
+PARAPHRASE_SETS = {"A": "HELD_OUT", "B": "HELD_OUT_B", "C": "HELD_OUT_C", "V": "VALIDATION"}
+
+
+def paraphrases(pref: str, seed_index: int, sets: str = "ABC") -> list[tuple[str, str]]:
+    """The reserved wordings a paraphrase task uses at the k-th seed: one of each named set (held-out
+    A, B, C; V = validation, for model selection), rotating with k so every wording is used.
+    Returns (label, wording) pairs, label like ``A1``."""
     out = []
-    for name, table in (("A", phrasings.HELD_OUT), ("B", phrasings.HELD_OUT_B), ("C", phrasings.HELD_OUT_C)):
+    for name in sets:
+        if name not in PARAPHRASE_SETS:
+            raise ValueError(f"unknown paraphrase set {name!r}; known: {''.join(PARAPHRASE_SETS)}")
+        table = getattr(phrasings, PARAPHRASE_SETS[name])
         i = seed_index % len(table[pref])
         out.append((f"{name}{i}", table[pref][i]))
     return out
 
 
-def build_suite(suite: str, missions: list[str], prefs: list[str], seeds: list[int]) -> list[TaskInstance]:
+def build_suite(suite: str, missions: list[str], prefs: list[str], seeds: list[int],
+                paraphrase_sets: str = "ABC") -> list[TaskInstance]:
     """Task instances of one suite. ``none`` pairs each single task with its no-preference prompt;
-    ``paraphrase`` asks for each single preference in three held-out wordings (``paraphrases``)."""
+    ``paraphrase`` asks for each single preference in one wording of each of ``paraphrase_sets``
+    (``paraphrases``)."""
     out: list[TaskInstance] = []
     for m in missions:
         for k, s in enumerate(seeds):
             if suite == "paraphrase":
                 for p in prefs:
                     if applicable(p, m):
-                        for label, wording in paraphrases(p, k):
+                        for label, wording in paraphrases(p, k, paraphrase_sets):
                             out.append(TaskInstance(f"paraphrase/{m}/{p}/s{s}/{label}", suite, m, s, (p,), (p,), wording))
             elif suite in ("single", "none", "comprepref"):
                 for p in prefs:

@@ -1,7 +1,7 @@
 """The learned policy against the oracle on held-out layouts: training wording, held-out paraphrases, none.
 
 Learned policy: suites ``single`` (the registry wording, one of its 8 training wordings),
-``paraphrase`` (two held-out wordings per task: one of set A, one of set B) and ``none``.
+``paraphrase`` (one held-out wording per task from each of sets A, B, C) and ``none``.
 ORACLE upper bound (``OracleScriptedPolicy``, plans from the true layout): ``single`` and ``none``
 on the same layouts. ``report.md`` leads with the learned policy and checks the issue's criteria:
 learned SR and SA >= 0.8 x the oracle's, paraphrase SA within 10 points of training-wording SA.
@@ -41,6 +41,7 @@ def headline(learned: list[EpisodeResult], oracle: list[EpisodeResult]) -> dict:
            "learned_paraphrase_A": summarize([r for r in learned if _para_set(r) == "A"]),
            "learned_paraphrase_B": summarize([r for r in learned if _para_set(r) == "B"]),
            "learned_paraphrase_C": summarize([r for r in learned if _para_set(r) == "C"]),
+           "learned_paraphrase_V": summarize([r for r in learned if _para_set(r) == "V"]),
            "learned_none": summarize([r for r in learned if r.suite == "none"]),
            "oracle_none": summarize([r for r in oracle if r.suite == "none"])}
     out["sr_ratio"] = ls["SR"] / os_["SR"] if os_["SR"] else float("nan")
@@ -109,9 +110,10 @@ def write_report(learned: list[EpisodeResult], oracle: list[EpisodeResult], out:
     L = ["# Learned preference-conditioned policy vs the oracle (held-out layouts)", ""]
     L += [f"- **{k}**: {v}" for k, v in meta.items()]
     L += ["", "SA = mean(success × d), d ∈ {0, ¼, ¾, 1}. *Training wording*: `Task: … Preference: {registry wording}.` "
-          "(one of the 8 wordings trained on). *Held-out paraphrases*: one wording per task from each held-out set, "
+          "(one of the training wordings). *Held-out paraphrases*: one wording per task from each held-out set asked, "
           "never trained on (set A written before any probe; set B after a probe of set A; set C after the first "
-          "benchmark of sets A and B, before the auxiliary-loss model; see `phrasings.py`). *No preference*: "
+          "benchmark of sets A and B, before the auxiliary-loss model; set V is the validation set, used only "
+          "for model selection on validation layouts; see `phrasings.py`). *No preference*: "
           "`Task: ….` alone, scored with each preference's metric. The **ORACLE** plans from the true layout and "
           "parses the prompt with a keyword lexicon: an upper bound, not a competitor.", "",
           "## Headline", "",
@@ -121,10 +123,13 @@ def write_report(learned: list[EpisodeResult], oracle: list[EpisodeResult], out:
                              ("learned_paraphrase_A", "learned (BC, chunked)", "… set A"),
                              ("learned_paraphrase_B", "learned (BC, chunked)", "… set B"),
                              ("learned_paraphrase_C", "learned (BC, chunked)", "… set C"),
+                             ("learned_paraphrase_V", "learned (BC, chunked)", "… set V (validation, for selection)"),
                              ("learned_none", "learned (BC, chunked)", "no preference"),
                              ("oracle_single", "ORACLE upper bound", "training wording"),
                              ("oracle_none", "ORACLE upper bound", "no preference")):
         s = h[key]
+        if key.startswith("learned_paraphrase_") and not s["n"]:
+            continue  # a set not asked in this run
         L.append(f"| {who} | {prompt} | {s['n']} | {_fmt(s['SR'])} | {_fmt(s['SA'])} |")
     L += ["", f"Learned / oracle: SR {_fmt(h['sr_ratio'])}, SA {_fmt(h['sa_ratio'])} (training wording). "
           f"SA drop on held-out paraphrases: {h['paraphrase_gap'] * 100:+.1f} points.", "",
@@ -159,7 +164,9 @@ def write_report(learned: list[EpisodeResult], oracle: list[EpisodeResult], out:
 
 
 def plan(missions: list[str], prefs: list[str], seeds: list[int], paraphrase_sets: str = "ABC") -> tuple[list, list]:
-    """(learned tasks, oracle tasks); ``paraphrase_sets``: which held-out sets (A, B, C) to ask in."""
-    learned = [t for t in eval_tasks(missions, prefs, seeds, list(LEARNED_SUITES))
-               if t.suite != "paraphrase" or t.task_id.rsplit("/", 1)[-1][0] in paraphrase_sets]
-    return learned, eval_tasks(missions, prefs, seeds, list(ORACLE_SUITES))
+    """(learned tasks, oracle tasks); ``paraphrase_sets``: which reserved sets to ask in (held-out A, B,
+    C; V = validation, for model selection on validation layouts, never with A, B or C)."""
+    if "V" in paraphrase_sets and set(paraphrase_sets) - {"V"}:
+        raise ValueError("the validation set V is for model selection; do not mix it with held-out sets A/B/C")
+    return (eval_tasks(missions, prefs, seeds, list(LEARNED_SUITES), paraphrase_sets),
+            eval_tasks(missions, prefs, seeds, list(ORACLE_SUITES)))

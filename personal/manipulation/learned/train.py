@@ -7,7 +7,7 @@ to name the episode's preference (or none) from the language features: behaviour
 barely constrains them where preferences act alike, and unseen wordings then land anywhere.
 Two augmentations, both label-preserving:
 - the wording: each sample draws one of the training wordings of its episode's preference
-  (``phrasings.TRAIN``), so the policy sees 8 wordings per preference, never a held-out one;
+  (``phrasings.TRAIN``), so the policy sees every training wording of a preference, never a held-out one;
 - the candidate slots: swapped with probability 1/2, so choices follow colour and size, not slot order.
 A small share of episodes (every ``val_every``-th) is kept out as a validation set for the loss curve.
 """
@@ -294,7 +294,9 @@ def write_card(checkpoint: Path, meta: dict) -> Path:
         f"- Missions {', '.join(meta['missions'])}; preferences {', '.join(meta['preferences'])}.",
         f"- Layout seeds {meta['train_seed_range']} (evaluation uses seeds below 1000: disjoint).",
         f"- Wordings: {sorted(set(meta['wordings_per_preference'].values()))} training wordings per preference "
-        "(`phrasings.TRAIN`); the held-out paraphrases (`phrasings.HELD_OUT`, `HELD_OUT_B`) were never used.",
+        "(`phrasings.TRAIN`, near-duplicates of reserved wordings removed); the held-out paraphrases "
+        "(`phrasings.HELD_OUT`, `HELD_OUT_B`, `HELD_OUT_C`) and the validation wordings (`VALIDATION`) were never "
+        "trained on.",
     ]
     if d:
         cpu = f" ({d['cpu_s']:.0f} CPU-s of rollouts)" if d.get("cpu_s") else ""
