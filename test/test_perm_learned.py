@@ -191,12 +191,24 @@ def test_shipped_checkpoint_loads_with_card_and_is_small(shipped):
     assert set(np.unique(out["actions"][:, 6])) <= {-1.0, 1.0}
 
 
+def _approach_speed(policy, prompt: str, layout, steps: int = 40) -> float:
+    """Mean commanded xyz speed over the first ``steps`` executed actions (5 per chunk, as evaluated)."""
+    backend = make_backend("kinematic")
+    obs, speeds = backend.reset(layout), []
+    while len(speeds) < steps:
+        env = environment_state(layout, backend.oracle_state().objects)
+        for a in policy.infer(make_observation(obs, prompt, environment_state=env))["actions"][:5]:
+            speeds.append(float(np.linalg.norm(a[:3])))
+            obs = backend.step(a)
+    return float(np.mean(speeds))
+
+
 def test_preference_changes_the_shipped_policys_actions(shipped):
+    # over the approach (8 chunks), as the speed preferences are scored on whole episodes; the shipped
+    # checkpoint's very first chunk for "Move faster" is no faster than with no preference (docs)
     layout = make_layout("bin", 4)
-    plain = shipped.infer(_obs("Task: put a block in the bin.", layout))["actions"]
-    slow = shipped.infer(_obs("Task: put a block in the bin. Preference: Move slowly.", layout))["actions"]
-    fast = shipped.infer(_obs("Task: put a block in the bin. Preference: Move faster.", layout))["actions"]
-    speed = [np.linalg.norm(a[:, :3], axis=1).mean() for a in (slow, plain, fast)]
+    speed = [_approach_speed(shipped, f"Task: put a block in the bin.{p}", layout)
+             for p in (" Preference: Move slowly.", "", " Preference: Move faster.")]
     assert speed[0] < speed[1] < speed[2], speed
 
 
