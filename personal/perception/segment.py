@@ -1,0 +1,241 @@
+"""Class-agnostic object proposals from one RGB-D frame (classical, no learning, no ground truth).
+
+The depth image is back-projected at a working resolution (``SegmentConfig.work_width``
+columns; the depth is subsampled, not filtered) and every pixel gets a normal from one-sided
+differences (the side whose neighbour is nearer in 3-D, so normals stay clean up to depth
+edges). Neighbouring pixels are joined when
+
+- their points are close in 3-D (a depth jump larger than what the surface's slant explains
+  cuts the edge: occlusion boundaries), and
+- the surface between them is not a concave crease (``(n_p - n_q) . (P_q - P_p) > 0`` with a
+  margin, the local-convexity criterion of LCCP, Stein et al. CVPR 2014): an object meets its
+  support, the floor or a wall along a concave crease, while the faces of one object meet
+  along convex edges;
+- their colours do not differ strongly where the surface is flat between them (a tablet lying
+  on a table is coplanar with it; without a colour cut it would merge with the table).
+
+Connected components of that pixel graph are the segments (``scipy.sparse.csgraph``). Each
+segment is then classified geometrically in the map frame: floor (upward normals at floor
+height), ceiling (downward normals near the ceiling), wall (a vertical surface that reaches
+above ``wall_min_top`` - no piece of furniture is that tall) or an object proposal. What the
+geometry cannot tell (a wall seen close, a door frame) is left to the encoder, which scores
+structure vs object per proposal.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+STRUCT_NONE, STRUCT_WALL, STRUCT_FLOOR, STRUCT_CEILING = 0, 1, 2, 3
+
+
+@dataclass
+class SegmentConfig:
+    work_width: int = 160  # columns of the working grid (the depth is subsampled to it)
+    min_pixels: int = 6  # smaller segments are dropped (working-resolution pixels)
+    jump_abs: float = 0.02  # m: always-allowed gap between neighbouring points
+    jump_slant: float = 2.5  # x the spacing a surface of that slant would give
+    concave_cut: float = 0.01  # relative second difference of 1/z marking a concave crease
+    colour_cut: float = 60.0  # RGB distance (0-441) cut between coplanar neighbours
+    coplanar_cos: float = 0.97  # normals this aligned count as coplanar for the colour cut
+    floor_band: float = 0.05  # m above the floor still counted as floor
+    wall_min_top: float = 2.15  # m above the floor: vertical surfaces reaching higher are walls
+    ceiling_min: float = 2.3  # m above the floor: downward surfaces higher up are the ceiling
+    camera_height: float = 0.88  # m: floor z = camera z - this when no floor z is given
+
+
+@dataclass
+class Segments:
+    """Segments of one frame at working resolution."""
+
+    labels: np.ndarray  # (h, w) int32, -1 = no segment (invalid depth or dropped)
+    pixels: np.ndarray  # (n,) pixel count
+    boxes: np.ndarray  # (n, 4) int [row0, col0, row1, col1] (inclusive-exclusive), working resolution
+    structure: np.ndarray  # (n,) int8: STRUCT_NONE (object proposal), WALL, FLOOR, CEILING
+    centroid: np.ndarray  # (n, 3) map-frame mean point
+    scale: float  # input pixels per working pixel
+
+    @property
+    def n(self) -> int:
+        return len(self.pixels)
+
+    def objects(self) -> np.ndarray:
+        return np.flatnonzero(self.structure == STRUCT_NONE)
+
+    def full_labels(self, shape: tuple[int, int]) -> np.ndarray:
+        """Labels at an input resolution (nearest)."""
+        h, w = shape
+        rows = np.minimum((np.arange(h) * self.labels.shape[0]) // h, self.labels.shape[0] - 1)
+        cols = np.minimum((np.arange(w) * self.labels.shape[1]) // w, self.labels.shape[1] - 1)
+        return self.labels[rows[:, None], cols[None, :]]
+
+
+def _subsample(depth: np.ndarray, K: np.ndarray, rgb: np.ndarray | None, work_width: int):
+    h, w = depth.shape
+    f = max(1, w // work_width)
+    d = depth[::f, ::f]
+    Kw = np.asarray(K, np.float64).copy()
+    Kw[0, 0] /= f
+    Kw[1, 1] /= f
+    Kw[0, 2] /= f
+    Kw[1, 2] /= f
+    col = None
+    if rgb is not None:
+        rh, rw = rgb.shape[:2]
+        rows = np.minimum((np.arange(d.shape[0]) * f * rh) // h, rh - 1)
+        cols = np.minimum((np.arange(d.shape[1]) * f * rw) // w, rw - 1)
+        col = rgb[rows[:, None], cols[None, :]].astype(np.float32)
+    return d.astype(np.float32), Kw, col, float(f)
+
+
+def _normals(P: np.ndarray) -> np.ndarray:
+    """(h, w, 3) unit normals (camera frame, facing the camera) from central differences;
+    only their broad direction is used (slant, up/down), so creases may blur them."""
+    du = np.zeros_like(P)
+    dv = np.zeros_like(P)
+    du[:, 1:-1] = P[:, 2:] - P[:, :-2]
+    dv[1:-1] = P[2:] - P[:-2]
+    n = np.empty_like(P)
+    n[..., 0] = du[..., 1] * dv[..., 2] - du[..., 2] * dv[..., 1]
+    n[..., 1] = du[..., 2] * dv[..., 0] - du[..., 0] * dv[..., 2]
+    n[..., 2] = du[..., 0] * dv[..., 1] - du[..., 1] * dv[..., 0]
+    n /= np.maximum(np.sqrt(np.einsum("hwc,hwc->hw", n, n)), 1e-12)[..., None]
+    n *= -np.sign(np.einsum("hwc,hwc->hw", n, P) + 1e-12)[..., None]  # face the camera (at the origin)
+    return n
+
+
+def _concave_creases(d: np.ndarray, valid: np.ndarray, thresh: float) -> np.ndarray:
+    """Pixels on a concave crease: inverse depth is affine in the pixel coordinates on a plane,
+    so its second difference is 0 on a plane, positive where two surfaces meet in a concave
+    crease (the visible surface is the nearer one: 1/z = max of two affine functions) and
+    negative at convex edges. Relative to 1/z, along rows, columns and both diagonals; the
+    row and column tests reach the image border so that creases leave no gap there."""
+    iz = np.where(valid, 1.0 / np.maximum(d, 1e-6), 0.0).astype(np.float32)
+    h, w = d.shape
+    out = np.zeros(d.shape, bool)
+    for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
+        r0, r1 = dr, h - dr
+        c0, c1 = abs(dc), w - abs(dc)
+        c = iz[r0:r1, c0:c1]
+        p = iz[r0 - dr:r1 - dr, c0 - dc:c1 - dc]
+        q = iz[r0 + dr:r1 + dr, c0 + dc:c1 + dc]
+        out[r0:r1, c0:c1] |= (p > 0) & (q > 0) & ((p + q - 2 * c) > thresh * c)
+    return out
+
+
+def _jump_far_side(P: np.ndarray, d: np.ndarray, valid: np.ndarray, spacing: np.ndarray, cfg: SegmentConfig) -> np.ndarray:
+    """Pixels on the far side of a depth jump (an occlusion boundary) between 4-neighbours; the
+    near side keeps its pixels, so the occluding object stays whole."""
+    out = np.zeros(d.shape, bool)
+    for a, b in (((slice(None), slice(0, -1)), (slice(None), slice(1, None))),
+                 ((slice(0, -1), slice(None)), (slice(1, None), slice(None)))):
+        diff = P[b] - P[a]
+        dist = np.sqrt(np.einsum("hwc,hwc->hw", diff, diff))
+        jump = valid[a] & valid[b] & (dist > cfg.jump_abs + cfg.jump_slant * np.minimum(spacing[a], spacing[b]))
+        far_b = d[b] > d[a]
+        out[b] |= jump & far_b
+        out[a] |= jump & ~far_b
+    return out
+
+
+def segment_rgbd(depth: np.ndarray, K: np.ndarray, T_map_camera: np.ndarray, rgb: np.ndarray | None = None,
+                 floor_z: float | None = None, cfg: SegmentConfig | None = None) -> Segments:
+    """Segments of one frame. ``depth`` planar metres (0 = invalid), ``K`` its pinhole matrix,
+    ``T_map_camera`` optical -> map. ``rgb`` is not needed (kept for a colour cue)."""
+    import cv2
+
+    cfg = cfg or SegmentConfig()
+    d, Kw, _, scale = _subsample(np.asarray(depth, np.float32), K, None, cfg.work_width)
+    h, w = d.shape
+    valid = d > 0
+    ray = _rays(Kw, h, w)
+    P = ray * d[..., None]
+    n = _normals(P)
+    raylen = np.sqrt(np.einsum("hwc,hwc->hw", ray, ray))
+    cos_view = np.abs(np.einsum("hwc,hwc->hw", n, ray)) / raylen
+    # spacing of neighbouring samples on a surface of this slant at this depth
+    spacing = d * raylen / Kw[0, 0] / np.maximum(cos_view, 0.15)
+    node = valid & ~_concave_creases(d, valid, cfg.concave_cut) & ~_jump_far_side(P, d, valid, spacing, cfg)
+    k, comp, stats, _ = cv2.connectedComponentsWithStats(node.astype(np.uint8), connectivity=4, ltype=cv2.CV_32S)
+    area = stats[1:, cv2.CC_STAT_AREA]
+    keep = area >= cfg.min_pixels
+    lut = np.full(k, -1, np.int32)
+    lut[1:][keep] = np.arange(int(keep.sum()), dtype=np.int32)
+    labels = lut[comp]
+    x0, y0 = stats[1:, cv2.CC_STAT_LEFT][keep], stats[1:, cv2.CC_STAT_TOP][keep]
+    boxes = np.stack([y0, x0, y0 + stats[1:, cv2.CC_STAT_HEIGHT][keep], x0 + stats[1:, cv2.CC_STAT_WIDTH][keep]], 1)
+    return _describe(labels, area[keep], boxes.astype(np.int32), P, n, np.asarray(T_map_camera, np.float64), floor_z, cfg, scale)
+
+
+_RAY_CACHE: dict = {}
+
+
+def _rays(Kw: np.ndarray, h: int, w: int) -> np.ndarray:
+    key = (h, w, tuple(np.round(Kw.ravel(), 6)))
+    ray = _RAY_CACHE.get(key)
+    if ray is None:
+        vs, us = np.mgrid[0:h, 0:w].astype(np.float32)
+        ray = np.stack([(us - Kw[0, 2]) / Kw[0, 0], (vs - Kw[1, 2]) / Kw[1, 1], np.ones_like(us)], -1).astype(np.float32)
+        _RAY_CACHE.clear()
+        _RAY_CACHE[key] = ray
+    return ray
+
+
+def _describe(labels, area, boxes, P, n, T, floor_z, cfg: SegmentConfig, scale: float) -> Segments:
+    k = len(area)
+    lab = np.where(labels >= 0, labels, k).reshape(-1)  # bin k collects the unlabelled pixels
+    R, t = T[:3, :3], T[:3, 3]
+    if floor_z is None:
+        floor_z = float(t[2]) - cfg.camera_height
+    counts = np.maximum(area, 1).astype(np.float64)
+    Pf = P.reshape(-1, 3)
+    # the mean point and normal height are linear: average in the camera frame, then transform
+    cen_cam = np.stack([np.bincount(lab, Pf[:, i], minlength=k + 1)[:k] for i in range(3)], 1) / counts[:, None]
+    cen = cen_cam @ R.T + t
+    nf = n.reshape(-1, 3)
+    mean_n = np.stack([np.bincount(lab, nf[:, i], minlength=k + 1)[:k] for i in range(3)], 1) / counts[:, None]
+    mean_nz = mean_n @ R[2]
+    z = Pf @ R[2].astype(np.float32) + np.float32(t[2])
+    reaches_top = np.bincount(lab, z > floor_z + cfg.wall_min_top, minlength=k + 1)[:k] >= 2
+    height = cen[:, 2] - floor_z
+    struct = np.zeros(k, np.int8)
+    struct[(mean_nz > 0.85) & (height < cfg.floor_band)] = STRUCT_FLOOR
+    struct[(mean_nz < -0.85) & (height > cfg.ceiling_min)] = STRUCT_CEILING
+    struct[(np.abs(mean_nz) < 0.2) & reaches_top] = STRUCT_WALL
+    return Segments(labels, area.astype(np.int64), boxes, struct, cen.astype(np.float32), scale)
+
+
+def proposal_recall(seg: Segments, ids: np.ndarray, min_pixels: int = 20, iou: float = 0.5) -> tuple[int, int]:
+    """(instances matched by an object proposal with IoU >= ``iou``, instances of at least
+    ``min_pixels`` at working resolution) for one frame; ``ids`` the ground-truth instance ids
+    (any resolution; evaluation only)."""
+    gt = _resize_nearest(ids, seg.labels.shape)
+    lab = seg.labels
+    obj = np.isin(lab, seg.objects())
+    pl = np.where(obj, lab, -1)
+    g = gt.reshape(-1)
+    p = pl.reshape(-1)
+    inst, inst_count = np.unique(g[g > 0], return_counts=True)
+    big = inst[inst_count >= min_pixels]
+    if len(big) == 0:
+        return 0, 0
+    pcount = np.bincount(p[p >= 0], minlength=seg.n)
+    both = (g > 0) & (p >= 0)
+    pairs, inter = np.unique(np.stack([g[both], p[both]], 1), axis=0, return_counts=True)
+    gcount = dict(zip(inst.tolist(), inst_count.tolist()))
+    best: dict[int, float] = {}
+    for (gi, pi), c in zip(pairs.tolist(), inter.tolist()):
+        u = gcount[gi] + pcount[pi] - c
+        best[gi] = max(best.get(gi, 0.0), c / u)
+    hit = sum(1 for gi in big.tolist() if best.get(gi, 0.0) >= iou)
+    return hit, len(big)
+
+
+def _resize_nearest(img: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    h, w = img.shape[:2]
+    rows = np.minimum((np.arange(shape[0]) * h) // shape[0], h - 1)
+    cols = np.minimum((np.arange(shape[1]) * w) // shape[1], w - 1)
+    return img[rows[:, None], cols[None, :]]
+

@@ -1,0 +1,78 @@
+"""RGB-D region proposals (classical, from depth only) and the masked crops the crop tower
+embeds: proposals recover most visible instances of a rendered household, the floor is not
+an object, crops carry the segment's mask, and nothing reads instance ids."""
+import random
+
+import numpy as np
+import pytest
+
+from personal.perception.crops import crop_tensor, frame_rgb, segment_crops, square_boxes
+from personal.perception.segment import STRUCT_NONE, SegmentConfig, proposal_recall, segment_rgbd
+
+
+@pytest.fixture(scope="module")
+def views():
+    from personal.perception.dataset import sample_poses
+    from personal.world.generator import generate_scene
+    from personal.world.mesh import scene_mesh
+    from sim_bridge.backends.base import AgentState, CameraSpec
+    from sim_bridge.backends.synthetic import camera_pose
+    from sim_bridge.render import Renderer
+
+    cam = CameraSpec(width=320, height=240)
+    scene = generate_scene(3)
+    r = Renderer(scene_mesh(scene), cam, nthreads=1)
+    out = []
+    for x, y, yaw, pitch in sample_poses(scene, 12, random.Random(0)):
+        T = camera_pose(AgentState(x, y, 0.0, yaw, pitch), cam)
+        out.append((T, cam.intrinsics(), *r.render_labels(T)))
+    return out
+
+
+def test_proposals_recover_most_visible_instances(views):
+    hit = total = 0
+    for T, K, rgb, depth, ids, cls in views:
+        seg = segment_rgbd(depth, K, T)
+        assert seg.labels.shape == (120, 160) and seg.scale == 2.0
+        h, n = proposal_recall(seg, ids)
+        hit, total = hit + h, total + n
+    assert total >= 20
+    assert hit / total >= 0.5, f"recall@IoU0.5 {hit}/{total}"
+
+
+def test_floor_and_walls_are_mostly_not_object_proposals(views):
+    floor_obj = floor_all = 0
+    for T, K, rgb, depth, ids, cls in views:
+        seg = segment_rgbd(depth, K, T)
+        lab = seg.full_labels(depth.shape)
+        is_obj = (lab >= 0) & (seg.structure[np.maximum(lab, 0)] == STRUCT_NONE)
+        floor_obj += int((is_obj & (cls == 2)).sum())
+        floor_all += int((cls == 2).sum())
+    assert floor_all > 0 and floor_obj / floor_all < 0.4
+
+
+def test_proposals_depend_on_depth_only(views):
+    T, K, rgb, depth, ids, cls = views[1]
+    a = segment_rgbd(depth, K, T)
+    b = segment_rgbd(depth, K, T, rgb=np.zeros_like(rgb))
+    np.testing.assert_array_equal(a.labels, b.labels)
+    empty = segment_rgbd(np.zeros_like(depth), K, T)
+    assert empty.n == 0 and (empty.labels == -1).all()
+
+
+def test_masked_crops(views):
+    T, K, rgb, depth, ids, cls = views[1]
+    seg = segment_rgbd(depth, K, T, cfg=SegmentConfig())
+    which = seg.objects()
+    assert len(which) >= 2
+    crops, masks = segment_crops(frame_rgb(rgb), seg, which, size=32)
+    assert crops.shape == (len(which), 32, 32, 3) and masks.shape == (len(which), 32, 32)
+    # every crop shows its segment, with context around it (the square is 1.5 x the box)
+    share = masks.mean(axis=(1, 2))
+    assert (share > 0).all() and (share <= 1 / 1.5 ** 2 + 0.1).all()
+    x = crop_tensor(crops, masks)
+    assert x.shape == (len(which), 4, 32, 32) and x.min() >= -1 and x.max() <= 1
+    assert set(np.unique(x[:, 3])) <= {-1.0, 1.0}
+    sq = square_boxes(np.array([[10, 20, 30, 60]]), 2.0, context=0.25)
+    np.testing.assert_allclose(sq[0, 2] - sq[0, 0], sq[0, 3] - sq[0, 1])  # square
+    np.testing.assert_allclose(sq[0, 2] - sq[0, 0], 80 * 1.5)  # longer side x (1 + 2 x context)
