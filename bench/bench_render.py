@@ -2,9 +2,10 @@
 
 Renders a generated household from navigable poses (random yaw, pitch in
 {-30, 0, +30} deg) and prints frames/s and the stage split (ray casting,
-shading = per-pixel textures, patterns, materials and light, post-processing = ids + depth clipping, in ms) and
-CPU/wall time for both renderer modes. Numbers depend on machine load; frames
-per CPU-second of a 1-thread run is the one-core rate with the load factored out. Usage: python bench/bench_render.py [--frames 60] [--seed 0]
+shading = the compiled per-pixel pass: textures, patterns, materials, light, ids and depth
+clipping, in ms) and CPU/wall time for both renderer modes. Numbers depend on machine load;
+frames per CPU-second of a 1-thread run is the one-core rate with the load factored out.
+Usage: python bench/bench_render.py [--frames 60] [--seed 0]
 """
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ def _poses(scene, n: int, seed: int) -> list[np.ndarray]:
 
 def _run(renderer: Renderer, poses) -> dict[str, float]:
     renderer.render(poses[0])  # warm-up
-    stages = {"raycast": 0.0, "shading": 0.0, "post": 0.0}
+    stages = {"raycast": 0.0, "shading": 0.0}
     t0, c0 = time.perf_counter(), time.process_time()
     for T in poses:
         renderer.render(T)
@@ -77,12 +78,12 @@ def main() -> None:
     cores = os.cpu_count() or 1
     print(f"scene {scene.scene_id}: {len(scene.rooms)} rooms, {len(scene.objects)} objects, "
           f"{mesh.n_triangles} triangles; {args.frames} frames at 640x480 (RGB + depth + ids); {cores} cores")
-    print(f"{'mode':<9} {'threads':>7} {'fps':>7} {'ms/frame':>9} {'raycast':>8} {'shading':>8} {'post':>6} {'cpu/wall':>8} {'frames/cpu-s':>12}")
+    print(f"{'mode':<9} {'threads':>7} {'fps':>7} {'ms/frame':>9} {'raycast':>8} {'shading':>8} {'cpu/wall':>8} {'frames/cpu-s':>12}")
     for mode in ("adaptive", "exact"):
         for threads, label in ((1, "1"), (0, f"all={cores}")):
             r = _run(Renderer(mesh, CameraSpec(), nthreads=threads, mode=mode), poses)
             print(f"{mode:<9} {label:>7} {r['fps']:7.1f} {r['ms']:9.2f} {r['raycast']:8.2f} {r['shading']:8.2f} "
-                  f"{r['post']:6.2f} {r['cores_busy']:8.2f} {r['fps'] / r['cores_busy']:12.1f}")
+                  f"{r['cores_busy']:8.2f} {r['fps'] / r['cores_busy']:12.1f}")
     print(f"SyntheticBackend.step (adaptive, 1 thread, incl. dynamics + Observation): "
           f"{_step_rate(scene, args.frames, 1):.1f} steps/s")
 

@@ -9,7 +9,9 @@ coordinates (an affine map per triangle, from the mesh's per-corner uv), which p
 object's pattern tile (its colour mixed with a second colour) and its material's detail
 texture (wood grain, weave, brushed metal...); light is the household's key + fill +
 ambient with a Blinn-Phong highlight and, for metal and glass, a reflection of the room, on
-the side of the triangle the camera sees, times the room's gain and the light's tint.
+the side of the triangle the camera sees, times the room's gain and the light's tint. The
+per-pixel pass (shading, ids, depth clipping) is one compiled loop
+(:mod:`sim_bridge.shade_kernel`).
 """
 from __future__ import annotations
 
@@ -72,8 +74,9 @@ class _Shader:
     Everything that is constant over a triangle for one camera pose is folded into a
     per-frame table first (M rows, cheap): the surface coordinates as functions of the pixel's
     normalised image coordinates and depth, and the Lambert light of the side the camera sees.
-    Per pixel that leaves one table gather, a few multiply-adds and the texture lookups;
-    highlights and reflections are computed only on glossy pixels."""
+    The per-pixel loop (:func:`sim_bridge.shade_kernel.shade_frame`) then does one table
+    lookup, a few multiply-adds and the texture lookups per pixel; highlights and reflections
+    only on glossy pixels."""
 
     def __init__(self, mesh: SceneMesh, xn: np.ndarray, yn: np.ndarray, focal: float) -> None:
         m = mesh.n_triangles
@@ -81,14 +84,12 @@ class _Shader:
         self.m = m
         self.xn, self.yn = xn.astype(np.float32), yn.astype(np.float32)  # per pixel, optical frame, z = 1
         self.dsq = self.xn * self.xn + self.yn * self.yn + np.float32(1.0)  # squared ray length per unit depth
-        self.inv_focal = np.float32(1.0 / focal)
         self.normals = mesh.triangle_normals()
         self.plane_c = np.einsum("ij,ij->i", self.normals, mesh.vertices[mesh.triangles[:, 0]].astype(np.float64))
         self.uv_maps = uv_affine_maps(mesh).astype(np.float64)  # (M, 2, 4)
         mats = list(ap.MATERIAL_CLASSES.values())
-        self.m_detail = np.array([ap.TEXTURE_ID[c.detail] for c in mats], np.int32)
-        self.m_inv_period = np.array([1.0 / c.period for c in mats], np.float32)
-        self.m_amp = np.array([c.amp for c in mats], np.float32)
+        m_detail = np.array([ap.TEXTURE_ID[c.detail] for c in mats], np.int32)
+        m_inv_period = np.array([1.0 / c.period for c in mats], np.float32)
         self.m_spec = np.array([c.spec for c in mats], np.float32)
         self.m_shin = np.array([c.shininess for c in mats], np.float32)
         self.m_reflect = np.array([c.reflect for c in mats], np.float32)
@@ -99,31 +100,30 @@ class _Shader:
         lam = lambda n: lt.ambient + lt.key * np.clip(n @ key, 0, None) + lt.fill * np.clip(n @ fill, 0, None)  # noqa: E731
         self.lit_front, self.lit_back = lam(self.normals) * gain, lam(-self.normals) * gain
         self.inv_period = 1.0 / np.maximum(mesh.triangle_period.astype(np.float64), 1e-3)
-        self.detail_ip = self.m_inv_period[mat].astype(np.float64)
+        self.detail_ip = m_inv_period[mat].astype(np.float64)
         self.material = np.append(mat, 0).astype(np.int32)
         self.static_rows = np.zeros((3, m + 1))
-        self.static_rows[0, :m] = self.m_amp[mat]
+        self.static_rows[0, :m] = np.array([c.amp for c in mats], np.float32)[mat]
         self.static_rows[1, :m] = self.detail_ip * ap.TILE / focal * math.sqrt(2.0)  # / plane distance per frame
-        self.static_rows[2, :m] = mesh.triangle_pattern.astype(np.int64) * 256 + self.m_detail[mat]
+        self.static_rows[2, :m] = mesh.triangle_pattern.astype(np.int64) * 256 + m_detail[mat]
         glaze = np.array([c.glaze for c in mats])[mat][:, None]
         rgb = mesh.triangle_rgb * (1 - glaze) + np.asarray(ap.GLAZE_RGB) * glaze
         rgb2 = mesh.triangle_rgb2 * (1 - glaze) + np.asarray(ap.GLAZE_RGB) * glaze
-        self.rgb = np.vstack([rgb, [_MISS_RGB]]).T.astype(np.float32) / 255.0  # (3, M + 1)
-        self.rgb2 = np.vstack([rgb2, [_MISS_RGB]]).T.astype(np.float32) / 255.0
+        self.rgb = np.ascontiguousarray(np.vstack([rgb, [_MISS_RGB]]), dtype=np.float32) / 255.0  # (M + 1, 3)
+        self.rgb2 = np.ascontiguousarray(np.vstack([rgb2, [_MISS_RGB]]), dtype=np.float32) / 255.0
         self.glossy = np.append(self.m_spec[mat] > 0, False)
-        self.tex = ap.texture_stack().reshape(-1)
-        self.n_tex = len(ap.TEXTURE_NAMES)
+        self.normals32 = np.ascontiguousarray(self.normals, dtype=np.float32)
+        self.tex = np.ascontiguousarray(ap.texture_stack().reshape(-1))
         self.tile_shift = int(math.log2(ap.TILE))
-        self.level_stride = self.n_tex * ap.TILE * ap.TILE
+        self.level_stride = len(ap.TEXTURE_NAMES) * ap.TILE * ap.TILE
         self.tint = np.asarray(lt.tint, np.float32)
 
     def _frame_table(self, T: np.ndarray) -> np.ndarray:
-        """(10, M + 1) float32 for this pose (one row per quantity, so per-pixel gathers come out
-        contiguous): u = c + t * (a * xn + b * yn + e) in texels of the material detail (rows
-        0-3), the same for v (4-7), the Lambert light of the side the camera sees (8) and the
-        pattern's repeat relative to the detail's (9), the detail amplitude (10), the detail texels
-        a pixel covers per unit of t^2 |d|^2 (11) and pattern texture id * 256 + detail texture
-        id (12)."""
+        """(13, M + 1) float32 for this pose (one row per quantity): u = c + t * (a * xn + b * yn + e)
+        in texels of the material detail (rows 0-3), the same for v (4-7), the Lambert light of
+        the side the camera sees (8), the pattern's repeat relative to the detail's (9), the
+        detail amplitude (10), the detail texels a pixel covers per unit of t^2 |d|^2 (11) and
+        pattern texture id * 256 + detail texture id (12)."""
         R, o = T[:3, :3], T[:3, 3]
         A = self.uv_maps
         tab = np.zeros((13, self.m + 1), np.float64)
@@ -139,76 +139,25 @@ class _Shader:
         # a pixel at depth t covers about (t |d|)^2 / (focal * distance to the plane) metres
         # along the surface (foreshortening included): row 11 becomes texels per t^2 |d|^2
         tab[11, :-1] /= np.maximum(np.abs(side), 0.05)
-        return tab.astype(np.float32)
+        return np.ascontiguousarray(tab, dtype=np.float32)
 
-    def _texel(self, tex_off: np.ndarray, iu_f: np.ndarray, iv_f: np.ndarray, footprint: np.ndarray) -> np.ndarray:
-        """Nearest texel (coordinates in texels; ``tex_off`` = texture id * TILE^2) of the mip level
-        whose texels are about one pixel: ``footprint`` (texels a pixel covers, x sqrt 2) has
-        float exponent floor(log2), read straight from its bits."""
-        t = ap.TILE
-        level = np.clip(footprint.view(np.int32) >> 23, 127, 126 + ap.MIP_LEVELS) - 127
-        idx = level * self.level_stride
-        idx += tex_off
-        idx += (iv_f.astype(np.int32) & (t - 1)) << self.tile_shift
-        idx += iu_f.astype(np.int32) & (t - 1)
-        return np.take(self.tex, idx)
+    def shade(self, prim: np.ndarray, depth: np.ndarray, T: np.ndarray, id_table: np.ndarray, min_depth: float,
+              max_depth: float, parallel: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(rgb (N, 3) uint8, ids (N,) int32, depth (N,) float32 with 0 outside [min, max]) for the
+        N pixels of a frame from their primitive ids (M = miss) and planar depth."""
+        from sim_bridge.shade_kernel import shade_frame, shade_frame_parallel
 
-    def shade(self, prim: np.ndarray, depth: np.ndarray, T: np.ndarray, pool=None, chunks: int = 1) -> np.ndarray:
-        """(N, 3) uint8 for the N pixels of a frame: primitive ids (M = miss) and planar depth.
-        With a thread pool the pixels are shaded in ``chunks`` slices at once (numpy releases
-        the GIL in its array loops)."""
-        tab = self._frame_table(T)
-        if pool is None or chunks <= 1:
-            return self._shade(prim, depth, T, tab, slice(None))
         n = len(prim)
-        bounds = np.linspace(0, n, chunks + 1).astype(int)
-        parts = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
-        outs = list(pool.map(lambda sl: self._shade(prim[sl], depth[sl], T, tab, sl), parts))
-        return np.concatenate(outs)
-
-    def _shade(self, prim: np.ndarray, depth: np.ndarray, T: np.ndarray, tab: np.ndarray, sl: slice) -> np.ndarray:
-        hit = prim < self.m
-        t = np.where(hit, depth, 0.0).astype(np.float32)
-        f = np.take(tab, prim, axis=1)
-        xn, yn = self.xn[sl], self.yn[sl]
-        u = f[0] + t * (f[1] * xn + f[2] * yn + f[3])  # in detail texels
-        v = f[4] + t * (f[5] * xn + f[6] * yn + f[7])
-        codes = f[12].astype(np.int32)
-        pix = t * t * self.dsq[sl] * f[11]  # texels of the detail a pixel covers (x sqrt 2)
-        lum = self._texel((codes & 255) << (2 * self.tile_shift), u, v, pix)
-        lum -= 0.5
-        lum *= f[10]
-        lum += 1.0
-        lum *= f[8]
-        base = np.take(self.rgb, prim, axis=1)  # (3, N)
-        pat = np.flatnonzero(codes >= 256)
-        if len(pat):
-            q = f[9, pat]
-            w = self._texel((codes[pat] >> 8) << (2 * self.tile_shift), u[pat] * q, v[pat] * q, pix[pat] * q)
-            bp = base[:, pat]
-            base[:, pat] = bp + (np.take(self.rgb2, prim[pat], axis=1) - bp) * w
-        base *= lum
-        gl = np.flatnonzero(np.take(self.glossy, prim))
-        if len(gl):
-            base[:, gl] += self._gloss(prim[gl], self.material[prim[gl]], T, xn[gl], yn[gl]) * f[8, gl]
-        base *= self.tint[:, None] * 255.0
-        np.clip(base, 0, 255, out=base)
-        return np.ascontiguousarray(base.astype(np.uint8).T)
-
-    def _gloss(self, prim, mat, T, xn, yn) -> np.ndarray:
-        """Blinn-Phong highlight of the key light plus a reflection of the room (bright above,
-        dark below) for glossy pixels, in units of the pixel's light."""
-        d = np.stack([xn, yn, np.ones_like(xn)], 1) @ T[:3, :3].T.astype(np.float32)
-        d /= np.linalg.norm(d, axis=1, keepdims=True)
-        n = self.normals[prim].astype(np.float32)
-        ndotd = np.einsum("ij,ij->i", n, d)
-        n *= np.where(ndotd > 0, -1.0, 1.0).astype(np.float32)[:, None]
-        ndotd = -np.abs(ndotd)
-        h = self.key[None, :] - d
-        h /= np.linalg.norm(h, axis=1, keepdims=True)
-        spec = self.m_spec[mat] * np.maximum(np.einsum("ij,ij->i", n, h), 0.0) ** self.m_shin[mat]
-        r_z = d[:, 2] - 2.0 * ndotd * n[:, 2]  # the reflected ray's height
-        return 1.6 * spec + (0.55 + 0.4 * r_z) * self.m_reflect[mat]
+        rgb = np.empty((n, 3), np.uint8)
+        ids = np.empty(n, np.int32)
+        out_depth = np.empty(n, np.float32)
+        fn = shade_frame_parallel if parallel else shade_frame
+        fn(np.ascontiguousarray(prim, dtype=np.uint32), np.ascontiguousarray(depth, dtype=np.float32), self.xn, self.yn,
+           self.dsq, self._frame_table(T), self.rgb, self.rgb2, self.glossy, self.material, self.normals32, self.tex,
+           self.tint, self.key, np.ascontiguousarray(T[:3, :3], dtype=np.float32), self.m_spec, self.m_shin,
+           self.m_reflect, id_table, float(min_depth), float(max_depth), self.tile_shift, self.level_stride,
+           ap.MIP_LEVELS, rgb, ids, out_depth)
+        return rgb, ids, out_depth
 
 
 def shade_triangles(mesh: SceneMesh) -> np.ndarray:
@@ -269,12 +218,8 @@ class Renderer:
         base = (2 * bi * w + 2 * bj).reshape(-1)
         self._block_rest = np.stack([base + 1, base + w, base + w + 1], axis=1)
         self.last_timing: dict[str, float] = {}
-        # shading runs on as many threads as ray casting may use
-        import os
-        from concurrent.futures import ThreadPoolExecutor
-
-        self._shade_chunks = self.nthreads if self.nthreads > 0 else (os.cpu_count() or 1)
-        self._pool = ThreadPoolExecutor(self._shade_chunks, thread_name_prefix="shade") if self._shade_chunks > 1 else None
+        # the per-pixel pass runs on numba's threads unless the renderer is single-threaded
+        self._parallel = self.nthreads != 1
 
     def _camera_rays(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
         """(N, 3) float32 directions in the optical frame (x right, y down, z forward), z = 1."""
@@ -327,14 +272,11 @@ class Renderer:
         prim, depth = self._trace_adaptive(T) if self.mode == "adaptive" else self._trace_exact(T)
         t1 = time.perf_counter()
         h, w = self.camera.height, self.camera.width
-        rgb = self._shader.shade(prim, depth, T, self._pool, self._shade_chunks).reshape(h, w, 3)
+        rgb, ids, depth = self._shader.shade(prim, depth, T, self._id_table, self.camera.min_depth,
+                                             self.camera.max_depth, self._parallel)
         t2 = time.perf_counter()
-        ids = np.take(self._id_table, prim).reshape(h, w)
-        depth = depth.reshape(h, w)
-        depth = np.where((depth >= self.camera.min_depth) & (depth <= self.camera.max_depth), depth, np.float32(0))
-        t3 = time.perf_counter()
-        self.last_timing = {"raycast": t1 - t0, "shading": t2 - t1, "post": t3 - t2}
-        return rgb, depth.astype(np.float32, copy=False), ids, prim
+        self.last_timing = {"raycast": t1 - t0, "shading": t2 - t1}
+        return rgb.reshape(h, w, 3), depth.reshape(h, w), ids.reshape(h, w), prim
 
     def render(self, T_map_camera: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Render from a 4x4 camera-optical -> map transform."""
