@@ -22,9 +22,10 @@ def tiny_dataset(tmp_path_factory):
     return out
 
 
-def test_dataset_writes_views_labels_and_captions(tiny_dataset):
+def test_dataset_writes_views_labels_captions_and_proposals(tiny_dataset):
     index, shards = load_dataset(tiny_dataset)
     assert index["seeds"] == [10_000] and index["width"] == 80 and index["height"] == 64
+    assert index["K"].shape == (3, 3)
     s = shards[0]
     assert s["rgb"].shape == (6, 64, 80, 3) and s["rgb"].dtype == np.uint8
     assert s["depth"].shape == (6, 64, 80) and s["ids"].shape == (6, 64, 80) and s["structure"].shape == (6, 64, 80)
@@ -36,6 +37,14 @@ def test_dataset_writes_views_labels_and_captions(tiny_dataset):
     assert (s["structure"][s["ids"] > 0] == 0).all()
     assert {1, 2} <= set(np.unique(s["structure"]))
     assert (s["depth"] > 0).mean() > 0.5
+    # the segmenter's proposals, cropped, with what each covers (instances > 0, structure < 0)
+    n = len(s["crops"])
+    assert n >= 6 and s["crops"].shape[1:] == (48, 48, 3) and s["crop_masks"].shape == (n, 48, 48)
+    assert s["crop_masks"].dtype == bool and s["crop_masks"].any(axis=(1, 2)).all()
+    assert s["crop_labels"].shape == (n, 4) and s["crop_counts"].shape == (n, 4)
+    assert (s["crop_labels"][:, 0] != 0).all() and (s["crop_counts"][:, 0] > 0).all()
+    assert set(s["crop_labels"][s["crop_labels"] > 0].tolist()) <= set(captions)
+    assert (s["crop_labels"] > 0).any() and set(s["crop_view"].tolist()) <= set(range(6))
 
 
 def test_dataset_refuses_evaluation_households(tmp_path):
@@ -50,7 +59,7 @@ def test_short_training_run_lowers_the_loss(tiny_dataset, tmp_path):
 
     index, shards = load_dataset(tiny_dataset)
     cfg = TrainConfig(max_steps=12, batch=6, lr=3e-3, warmup=2, layers=1, hidden=64, eval_every_s=1e9, minutes=10)
-    tr = Trainer(shards, shards, cfg, index["height"], index["width"], log=lambda m: None)
+    tr = Trainer(shards, shards, cfg, log=lambda m: None)
     info = tr.fit()
     losses = [h["caption"] for h in tr.history]
     assert info["steps"] == 12
@@ -87,8 +96,8 @@ def test_shipped_checkpoint_loads_through_the_hf_adapter(shipped):
 
 
 def test_shipped_model_sees_objects_in_a_rendered_frame(shipped):
-    """From RGB alone: a close view of a household object gives patch features whose nearest
-    caption among the household's objects is often the right one."""
+    """From RGB-D alone: a view of a household object gives a proposal over it whose nearest
+    caption among the household's objects is often one of the right category."""
     from personal.world.generator import generate_scene
     from personal.world.mesh import scene_mesh
     from sim_bridge.backends.base import AgentState, CameraSpec
@@ -103,16 +112,19 @@ def test_shipped_model_sees_objects_in_a_rendered_frame(shipped):
     furniture = [o for o in scene.objects if o.is_furniture][:12]
     for o in furniture:
         x, y = o.box.center[0] - 1.8, o.box.center[1]
-        rgb, _, ids = r.render(camera_pose(AgentState(x, y, 0.0, 0.0, -0.3), cam))
+        T = camera_pose(AgentState(x, y, 0.0, 0.0, -0.3), cam)
+        rgb, depth, ids = r.render(T)
         if (ids == o.instance_id).mean() < 0.05:
             continue
-        regions, emb, weights = shipped.dense_regions(rgb)
+        regions, emb, weights = shipped.dense_regions(rgb, depth, cam.intrinsics(), T)
         assert regions.shape == (240, 320) and weights is not None and len(weights) == len(emb)
-        mine = np.bincount(regions[ids == o.instance_id].ravel(), minlength=len(emb))
-        feat = (mine[:, None] * emb).sum(0)
-        best = int(np.argmax(caps @ (feat / np.linalg.norm(feat))))
-        hits += scene.objects[best].category == o.category
+        assert regions.max() < len(emb) and (regions == -1).any()  # floor / walls get no proposal
+        mine = regions[(ids == o.instance_id) & (regions >= 0)]
         tried += 1
+        if len(mine) == 0:
+            continue
+        best = int(np.argmax(caps @ emb[np.bincount(mine).argmax()]))
+        hits += scene.objects[best].category == o.category
     assert tried >= 3
     assert hits / tried >= 0.3, f"{hits}/{tried} categories right"
 

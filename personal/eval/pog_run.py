@@ -123,7 +123,7 @@ def load_saved_map(path: str | Path, expected_encoder: str | None = None) -> Map
 
 
 def explore_scene_map(scene: Scene, encoder_name: str = "oracle", resolution: float = 0.5, start_episode: Episode | None = None,
-                      width: int = 160, height: int = 120, max_steps: int = 2500, save_dir: str | Path | None = None,
+                      width: int = 320, height: int = 240, max_steps: int = 2500, save_dir: str | Path | None = None,
                       progress=None) -> tuple[MapView, dict]:
     """Pre-exploration of one scene without ROS (the mapping library's frontier explorer and
     MapBuilder on the synthetic simulator), from ``start_episode``'s start pose (else the
@@ -138,7 +138,7 @@ def explore_scene_map(scene: Scene, encoder_name: str = "oracle", resolution: fl
 
 
 def explore_scene_maps(scene: Scene, encoder_names: Sequence[str], resolution: float = 0.5, start_episode: Episode | None = None,
-                       width: int = 160, height: int = 120, max_steps: int = 2500, progress=None) -> tuple[dict, dict]:
+                       width: int = 320, height: int = 240, max_steps: int = 2500, progress=None) -> tuple[dict, dict]:
     """One pre-exploration, mapped with every encoder of ``encoder_names`` from the same frames
     (the frontier policy reads the first builder's occupancy, which is encoder independent):
     {encoder name: (MapView, MapBuilder)}, info."""
@@ -152,7 +152,7 @@ def explore_scene_maps(scene: Scene, encoder_names: Sequence[str], resolution: f
     builders = {}
     for name in encoder_names:
         enc = make_encoder(name, scene=scene) if "oracle" in name else make_encoder(name)
-        builders[name] = MapBuilder(MapConfig(stride=1, feature_resolution=resolution), feature_dim=enc.dim,
+        builders[name] = MapBuilder(MapConfig(stride=max(1, width // 160), feature_resolution=resolution), feature_dim=enc.dim,
                                     encoder_name=enc.name, features=enc.frame_features)
     backend = SyntheticBackend(camera=CameraSpec(width=width, height=height))
     backend.load_scene(scene)
@@ -398,7 +398,7 @@ def run_offline(inputs: EvalInputs, out_dir: str | Path, sample_maps: int = 6, p
 def compare_offline(out_dir: str | Path, *, encoder: str = "lit", upper_bound: str = "oracle", scenes: int = 3,
                     splits: Sequence[str] = SPLITS, episodes_per_split: int = 10, resolution: float = 0.5, seed: int = 0,
                     extractor: str = "builtin", methods: Sequence[str] = ("random", "centre", "qs", "rpg", "rpg-owner"),
-                    max_steps: int = 2500, progress=None) -> dict:
+                    max_steps: int = 2500, width: int = 320, height: int = 240, progress=None) -> dict:
     """POG with ``encoder`` (leading) and ``upper_bound`` (an ORACLE, labelled so) on the same
     households, episodes and exploration frames: ``out_dir/learned``, ``out_dir/upper_bound`` and a
     combined ``out_dir/report.md``. Returns {"learned": summary, "upper_bound": summary}."""
@@ -412,7 +412,7 @@ def compare_offline(out_dir: str | Path, *, encoder: str = "lit", upper_bound: s
     for sid, scene in scene_map.items():
         first = next((e for e in eps if e.scene_id == sid), None)
         say(f"pre-exploring {sid} (maps with {encoder} and {upper_bound} from the same frames) ...")
-        built, infos[sid] = explore_scene_maps(scene, [encoder, upper_bound], resolution, first, max_steps=max_steps)
+        built, infos[sid] = explore_scene_maps(scene, [encoder, upper_bound], resolution, first, width, height, max_steps=max_steps)
         for name, (view, _) in built.items():
             maps[name][sid] = view
         say(f"{sid}: {infos[sid]}")
@@ -421,7 +421,7 @@ def compare_offline(out_dir: str | Path, *, encoder: str = "lit", upper_bound: s
     for role, name in (("learned", encoder), ("upper_bound", upper_bound)):
         enc, ext = make_components(name, extractor)
         inputs = EvalInputs(scene_map, eps, maps[name], ext, enc, [make_method(m) for m in methods],
-                            "pre-exploration per scene (frontier explorer + MapBuilder, 160x120, 79 deg HFOV); "
+                            f"pre-exploration per scene (frontier explorer + MapBuilder, {width}x{height}, 79 deg HFOV); "
                             f"the same frames mapped with {encoder} and {upper_bound}")
         summaries[role] = run_offline(inputs, out / role)
     s_l, s_u = summaries["learned"], summaries["upper_bound"]

@@ -25,6 +25,8 @@ class FramePoints:
     depth: np.ndarray  # (N,) float32 planar depth (metres) of each point
     camera_position: np.ndarray  # (3,) map-frame optical centre
     image_shape: tuple[int, int]  # (height, width)
+    K: np.ndarray | None = None  # (3, 3) intrinsics of the depth image
+    T_map_camera: np.ndarray | None = None  # (4, 4) optical -> map
 
     def __len__(self) -> int:
         return int(self.points.shape[0])
@@ -111,7 +113,8 @@ def backproject(
     R = T[:3, :3].astype(np.float32)
     t = T[:3, 3].astype(np.float32)
     pts = pc @ R.T + t
-    return FramePoints(points=pts, pixels=pix[valid], depth=d, camera_position=T[:3, 3].copy(), image_shape=d_full.shape)
+    return FramePoints(points=pts, pixels=pix[valid], depth=d, camera_position=T[:3, 3].copy(), image_shape=d_full.shape,
+                       K=K, T_map_camera=T)
 
 
 def voxel_downsample(points: np.ndarray, voxel: float) -> np.ndarray:

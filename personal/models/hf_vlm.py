@@ -16,10 +16,15 @@ sides are multiples of the patch size, position embeddings interpolated):
   token, no query-key mixing), the post layer norm and the visual projection;
 - SigLIP: the same through the attention-pooling head (its value/output projections and MLP
   applied to each patch token on its own);
-- ``lit``: the model's own dense head (patch tokens -> post layer norm -> projection) plus an
-  objectness probability that weights each patch in the map;
+- ``lit`` crop tower (the shipped model, ``input_kind = "crop"``): with depth, the RGB-D
+  segmenter's object proposals (:mod:`personal.perception.segment`, classical, no learning),
+  each cut out with its mask and context and embedded by the tower; every pixel of a proposal
+  gets the proposal's embedding, weighted in the map by the tower's objectness (a proposal the
+  tower calls structure gets none). Without depth, a grid of crops;
+- ``lit`` frame models (``input_kind = "frame"``): the model's own dense head (patch tokens ->
+  post layer norm -> projection) plus an objectness probability per patch;
 - BLIP-2 (no patch-level projection): a grid of crops (``crop_grid``, default 2 x 3).
-Every pixel belongs to the region of its patch (or crop). Nothing here reads instance ids.
+Every pixel belongs to the region of its patch, proposal or crop. Nothing here reads instance ids.
 """
 from __future__ import annotations
 
@@ -56,7 +61,8 @@ def _embedding(out):
 class HFImageTextEncoder(ImageTextEncoder):
     def __init__(self, model_path: str | Path, kind: str = "auto", device: str = "cpu",
                  crop_grid: tuple[int, int] = (2, 3), max_text_length: int = 64,
-                 dense_size: tuple[int, int] | None = None, threads: int = 1) -> None:
+                 dense_size: tuple[int, int] | None = None, threads: int = 1, max_proposals: int = 32,
+                 objectness_threshold: float = 0.5) -> None:
         path = Path(model_path).expanduser()
         if not str(model_path) or not path.is_dir():
             raise FileNotFoundError(
@@ -75,6 +81,8 @@ class HFImageTextEncoder(ImageTextEncoder):
         self.path = path
         self.device = torch.device(device)
         self.dense_size = tuple(dense_size) if dense_size else None
+        self.max_proposals = int(max_proposals)
+        self.objectness_threshold = float(objectness_threshold)
         if not (path / "config.json").exists():
             raise CheckpointError(f"{path}: no config.json (not a save_pretrained() checkpoint)")
         try:
@@ -138,6 +146,11 @@ class HFImageTextEncoder(ImageTextEncoder):
     def dim(self) -> int:
         return self._dim
 
+    @property
+    def crop_model(self) -> bool:
+        """A lit crop tower: dense features come from RGB-D proposals."""
+        return self.kind == "lit" and getattr(self.config, "input_kind", "frame") == "crop"
+
     # -- text ---------------------------------------------------------------------
     def encode_text(self, texts: list[str]) -> np.ndarray:
         import torch
@@ -174,6 +187,8 @@ class HFImageTextEncoder(ImageTextEncoder):
     def encode_image(self, images: list[np.ndarray]) -> np.ndarray:
         import torch
 
+        if self.crop_model:  # the whole image as one crop, mask everywhere
+            return self._embed_crops(*_whole_image_crops(images, int(self.config.image_size)))[0]
         if self.kind == "lit":  # the objectness-weighted mean of the patch features
             embs = []
             for img in images:
@@ -242,12 +257,52 @@ class HFImageTextEncoder(ImageTextEncoder):
         f = l2_normalize(feats[0].float().cpu().numpy())
         return f, (np.ones(f.shape[:2], np.float32) if weight is None else weight)
 
-    def dense_regions(self, rgb: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    def _embed_crops(self, crops: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(L2-normalised embeddings (N, dim), objectness (N,)) of crop-tower inputs."""
+        from personal.perception.evaluate import embed_crops
+
+        if len(crops) == 0:
+            return np.zeros((0, self.dim if hasattr(self, "_dim") else self.config.projection_dim), np.float32), np.zeros(0, np.float32)
+        return embed_crops(self.model, crops, masks)
+
+    def segments(self, depth: np.ndarray, K: np.ndarray, T_map_camera: np.ndarray):
+        """The RGB-D segmenter with this checkpoint's settings (``config.segmenter``)."""
+        from personal.perception.segment import SegmentConfig, segment_rgbd
+
+        cfg = SegmentConfig(**{k: v for k, v in (getattr(self.config, "segmenter", None) or {}).items()
+                               if k in SegmentConfig.__dataclass_fields__})
+        return segment_rgbd(depth, K, T_map_camera, cfg=cfg)
+
+    def proposal_regions(self, rgb: np.ndarray, depth: np.ndarray, K: np.ndarray, T_map_camera: np.ndarray,
+                         shape: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(regions (H, W) int32 at ``shape`` (default the depth's), -1 = no proposal; embeddings
+        (G, dim); objectness (G,)) of the object proposals of one RGB-D frame, at most
+        ``max_proposals`` (the largest)."""
+        from personal.mapping.projection import depth_to_metres
+        from personal.perception.crops import frame_rgb, segment_crops
+
+        d = depth_to_metres(np.asarray(depth))
+        seg = self.segments(d, K, T_map_camera)
+        which = seg.objects()
+        if len(which) > self.max_proposals:
+            which = which[np.argsort(-seg.pixels[which], kind="stable")[: self.max_proposals]]
+        crops, masks = segment_crops(frame_rgb(np.asarray(rgb, np.uint8)), seg, which, size=int(self.config.image_size))
+        emb, obj = self._embed_crops(crops, masks)
+        lut = np.full(seg.n + 1, -1, np.int32)
+        lut[which] = np.arange(len(which), dtype=np.int32)
+        regions = lut[seg.full_labels(shape or d.shape)]  # label -1 reads lut[-1] = -1
+        return regions, emb, obj
+
+    def dense_regions(self, rgb: np.ndarray | None, depth: np.ndarray | None = None, K: np.ndarray | None = None,
+                      T_map_camera: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """(regions (H, W) int32, embeddings (G, dim), weights (G,) or None): one region per patch
-        (a crop for BLIP-2); ``weights`` = each patch's objectness where the model has one."""
+        (a crop for BLIP-2, a proposal for the lit crop tower when depth, K and the pose are
+        given); ``weights`` = each region's objectness where the model has one."""
         if rgb is None:
             raise ValueError(f"encoder {self.name!r} needs the colour image for dense features")
-        if self.kind == "blip2":
+        if self.crop_model and depth is not None and K is not None and T_map_camera is not None:
+            return self.proposal_regions(rgb, depth, K, T_map_camera, shape=rgb.shape[:2])
+        if self.kind == "blip2" or self.crop_model:
             return (*self._crop_regions(rgb), None)
         h, w = rgb.shape[:2]
         feats, weight = self._patch_features(rgb)
@@ -257,18 +312,30 @@ class HFImageTextEncoder(ImageTextEncoder):
         regions = (rows[:, None] * gw + cols[None, :]).astype(np.int32)
         return regions, feats.reshape(gh * gw, -1), (weight.reshape(-1) if self.kind == "lit" else None)
 
-    def dense_features(self, rgb: np.ndarray | None, instance_ids: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(regions, embeddings); patches the model calls structure (objectness < 0.5) get -1."""
-        regions, emb, weights = self.dense_regions(rgb)
+    def dense_features(self, rgb: np.ndarray | None, instance_ids: np.ndarray | None = None, *,
+                       depth: np.ndarray | None = None, K: np.ndarray | None = None,
+                       T_map_camera: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(regions, embeddings); regions the model calls structure (objectness < 0.5) get -1.
+        ``instance_ids`` is never read."""
+        regions, emb, weights = self.dense_regions(rgb, depth, K, T_map_camera)
         if weights is not None:
-            keep = weights >= 0.5
+            keep = weights >= self.objectness_threshold
             lut = np.where(keep, np.cumsum(keep) - 1, -1).astype(np.int32)
             return lut[regions], emb[keep]
         return regions, emb
 
     def frame_features(self, depth, rgb, instance_ids, frame_points):
-        """Per back-projected point its patch; per patch its embedding and (lit) objectness weight,
-        which MapBuilder multiplies into the point confidences. Never reads ``instance_ids``."""
+        """Per back-projected point its patch (proposal); per patch its embedding and (lit)
+        objectness weight, which MapBuilder multiplies into the point confidences (a proposal
+        under ``objectness_threshold`` weighs 0). Never reads ``instance_ids``."""
+        if self.crop_model:
+            if rgb is None or depth is None or frame_points.K is None or frame_points.T_map_camera is None:
+                raise ValueError(f"encoder {self.name!r} needs colour, depth, intrinsics and the camera pose")
+            regions, emb, obj = self.proposal_regions(rgb, depth, frame_points.K, frame_points.T_map_camera)
+            if len(emb) == 0:
+                return None
+            weights = np.where(obj >= self.objectness_threshold, obj, 0.0).astype(np.float32)
+            return regions.reshape(-1)[frame_points.pixels], emb, weights
         regions, emb, weights = self.dense_regions(rgb)
         groups = regions.reshape(-1)[frame_points.pixels]
         return (groups, emb) if weights is None else (groups, emb, weights)
@@ -284,6 +351,14 @@ class HFImageTextEncoder(ImageTextEncoder):
         region_col = np.searchsorted(xs[1:-1], np.arange(w), side="right")
         regions = (region_row[:, None] * cols + region_col[None, :]).astype(np.int32)
         return regions, emb
+
+
+def _whole_image_crops(images, size: int) -> tuple[np.ndarray, np.ndarray]:
+    from personal.models.imaging import resize_area
+
+    crops = np.stack([resize_area(np.asarray(im, np.uint8), size, size) for im in images]) if len(images) else \
+        np.zeros((0, size, size, 3), np.uint8)
+    return crops, np.ones(crops.shape[:3], bool)
 
 
 def _maskclip_clip(model, pixel):

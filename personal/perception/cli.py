@@ -12,10 +12,11 @@ app = typer.Typer(no_args_is_help=True, add_completion=False)
 @app.command()
 def dataset(out: Path = typer.Option(..., help="folder to write <scene_id>.npz shards and dataset.json"),
             seeds: str = typer.Option("10000-10039", help="household seeds, e.g. 10000-10039 (0-9999 are evaluation households)"),
-            views: int = typer.Option(200, help="views per household"),
-            width: int = typer.Option(160), height: int = typer.Option(120),
+            views: int = typer.Option(150, help="views per household"),
+            width: int = typer.Option(320), height: int = typer.Option(240),
             allow_eval_seeds: bool = typer.Option(False, help="only for held-out evaluation sets, never for training")) -> None:
-    """Render views of generated households: RGB, depth, instance ids, captions, structure labels."""
+    """Render views of generated households (RGB, depth, instance ids, captions, structure labels)
+    and the segmenter's proposals on them (crops + targets)."""
     from personal.perception.dataset import write_dataset
     from personal.perception.splits import parse_seeds
 
@@ -27,28 +28,30 @@ def dataset(out: Path = typer.Option(..., help="folder to write <scene_id>.npz s
 def train(data: Path = typer.Option(..., help="training dataset (personal perception dataset)"),
           val: Path = typer.Option(..., help="validation dataset (other households)"),
           out: Path = typer.Option(..., help="checkpoint folder (save_pretrained layout)"),
-          minutes: float = typer.Option(18.0, help="wall-clock budget"),
+          minutes: float = typer.Option(18.0, help="time budget (see --budget-clock)"),
           max_steps: int = typer.Option(0, help="stop after this many steps (0 = the time budget decides)"),
-          batch: int = typer.Option(16), lr: float = typer.Option(2e-3), threads: int = typer.Option(1),
+          batch: int = typer.Option(128), lr: float = typer.Option(1e-3), threads: int = typer.Option(1),
           layers: int = typer.Option(4), seed: int = typer.Option(0),
           eval_every_s: float = typer.Option(120.0),
           budget_clock: str = typer.Option("wall", help="wall | cpu (CPU seconds of this process: the cost on an idle core)"),
           max_wall_minutes: float = typer.Option(0.0, help="with --budget-clock cpu: stop after this long anyway")) -> None:
-    """Train the locked-text image tower (frozen MiniLM texts) on a dataset; writes the checkpoint,
-    training_log.json and loss.png."""
+    """Train the locked-text crop tower (frozen MiniLM texts) on a dataset's proposals; writes the
+    checkpoint, training_log.json and loss.png."""
     from personal.perception.dataset import load_dataset
     from personal.perception.splits import check_training_seeds
     from personal.perception.train import TrainConfig, Trainer, save_checkpoint
 
-    idx, shards = load_dataset(data)
-    vidx, vshards = load_dataset(val)
+    from personal.perception.dataset import CROP_KEYS
+
+    idx, shards = load_dataset(data, keys=CROP_KEYS)
+    vidx, vshards = load_dataset(val, keys=CROP_KEYS)
     check_training_seeds([s["seed"] for s in shards] + [s["seed"] for s in vshards])
     overlap = {s["seed"] for s in shards} & {s["seed"] for s in vshards}
     if overlap:
         raise typer.BadParameter(f"training and validation share households {sorted(overlap)}")
     cfg = TrainConfig(minutes=minutes, max_steps=max_steps, batch=batch, lr=lr, threads=threads, layers=layers, seed=seed,
                       eval_every_s=eval_every_s, budget_clock=budget_clock, max_wall_minutes=max_wall_minutes)
-    trainer = Trainer(shards, vshards, cfg, idx["height"], idx["width"], log=typer.echo)
+    trainer = Trainer(shards, vshards, cfg, log=typer.echo)
     info = trainer.fit()
     save_checkpoint(trainer, out, info, idx, vidx)
     typer.echo(json.dumps(info))
@@ -59,7 +62,8 @@ def train(data: Path = typer.Option(..., help="training dataset (personal percep
 def evaluate(checkpoint: Path = typer.Option(..., help="a lit checkpoint folder"),
              data: Path = typer.Option(..., help="dataset of held-out households"),
              out: Path = typer.Option(None, help="write the figures as JSON here")) -> None:
-    """Region -> caption retrieval (top-1 / top-5 among the household's objects) and objectness."""
+    """Proposal recall (IoU 0.5) and proposal -> caption retrieval (top-1 / top-5 among the
+    household's objects) on held-out households."""
     from personal.perception.evaluate import evaluate_checkpoint
 
     evaluate_checkpoint(checkpoint, data, out, log=typer.echo)

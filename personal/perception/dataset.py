@@ -1,15 +1,27 @@
 """``personal perception dataset``: views of generated households for training and evaluating
-image encoders.
+the crop tower, with the proposals the inference path would make on them.
 
-Per household one ``<scene_id>.npz`` with N views rendered at 2x the stored size and
-area-downsampled (as the encoder downsamples a camera frame): ``rgb`` (N, H, W, 3) uint8,
-``depth`` (N, H, W) float16 metres, ``ids`` (N, H, W) int32 instance ids (0 = structure),
-``structure`` (N, H, W) uint8 (``personal.world.mesh.STRUCTURE_CLASSES``: object, wall, floor,
-ceiling, door), ``poses`` (N, 4, 4) camera -> map, and ``objects`` (JSON: instance id, caption,
-category). ``dataset.json`` indexes the shards. Views: 60 % look at a random object from 0.7-3 m
-(small objects seen close), 40 % from random navigable poses; pitch 0 or -30 degrees.
+Per household one ``<scene_id>.npz``:
 
-Instance ids, masks and captions are training labels only: the encoder never sees them.
+- views: ``rgb`` (N, H, W, 3) uint8 (H x W = 240 x 320 by default, the crop tower's working
+  colour resolution), ``depth`` (N, h, w) float16 metres, ``ids`` (N, h, w) int32 instance ids
+  (0 = structure), ``structure`` (N, h, w) uint8 (``personal.world.mesh.STRUCTURE_CLASSES``:
+  object, wall, floor, ceiling, door) at the segmenter's working resolution h x w (the render
+  subsampled, as the segmenter subsamples a camera's depth), ``poses`` (N, 4, 4) camera -> map;
+- proposals: the object proposals of :func:`personal.perception.segment.segment_rgbd` on every
+  view (from depth only) and their crops (:mod:`personal.perception.crops`): ``crops``
+  (C, S, S, 3) uint8, ``crop_masks`` (C, S, S/8) packed bits, ``crop_view`` (C,), and the
+  training target of each crop: ``crop_labels`` / ``crop_counts`` (C, 4), the four labels with
+  the most pixels in the segment (instance id > 0; structure -1 wall, -2 floor, -3 ceiling,
+  -4 door; 0 = empty slot) and their pixel counts;
+- ``objects`` (JSON: instance id, caption, category).
+
+``dataset.json`` indexes the shards and holds the working intrinsics ``K`` (h x w). Views:
+60 % look at a random object from 0.7-3 m (small objects seen close), 40 % from random
+navigable poses; pitch 0 or -30 degrees.
+
+Instance ids, masks and captions are training labels and evaluation ground truth only: the
+segmenter and the encoder never see them.
 """
 from __future__ import annotations
 
@@ -21,9 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
-from personal.models.imaging import resize_area
-
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+N_TARGET_LABELS = 4
+STRUCTURE_LABEL = {1: -1, 2: -2, 3: -3, 4: -4}  # structure class -> crop label (wall, floor, ceiling, door)
 
 
 def _camera(width: int, height: int):
@@ -62,31 +74,77 @@ def sample_poses(scene, n: int, rng: random.Random, floor: int = 0) -> list[tupl
     return poses
 
 
-def render_views(scene, poses, width: int, height: int, scale: int = 2) -> dict[str, np.ndarray]:
-    """Views at (height, width), rendered at ``scale`` x that size and area-downsampled."""
+def render_views(scene, poses, width: int = 320, height: int = 240, work_width: int = 160) -> dict[str, np.ndarray]:
+    """Views rendered at (height, width); depth and labels subsampled to ``work_width`` columns."""
     from personal.world.mesh import scene_mesh
     from sim_bridge.backends.base import AgentState
     from sim_bridge.backends.synthetic import camera_pose
     from sim_bridge.render import Renderer
 
-    cam = _camera(width * scale, height * scale)
+    cam = _camera(width, height)
+    f = max(1, width // work_width)
     r = Renderer(scene_mesh(scene), cam, nthreads=1)
     out = {k: [] for k in ("rgb", "depth", "ids", "structure", "poses")}
     z = scene.floors[0].z
     for x, y, yaw, pitch in poses:
         T = camera_pose(AgentState(x, y, z, yaw, pitch), cam)
         rgb, depth, ids, cls = r.render_labels(T)
-        out["rgb"].append(resize_area(rgb, height, width))
-        out["depth"].append(depth[::scale, ::scale].astype(np.float16))
-        out["ids"].append(ids[::scale, ::scale].astype(np.int32))
-        out["structure"].append(cls[::scale, ::scale])
+        out["rgb"].append(rgb)
+        out["depth"].append(depth[::f, ::f].astype(np.float16))
+        out["ids"].append(ids[::f, ::f].astype(np.int32))
+        out["structure"].append(cls[::f, ::f])
         out["poses"].append(T.astype(np.float32))
     return {k: np.stack(v) for k, v in out.items()}
 
 
-def write_dataset(out_dir: str | Path, seeds, views_per_scene: int = 200, width: int = 160, height: int = 120,
+def working_intrinsics(width: int, height: int, work_width: int = 160) -> np.ndarray:
+    """K of the subsampled depth (every f-th pixel of a width x height camera)."""
+    K = _camera(width, height).intrinsics()
+    f = max(1, width // work_width)
+    K[:2] /= f
+    return K
+
+
+def segment_targets(labels: np.ndarray, n_seg: int, ids: np.ndarray, structure: np.ndarray,
+                    which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(labels (N, 4) int32, counts (N, 4) float32) of segments ``which``: the ground-truth labels
+    with the most pixels in each segment (instances by id, structure as -class)."""
+    gt = np.where(ids > 0, ids, -structure.astype(np.int32)).reshape(-1)
+    lab = labels.reshape(-1)
+    on = lab >= 0
+    pairs, cnt = np.unique(np.stack([lab[on], gt[on]], 1), axis=0, return_counts=True)
+    out_l = np.zeros((len(which), N_TARGET_LABELS), np.int32)
+    out_c = np.zeros((len(which), N_TARGET_LABELS), np.float32)
+    row = {int(s): k for k, s in enumerate(which)}
+    order = np.lexsort((-cnt, pairs[:, 0]))
+    fill = np.zeros(len(which), np.int64)
+    for (s, g), c in zip(pairs[order].tolist(), cnt[order].tolist()):
+        k = row.get(s)
+        if k is None or fill[k] >= N_TARGET_LABELS:
+            continue
+        out_l[k, fill[k]], out_c[k, fill[k]] = g if g != 0 else -4, c  # 0 (miss) cannot occur with depth > 0
+        fill[k] += 1
+    return out_l, out_c
+
+
+def view_proposals(rgb, depth, K, T, ids, structure, seg_cfg=None):
+    """Proposals of one stored view and their crops and targets (the inference path's segmenter
+    and cropper)."""
+    from personal.perception.crops import segment_crops
+    from personal.perception.segment import segment_rgbd
+
+    seg = segment_rgbd(depth.astype(np.float32), K, T, cfg=seg_cfg)
+    which = seg.objects()
+    crops, masks = segment_crops(rgb, seg, which)
+    labels, counts = segment_targets(seg.labels, seg.n, ids, structure, which)
+    return seg, which, crops, masks, labels, counts
+
+
+def write_dataset(out_dir: str | Path, seeds, views_per_scene: int = 150, width: int = 320, height: int = 240,
                   seed: int = 0, allow_eval_seeds: bool = False, progress=print) -> Path:
-    """Render ``views_per_scene`` views of each household ``seeds`` into ``out_dir``."""
+    """Render ``views_per_scene`` views of each household ``seeds`` into ``out_dir`` with the
+    proposals made on them."""
+    from personal.perception.segment import SegmentConfig
     from personal.perception.splits import check_training_seeds
     from personal.world.generator import generate_scene
 
@@ -95,19 +153,34 @@ def write_dataset(out_dir: str | Path, seeds, views_per_scene: int = 200, width:
         check_training_seeds(seeds)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    index = {"version": FORMAT_VERSION, "width": width, "height": height, "views_per_scene": views_per_scene,
-             "seeds": seeds, "structure_classes": ["object", "wall", "floor", "ceiling", "door"], "scenes": []}
+    seg_cfg = SegmentConfig()
+    K = working_intrinsics(width, height, seg_cfg.work_width)
+    index = {"version": FORMAT_VERSION, "width": width, "height": height, "work_width": seg_cfg.work_width,
+             "K": K.tolist(), "views_per_scene": views_per_scene, "seeds": seeds,
+             "structure_classes": ["object", "wall", "floor", "ceiling", "door"], "scenes": []}
     t0 = time.perf_counter()
     for k, s in enumerate(seeds):
         scene = generate_scene(s)
         rng = random.Random(f"views:{s}:{seed}")
-        views = render_views(scene, sample_poses(scene, views_per_scene, rng), width, height)
+        views = render_views(scene, sample_poses(scene, views_per_scene, rng), width, height, seg_cfg.work_width)
+        crop_parts = {k2: [] for k2 in ("crops", "crop_masks", "crop_view", "crop_labels", "crop_counts")}
+        for v in range(views_per_scene):
+            _, which, crops, masks, labels, counts = view_proposals(
+                views["rgb"][v], views["depth"][v], K, views["poses"][v].astype(np.float64), views["ids"][v],
+                views["structure"][v], seg_cfg)
+            crop_parts["crops"].append(crops)
+            crop_parts["crop_masks"].append(np.packbits(masks, axis=-1))
+            crop_parts["crop_view"].append(np.full(len(which), v, np.int32))
+            crop_parts["crop_labels"].append(labels)
+            crop_parts["crop_counts"].append(counts)
+        crops = {k2: np.concatenate(v2) for k2, v2 in crop_parts.items()}
         objects = [{"instance_id": o.instance_id, "caption": o.caption, "category": o.category} for o in scene.objects]
         path = out / f"{scene.scene_id}.npz"
-        np.savez_compressed(path, objects=np.array(json.dumps(objects)), **views)
-        index["scenes"].append({"scene_id": scene.scene_id, "seed": s, "file": path.name, "n_views": views_per_scene})
+        np.savez_compressed(path, objects=np.array(json.dumps(objects)), **views, **crops)
+        index["scenes"].append({"scene_id": scene.scene_id, "seed": s, "file": path.name, "n_views": views_per_scene,
+                                "n_crops": int(len(crops["crops"]))})
         progress(f"dataset: {k + 1}/{len(seeds)} households ({scene.scene_id}, {views_per_scene} views, "
-                 f"{time.perf_counter() - t0:.0f} s)")
+                 f"{len(crops['crops'])} proposals, {time.perf_counter() - t0:.0f} s)")
     (out / "dataset.json").write_text(json.dumps(index, indent=1))
     return out
 
@@ -116,8 +189,13 @@ class DatasetError(ValueError):
     pass
 
 
-def load_dataset(path: str | Path) -> tuple[dict, list[dict]]:
-    """(index, shards) where each shard holds the arrays and ``objects`` of one household."""
+VIEW_KEYS = ("rgb", "ids", "structure", "depth", "poses")
+CROP_KEYS = ("crops", "crop_masks", "crop_view", "crop_labels", "crop_counts")
+
+
+def load_dataset(path: str | Path, keys=VIEW_KEYS + CROP_KEYS) -> tuple[dict, list[dict]]:
+    """(index, shards) where each shard holds the arrays ``keys`` and ``objects`` of one
+    household (``crop_masks`` unpacked to bool)."""
     root = Path(path)
     index_path = root / "dataset.json"
     if not index_path.exists():
@@ -126,17 +204,23 @@ def load_dataset(path: str | Path) -> tuple[dict, list[dict]]:
         index = json.loads(index_path.read_text())
     except ValueError as exc:
         raise DatasetError(f"{index_path}: not JSON ({exc})") from exc
+    if index.get("version") != FORMAT_VERSION:
+        raise DatasetError(f"{index_path}: dataset version {index.get('version')} (this code reads version "
+                           f"{FORMAT_VERSION}; write it again with `personal perception dataset`)")
     shards = []
     for entry in index.get("scenes", []):
         p = root / entry["file"]
         try:
             with np.load(p) as d:
-                shard = {k: d[k] for k in ("rgb", "ids", "structure", "depth", "poses")}
+                shard = {k: d[k] for k in keys}
                 shard["objects"] = json.loads(str(d["objects"]))
         except (OSError, KeyError, ValueError) as exc:
             raise DatasetError(f"{p}: unreadable shard ({exc})") from exc
+        if "crop_masks" in shard:
+            shard["crop_masks"] = np.unpackbits(shard["crop_masks"], axis=-1).astype(bool)
         shard["scene_id"], shard["seed"] = entry["scene_id"], entry["seed"]
         shards.append(shard)
     if not shards:
         raise DatasetError(f"{index_path}: no households listed")
+    index["K"] = np.asarray(index["K"], np.float64)
     return index, shards

@@ -1,10 +1,10 @@
-"""Held-out evaluation of a dense image encoder: region -> caption retrieval among a household's
-objects, and the objectness of patches.
+"""Held-out evaluation of the perception path from RGB-D: the proposals (recall of ground-truth
+instances at IoU >= 0.5) and proposal -> caption retrieval among a household's objects.
 
-A region is a visible instance (ground-truth mask, used here for *scoring* only) covering at
-least ``min_pixels`` pixels at the model's input size; its embedding is the mean of the patch
-features weighted by the instance's pixels in each patch. It is ranked against the captions of
-every object of its household: top-1 / top-5 and the caption's category being right.
+A proposal counts for retrieval when one instance covers at least half of its pixels (ground
+truth used for *scoring* only); it is ranked against the captions of every object of its
+household: top-1 / top-5 and the top caption's category being right. Structure-dominated
+proposals score the objectness head instead.
 """
 from __future__ import annotations
 
@@ -14,80 +14,98 @@ from pathlib import Path
 import numpy as np
 
 
-def retrieval_scores(model, picks, text_emb: np.ndarray, patch: int, norm, min_pixels: int = 48, batch: int = 16,
-                     per_category: dict | None = None) -> dict:
-    """picks: [(Household, view index)] (personal.perception.train.Household)."""
+def embed_crops(model, crops: np.ndarray, masks: np.ndarray, batch: int = 256) -> tuple[np.ndarray, np.ndarray]:
+    """(L2-normalised features (N, D), objectness probabilities (N,))."""
     import torch
-    import torch.nn.functional as F
 
-    from personal.perception.train import patch_counts
+    from personal.perception.crops import crop_tensor
 
-    ranks, cat_ok, obj_hits, obj_total = [], [], 0, 0
-    for start in range(0, len(picks), batch):
-        chunk = picks[start:start + batch]
-        x = torch.from_numpy(np.stack([norm(np.ascontiguousarray(h.rgb[i])) for h, i in chunk]))
-        with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
-            feats, obj = model.dense(x)
-        f = F.normalize(feats.float().flatten(1, 2), dim=-1)
-        for j, (h, i) in enumerate(chunk):
-            n_obj = len(h.texts) - 4
-            lab = torch.from_numpy(np.ascontiguousarray(h.labels[i]))[None]
-            counts = patch_counts(lab, len(h.texts), patch)[0]  # (P, K)
-            frac = counts[:, :n_obj].sum(-1) / counts.sum(-1)
-            pred = torch.sigmoid(obj[j].float().flatten()) > 0.5
-            obj_hits += int(((frac > 0.5) == pred).sum())
-            obj_total += int(frac.numel())
-            area = counts[:, :n_obj].sum(0)
-            keep = torch.nonzero(area >= min_pixels).flatten()
-            if len(keep) == 0:
-                continue
-            reg = F.normalize(counts[:, keep].T @ f[j], dim=-1)  # (R, D)
-            caps = torch.from_numpy(text_emb[h.text_rows[:n_obj]])
-            sims = reg @ caps.T  # (R, n_obj)
-            true = sims[torch.arange(len(keep)), keep]
-            r = (sims > true[:, None]).sum(-1)
-            ranks.extend(r.tolist())
-            best = sims.argmax(-1)
-            cats = h.categories
-            for k, b in zip(keep.tolist(), best.tolist()):
-                cat_ok.append(cats[k] == cats[b])
-                if per_category is not None:
-                    per_category.setdefault(cats[k], []).append(int(b == k))
-    ranks = np.asarray(ranks)
-    n = len(ranks)
-    return {"regions": n, "top1": float((ranks < 1).mean()) if n else 0.0, "top5": float((ranks < 5).mean()) if n else 0.0,
-            "category_acc": float(np.mean(cat_ok)) if cat_ok else 0.0,
-            "objectness_acc": obj_hits / max(obj_total, 1)}
+    feats, objs = [], []
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        for a in range(0, len(crops), batch):
+            f, o = model.embed_crops(torch.from_numpy(crop_tensor(crops[a:a + batch], masks[a:a + batch])))
+            feats.append(torch.nn.functional.normalize(f.float(), dim=-1).numpy())
+            objs.append(torch.sigmoid(o.float()).numpy())
+    if not feats:
+        return np.zeros((0, model.config.projection_dim), np.float32), np.zeros(0, np.float32)
+    return np.concatenate(feats), np.concatenate(objs)
+
+
+def crop_retrieval(model, cropset, vocab, max_crops: int = 0, per_category: dict | None = None) -> dict:
+    """Retrieval over a :class:`personal.perception.train.CropSet` (every ``len // max_crops``-th
+    proposal when ``max_crops``)."""
+    from personal.world.catalog import CATEGORIES
+
+    n = len(cropset)
+    pick = np.arange(0, n, max(1, n // max_crops)) if max_crops else np.arange(n)
+    feats, obj = embed_crops(model, cropset.crops[pick], cropset.masks[pick])
+    objfrac = cropset.objfrac[pick]
+    obj_acc = float(((obj > 0.5) == (objfrac > 0.5)).mean()) if len(pick) else 0.0
+    cats = sorted(CATEGORIES)
+    cat_of_row = {}
+    for k in range(len(pick)):
+        for r, c in zip(cropset.text[pick[k]], cropset.cat[pick[k]]):
+            if r >= 0 and c < len(cats):
+                cat_of_row[int(r)] = int(c)
+    ranks, cat_ok = [], []
+    for k, i in enumerate(pick):
+        true, share, cat = int(cropset.text[i, 0]), float(cropset.weight[i, 0]), int(cropset.cat[i, 0])
+        if true < 0 or cat >= len(cats) or share < 0.5:
+            continue  # structure-dominated or mixed proposal
+        rows = cropset.object_rows[cropset.hh[i]]
+        sims = vocab.emb[rows] @ feats[k]
+        s_true = float(vocab.emb[true] @ feats[k])
+        ranks.append(int((sims > s_true + 1e-7).sum()))
+        best = int(rows[int(np.argmax(sims))])
+        cat_ok.append(cat_of_row.get(best, -1) == cat or vocab.texts[best] == vocab.texts[true])
+        if per_category is not None:
+            per_category.setdefault(cats[cat], []).append(int(ranks[-1] == 0))
+    r = np.asarray(ranks)
+    return {"proposals": int(len(r)), "top1": float((r < 1).mean()) if len(r) else 0.0,
+            "top5": float((r < 5).mean()) if len(r) else 0.0,
+            "category_acc": float(np.mean(cat_ok)) if cat_ok else 0.0, "objectness_acc": obj_acc,
+            "object_proposals_share": float((cropset.objfrac[pick] > 0.5).mean()) if len(pick) else 0.0}
+
+
+def proposal_recall_on(shards: list[dict], K: np.ndarray, min_pixels: int = 20) -> dict:
+    """Recall at IoU 0.5 of the segmenter's object proposals on the stored views (ground-truth
+    instances of at least ``min_pixels`` working pixels)."""
+    from personal.perception.segment import proposal_recall, segment_rgbd
+
+    hit = total = segs = views = 0
+    for s in shards:
+        for v in range(len(s["depth"])):
+            seg = segment_rgbd(s["depth"][v].astype(np.float32), K, s["poses"][v].astype(np.float64))
+            h, t = proposal_recall(seg, s["ids"][v], min_pixels=min_pixels)
+            hit, total, segs, views = hit + h, total + t, segs + len(seg.objects()), views + 1
+    return {"recall_iou50": hit / max(total, 1), "instances": total, "proposals_per_view": segs / max(views, 1)}
 
 
 def evaluate_checkpoint(checkpoint: str | Path, dataset: str | Path, out: str | Path | None = None, log=print) -> dict:
-    """Retrieval and objectness of a saved lit checkpoint on a dataset of held-out households,
-    with a colour-only baseline and chance for reference."""
+    """Proposals and retrieval of a saved crop checkpoint on a dataset of held-out households."""
     import torch
 
-    from personal.models.imaging import normalise
     from personal.models.lit import LitVisionModel
     from personal.perception.dataset import load_dataset
-    from personal.perception.train import Household, Vocab, _structure_texts, category_texts
+    from personal.perception.train import CropSet, Vocab, vocab_texts
 
     torch.set_num_threads(1)
     index, shards = load_dataset(dataset)
     model = LitVisionModel.from_pretrained(str(checkpoint), local_files_only=True).eval()
-    cats = category_texts()
-    cat_index = {c[2:]: i for i, c in enumerate(cats)}
-    vocab = Vocab([o["caption"] for s in shards for o in s["objects"]] + _structure_texts() + cats)
-    households = [Household(s, vocab, cat_index) for s in shards]
-    picks = [(h, i) for h in households for i in range(h.n_views)]
+    vocab = Vocab(vocab_texts(shards))
+    crops = CropSet(shards, vocab, int(model.config.image_size))
     per_cat: dict = {}
-    res = retrieval_scores(model, picks, vocab.emb, model.config.patch_size, normalise, per_category=per_cat)
-    res["chance_top1"] = float(np.mean([1.0 / max(1, len(h.texts) - 4) for h in households]))
-    res["households"] = [h.scene_id for h in households]
+    res = crop_retrieval(model, crops, vocab, per_category=per_cat)
+    res.update(proposal_recall_on(shards, index["K"]))
+    res["chance_top1"] = float(np.mean([1.0 / max(1, len(r)) for r in crops.object_rows]))
+    res["households"] = crops.scene_ids
     res["seeds"] = index.get("seeds")
-    res["views"] = len(picks)
+    res["views"] = int(sum(len(s["depth"]) for s in shards))
     res["per_category_top1"] = {k: round(float(np.mean(v)), 3) for k, v in sorted(per_cat.items())}
-    log(f"retrieval on {len(households)} held-out households ({len(picks)} views, {res['regions']} regions): "
-        f"top-1 {res['top1']:.3f}, top-5 {res['top5']:.3f}, category {res['category_acc']:.3f}, "
-        f"objectness {res['objectness_acc']:.3f} (chance top-1 {res['chance_top1']:.3f})")
+    log(f"held-out households {len(shards)} ({res['views']} views): proposals recall@IoU0.5 {res['recall_iou50']:.3f} "
+        f"({res['proposals_per_view']:.1f} a view); retrieval on {res['proposals']} object proposals: top-1 {res['top1']:.3f}, "
+        f"top-5 {res['top5']:.3f}, category {res['category_acc']:.3f}, objectness {res['objectness_acc']:.3f} "
+        f"(chance top-1 {res['chance_top1']:.3f})")
     if out:
         Path(out).write_text(json.dumps(res, indent=1))
     return res
