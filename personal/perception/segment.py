@@ -1,25 +1,22 @@
 """Class-agnostic object proposals from one RGB-D frame (classical, no learning, no ground truth).
 
-The depth image is back-projected at a working resolution (``SegmentConfig.work_width``
-columns; the depth is subsampled, not filtered) and every pixel gets a normal from one-sided
-differences (the side whose neighbour is nearer in 3-D, so normals stay clean up to depth
-edges). Neighbouring pixels are joined when
+The depth image is subsampled to a working grid (``SegmentConfig.work_width`` columns) and
+back-projected; a pixel stays a graph node unless it lies
 
-- their points are close in 3-D (a depth jump larger than what the surface's slant explains
-  cuts the edge: occlusion boundaries), and
-- the surface between them is not a concave crease (``(n_p - n_q) . (P_q - P_p) > 0`` with a
-  margin, the local-convexity criterion of LCCP, Stein et al. CVPR 2014): an object meets its
-  support, the floor or a wall along a concave crease, while the faces of one object meet
-  along convex edges;
-- their colours do not differ strongly where the surface is flat between them (a tablet lying
-  on a table is coplanar with it; without a colour cut it would merge with the table).
+- on the far side of a depth jump larger than what the surface's slant explains (occlusion
+  boundaries: the near object keeps its pixels), or
+- on a concave crease: inverse depth is affine in the pixel coordinates on a plane, so its
+  second difference (rows, columns, both diagonals) is 0 on a plane and positive where two
+  surfaces meet concavely - where an object stands on the floor or a table, or touches a wall
+  (the local-convexity idea of LCCP, Stein et al. CVPR 2014); the faces of one object meet
+  along convex edges and stay joined.
 
-Connected components of that pixel graph are the segments (``scipy.sparse.csgraph``). Each
-segment is then classified geometrically in the map frame: floor (upward normals at floor
-height), ceiling (downward normals near the ceiling), wall (a vertical surface that reaches
-above ``wall_min_top`` - no piece of furniture is that tall) or an object proposal. What the
-geometry cannot tell (a wall seen close, a door frame) is left to the encoder, which scores
-structure vs object per proposal.
+Segments are the 4-connected components of the nodes (OpenCV), small ones dropped. Each is
+classified geometrically in the map frame (normals from central differences): floor (upward
+at floor height), ceiling (downward near the ceiling), wall (vertical and reaching above
+``wall_min_top`` - no piece of furniture is that tall) or an object proposal. What geometry
+cannot tell (a wall seen close, a door frame) is left to the encoder's objectness per proposal.
+Depth only: an object flush with a coplanar surface (a tablet lying on a table) merges with it.
 """
 from __future__ import annotations
 
@@ -38,8 +35,6 @@ class SegmentConfig:
     jump_abs: float = 0.02  # m: always-allowed gap between neighbouring points
     jump_slant: float = 2.5  # x the spacing a surface of that slant would give
     concave_cut: float = 0.01  # relative second difference of 1/z marking a concave crease
-    colour_cut: float = 60.0  # RGB distance (0-441) cut between coplanar neighbours
-    coplanar_cos: float = 0.97  # normals this aligned count as coplanar for the colour cut
     floor_band: float = 0.05  # m above the floor still counted as floor
     wall_min_top: float = 2.15  # m above the floor: vertical surfaces reaching higher are walls
     ceiling_min: float = 2.3  # m above the floor: downward surfaces higher up are the ceiling
@@ -72,22 +67,12 @@ class Segments:
         return self.labels[rows[:, None], cols[None, :]]
 
 
-def _subsample(depth: np.ndarray, K: np.ndarray, rgb: np.ndarray | None, work_width: int):
+def _subsample(depth: np.ndarray, K: np.ndarray, work_width: int):
     h, w = depth.shape
     f = max(1, w // work_width)
-    d = depth[::f, ::f]
     Kw = np.asarray(K, np.float64).copy()
-    Kw[0, 0] /= f
-    Kw[1, 1] /= f
-    Kw[0, 2] /= f
-    Kw[1, 2] /= f
-    col = None
-    if rgb is not None:
-        rh, rw = rgb.shape[:2]
-        rows = np.minimum((np.arange(d.shape[0]) * f * rh) // h, rh - 1)
-        cols = np.minimum((np.arange(d.shape[1]) * f * rw) // w, rw - 1)
-        col = rgb[rows[:, None], cols[None, :]].astype(np.float32)
-    return d.astype(np.float32), Kw, col, float(f)
+    Kw[:2] /= f
+    return depth[::f, ::f].astype(np.float32), Kw, float(f)
 
 
 def _normals(P: np.ndarray) -> np.ndarray:
@@ -143,11 +128,12 @@ def _jump_far_side(P: np.ndarray, d: np.ndarray, valid: np.ndarray, spacing: np.
 def segment_rgbd(depth: np.ndarray, K: np.ndarray, T_map_camera: np.ndarray, rgb: np.ndarray | None = None,
                  floor_z: float | None = None, cfg: SegmentConfig | None = None) -> Segments:
     """Segments of one frame. ``depth`` planar metres (0 = invalid), ``K`` its pinhole matrix,
-    ``T_map_camera`` optical -> map. ``rgb`` is not needed (kept for a colour cue)."""
+    ``T_map_camera`` optical -> map. ``rgb`` is accepted for callers that pass a whole frame and
+    is not read: the proposals come from depth alone."""
     import cv2
 
     cfg = cfg or SegmentConfig()
-    d, Kw, _, scale = _subsample(np.asarray(depth, np.float32), K, None, cfg.work_width)
+    d, Kw, scale = _subsample(np.asarray(depth, np.float32), K, cfg.work_width)
     h, w = d.shape
     valid = d > 0
     ray = _rays(Kw, h, w)
