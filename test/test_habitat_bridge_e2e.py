@@ -151,6 +151,8 @@ def test_public_episodes_replay_over_ros(graph, public_set, ros_context):
     r2 = to_dict(got["episode/result"][-1])
     assert r2["episode_id"] == eps[1].episode_id and r2["success"] and r2["spl"] == 1.0
     assert r2["distance_to_goal"] == pytest.approx(0.0, abs=1e-3) and r2["steps"] == 1
+    # the bridge logs the verdict after publishing it: wait for the line, not just the message
+    wait_for(lambda: "SUCCESS SPL=1.00" in log() or proc.poll() is not None, 30)
     text = log()
     assert "SUCCESS SPL=1.00" in text and proc.poll() is None
     time.sleep(0.2)
