@@ -13,6 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from conftest import wait_for
 from personal.runner import reclaim_shared_memory
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -110,31 +111,59 @@ NODE = textwrap.dedent("""
 """)
 
 
+def _locks() -> dict[int, set[int]]:
+    """inode -> pids holding a flock on it (``/proc/locks``)."""
+    held: dict[int, set[int]] = {}
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        if len(fields) > 5 and fields[1] == "FLOCK":
+            held.setdefault(int(fields[5].rsplit(":", 1)[-1]), set()).add(int(fields[4]))
+    return held
+
+
+def _lock_holders() -> dict[str, set[int]]:
+    """Fast DDS lock-file name -> pids holding it."""
+    held, names = _locks(), {}
+    for f in SHM.iterdir():
+        if f.name.startswith("fastdds_") and f.name.endswith(("_el", "_sl")):
+            try:
+                names[f.name] = held.get(f.stat().st_ino, set())
+            except OSError:  # removed meanwhile
+                pass
+    return names
+
+
 def _owned_fastdds_files(pid: int) -> set[str]:
     """The Fast DDS files in /dev/shm that process ``pid`` owns: each segment or port it created has
     a lock file it holds (``/proc/locks``) — the test ``fastdds shm clean`` applies. Other files
     appear meanwhile (other graphs on a shared machine), and a process also maps its peers' files."""
-    by_inode = {}
-    for f in SHM.iterdir():
-        try:
-            by_inode[f.stat().st_ino] = f.name
-        except OSError:  # removed meanwhile
-            pass
     owned = set()
-    for line in Path("/proc/locks").read_text().splitlines():
-        fields = line.split()
-        if len(fields) > 5 and fields[1] == "FLOCK" and fields[4] == str(pid):
-            name = by_inode.get(int(fields[5].rsplit(":", 1)[-1]), "")
-            if name.startswith("fastdds_") and name.endswith(("_el", "_sl")):
-                owned |= {name, name[:-3]}
+    for name, pids in _lock_holders().items():
+        if pid in pids:
+            owned |= {name, name[:-3]}
     return owned
+
+
+def _left_behind(files: set[str], dead_pid: int) -> set[str]:
+    """Those of a dead process's ``files`` that are still in /dev/shm with nobody alive holding
+    them. Segment names are random per process, but a port's name is shared machine-wide (e.g.
+    ``fastdds_port7000``, whichever participant opens it first holds it): on a shared machine a
+    live process of another graph may take a port over right after its holder dies; that port is
+    in use, not left behind."""
+    in_use = set()
+    for name, pids in _lock_holders().items():
+        if pids - {dead_pid}:
+            in_use |= {name, name[:-3]}
+    return (files & _fastdds_files()) - in_use
 
 
 def _start_shm_user() -> tuple[subprocess.Popen, set[str]]:
     proc = subprocess.Popen([sys.executable, "-c", NODE], stdout=subprocess.PIPE, text=True, env=os.environ)
     assert proc.stdout.readline().strip() == "ready"
-    time.sleep(0.5)
-    return proc, _owned_fastdds_files(proc.pid)
+    try:  # the participant creates and locks its segment and ports: wait for the locks, not for a time
+        return proc, wait_for(lambda: _owned_fastdds_files(proc.pid), timeout=30)
+    except TimeoutError:
+        return proc, set()
 
 
 @pytest.mark.skipif(not SHM.is_dir(), reason="no /dev/shm")
@@ -149,10 +178,12 @@ def test_reclaim_removes_the_shared_memory_of_killed_processes_only():
         doomed.wait()
         freed = reclaim_shared_memory()
         assert "skipped" not in freed, freed
-        assert not doomed_files & _fastdds_files(), f"still there: {sorted(doomed_files & _fastdds_files())}"
+        left = _left_behind(doomed_files, doomed.pid)
+        assert not left, f"still there: {sorted(left)}"
         assert alive_files <= _fastdds_files(), "a live process's segments were removed"
     finally:
         alive.kill()
         alive.wait()
     reclaim_shared_memory()
-    assert not alive_files & _fastdds_files()
+    left = _left_behind(alive_files, alive.pid)
+    assert not left, f"still there: {sorted(left)}"
