@@ -160,9 +160,11 @@ class BagPlayer(Node):
         return sent
 
     def _wait_acked(self, timeout: float) -> None:
-        if not self.reliable:
-            return
+        """Block until every reliable subscriber acknowledged every message (a reader that matched
+        late gets the ones it missed resent meanwhile); best-effort topics have nothing to wait for."""
         for topic, pub in self.publishers_.items():
+            if pub.qos_profile.reliability != ReliabilityPolicy.RELIABLE:
+                continue
             if not pub.wait_for_all_acked(Duration(seconds=timeout)):
                 self.get_logger().warning(f"{topic}: not every message acknowledged within {timeout:.0f} s")
 
@@ -221,7 +223,7 @@ def main(args=None) -> None:
         if node.get_parameter("done_service").value:
             code = 0 if node.finish() else 2
         else:
-            time.sleep(0.5)  # let reliable subscribers drain the last messages
+            node._wait_acked(10.0)  # the last messages reach reliable subscribers before the writers go
     except BagError as e:
         print(f"[bag_player] error: {e}", flush=True)
         code = 2

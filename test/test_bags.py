@@ -134,7 +134,7 @@ def test_live_record_then_play(tmp_path, ros_context, run_node):
     bag = tmp_path / "rec"
     rec = run_node("nodes.bag_recorder_node", "bag_recorder",
                    {"output": str(bag), "topics": ["/chatter"], "max_messages": 15})
-    wait_for(lambda: rec.proc.poll() is not None, timeout=30)
+    wait_for(lambda: rec.proc.poll() is not None, timeout=120)  # start-up + discovery: only a bound
     assert rec.proc.returncode == 0, rec.log()
     recorded = [deserialize_message(m.data, String).data for m in BagReader(bag).messages()]
     assert len(recorded) == 15 and all(r.startswith("msg ") for r in recorded)
@@ -142,11 +142,15 @@ def test_live_record_then_play(tmp_path, ros_context, run_node):
     got = []
     sub_node = ros_context.make_node("listener")
     sub_node.create_subscription(String, "/replayed", lambda m: got.append(m.data), 50)
+    # an exact replay is the player's reliable mode (deep queues; it exits once every message is
+    # acknowledged); wait_subscribers only bounds discovery: playback starts as soon as /replayed is matched
     play = run_node("nodes.bag_player_node", "bag_player",
-                    {"bag": str(bag), "rate": 4.0, "remap": ["/chatter:=/replayed"], "wait_subscribers": 10.0})
-    wait_for(lambda: play.proc.poll() is not None, timeout=30)
+                    {"bag": str(bag), "rate": 4.0, "remap": ["/chatter:=/replayed"], "wait_subscribers": 120.0,
+                     "reliable": True})
+    wait_for(lambda: play.proc.poll() is not None, timeout=180)
     assert play.proc.returncode == 0, play.log()
-    wait_for(lambda: len(got) >= 15, timeout=5)
+    assert "starting playback before every topic has a subscriber" not in play.log()
+    wait_for(lambda: len(got) >= 15, timeout=30)
     assert got == recorded
     assert "played 15 messages, skipped 0" in play.log()
 

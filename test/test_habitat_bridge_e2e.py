@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -61,7 +60,8 @@ def graph(public_set):
         return Path(log.name).read_text(errors="replace")
 
     try:
-        wait_for(lambda: "episode 1/2" in text() or proc.poll() is not None, 90)
+        # start-up: imports, the stage's navmesh and the first render (generous under load: only a bound)
+        wait_for(lambda: "episode 1/2" in text() or proc.poll() is not None, 300)
         assert "episode 1/2" in text(), text()
         yield proc, text
     finally:
@@ -90,7 +90,7 @@ def test_public_episodes_replay_over_ros(graph, public_set, ros_context):
     _subscribe(node, got, "camera/aligned_depth_to_color/image_raw", Image, qos_profile_sensor_data)
     _subscribe(node, got, "camera/semantic/image_raw", Image, qos_profile_sensor_data)
     pub = node.create_publisher(DiscreteAction, "action", 10)
-    wait_for(lambda: pub.get_subscription_count() > 0 and got.get("episode"), 30)
+    wait_for(lambda: pub.get_subscription_count() > 0 and got.get("episode"), 60)
 
     # episode 1, at the file's start pose
     desc = to_dict(got["episode"][-1])
@@ -98,7 +98,10 @@ def test_public_episodes_replay_over_ros(graph, public_set, ros_context):
     assert desc["episode_id"] == eps[0].episode_id and desc["count"] == 2
     start = frames.habitat_to_map(d1["start_position"])
     assert (desc["start_position"]["x"], desc["start_position"]["y"]) == pytest.approx(start[:2], abs=1e-6)
-    wait_for(lambda: got.get("odom") and got.get("camera/aligned_depth_to_color/image_raw"), 30)
+    # every stream of the frame, each waited for: they are separate best-effort topics, and odometry
+    # arriving says nothing about the semantic image published beside it
+    wait_for(lambda: all(got.get(t) for t in ("odom", "camera/aligned_depth_to_color/image_raw",
+                                              "camera/semantic/image_raw")), 60)
     odom = got["odom"][-1].pose.pose
     assert (odom.position.x, odom.position.y, odom.position.z) == pytest.approx(start, abs=1e-5)
     yaw = 2 * np.arctan2(odom.orientation.z, odom.orientation.w)
@@ -106,13 +109,14 @@ def test_public_episodes_replay_over_ros(graph, public_set, ros_context):
     depth = got["camera/aligned_depth_to_color/image_raw"][-1]
     mm = np.frombuffer(bytes(depth.data), np.uint16).reshape(depth.height, depth.width)
     assert (depth.width, depth.height) == (640, 480) and (mm > 0).mean() > 0.5 and mm.max() <= 5000
-    assert len(got.get("camera/semantic/image_raw", [])) > 0
+    sem = got["camera/semantic/image_raw"][-1]
+    assert (sem.width, sem.height) == (640, 480)
     # the targets come from the file (no scene model)
     assert desc["target_object_ids"] == list(eps[0].target_object_ids)
 
     def act(action, rid):
         pub.publish(DiscreteAction(action=action, request_id=rid))
-        return wait_for(lambda: next((to_dict(m) for m in got.get("agent_state", []) if m.request_id == rid), None), 30)
+        return wait_for(lambda: next((to_dict(m) for m in got.get("agent_state", []) if m.request_id == rid), None), 60)
 
     for k, a in enumerate([1, 2, 1, 3]):  # forward, left, forward, right
         s = act(a, f"a{k}")
@@ -155,7 +159,6 @@ def test_public_episodes_replay_over_ros(graph, public_set, ros_context):
     wait_for(lambda: "SUCCESS SPL=1.00" in log() or proc.poll() is not None, 30)
     text = log()
     assert "SUCCESS SPL=1.00" in text and proc.poll() is None
-    time.sleep(0.2)
 
 
 def test_pan_eval_runs_on_habitat(public_set, tmp_path):
