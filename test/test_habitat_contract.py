@@ -318,6 +318,27 @@ def test_the_fake_refuses_what_habitat_sim_lacks(hs, backends):
         sim.pathfinder.find_path([(0, 0, 0)])
 
 
+def test_the_fake_copies_habitat_sim_behaviour_that_is_easy_to_get_wrong(hs, backends):
+    """Details checked against habitat-sim v0.3.3 (docs/habitat.md, "Assumed vs verified")."""
+    from habitat_sim._config import SemanticSensorTarget
+
+    assert hs.CameraSensorSpec().semantic_target == SemanticSensorTarget.SEMANTIC_ID  # VisualSensor.h
+    path = hs.MultiGoalShortestPath()
+    path.requested_ends.append(np.ones(3, np.float32))  # the real getter returns a copy
+    assert path.requested_ends == []
+    path.requested_ends = [np.ones(3)]
+    assert len(path.requested_ends) == 1
+    hab, _ = backends
+    sim = hab._sim
+    agent = sim.get_agent(0)
+    before = agent.get_state()
+    try:  # Simulator.initialize_agent with a navmesh: a random navigable point, a random heading
+        state = sim.initialize_agent(0).get_state()
+        assert sim.pathfinder.is_navigable(state.position) and state.position.dtype == np.float32
+    finally:
+        agent.set_state(before)
+
+
 def test_missing_scene_files_are_reported_by_path(hs, world, tmp_path):
     from sim_bridge.backends.habitat import HabitatBackend
     from sim_bridge.bridge_logic import EpisodeSourceError, scene_assets

@@ -2,7 +2,7 @@
 
 Field names and defaults are read from habitat-sim 0.3's pybind11 bindings and C++ headers:
 
-- ``SensorType``: ``src/esp/bindings/SensorBindings.cpp`` (``py::enum_<SensorType>``).
+- ``SensorType``, ``SemanticSensorTarget``: ``src/esp/bindings/SensorBindings.cpp`` (``py::enum_``).
 - ``CameraSensorSpec``: ``SensorBindings.cpp`` (``SensorSpec``, ``VisualSensorSpec``,
   ``CameraSensorSpec`` classes) with defaults from ``src/esp/sensor/Sensor.h``
   (position (0, 1.5, 0), orientation 0), ``VisualSensor.h`` (resolution [128, 128] as
@@ -39,17 +39,27 @@ class SensorSubType(enum.Enum):
     IMPULSERESPONSE = 6
 
 
+class SemanticSensorTarget(enum.Enum):
+    """``habitat_sim.sensor.SemanticSensorTarget`` (``SensorBindings.cpp``; not re-exported at the top
+    level). The default of ``VisualSensorSpec.semantic_target`` is ``SEMANTIC_ID`` (``VisualSensor.h``)."""
+
+    DRAWABLE_ID = 0
+    SEMANTIC_ID = 1
+    OBJECT_ID = 2
+
+
 class CameraSensorSpec(Strict):
     """``habitat_sim.CameraSensorSpec``. ``resolution`` is [height, width] (the real
     ``VisualSensor::framebufferSize`` swaps it to [W, H]); ``hfov`` is in degrees
-    (the real property converts through ``magnum.Deg``)."""
+    (the real property converts through ``magnum.Deg`` and reads back as ``magnum.Degd``; the fake
+    keeps the number). ``semantic_target`` defaults to ``SEMANTIC_ID`` as in ``VisualSensor.h``."""
 
     _real_name = "CameraSensorSpec"
     _fields = {
         "uuid": "rgba_camera", "sensor_type": SensorType.COLOR, "sensor_subtype": SensorSubType.PINHOLE,
         "position": [0.0, 1.5, 0.0], "orientation": [0.0, 0.0, 0.0], "noise_model": "None",
         "near": 0.01, "far": 1000.0, "resolution": [128, 128], "gpu2gpu_transfer": False, "channels": 4,
-        "semantic_target": None, "clear_color": [0.0, 0.0, 0.0, 1.0], "hfov": 90.0, "ortho_scale": 0.1,
+        "semantic_target": SemanticSensorTarget.SEMANTIC_ID, "clear_color": [0.0, 0.0, 0.0, 1.0], "hfov": 90.0, "ortho_scale": 0.1,
     }
     _real_only = ("noise_model_kwargs", "is_visual_sensor_spec")
 
@@ -60,6 +70,8 @@ class CameraSensorSpec(Strict):
             raise TypeError(f"sensor {self.uuid!r}: sensor_type must be a habitat_sim.SensorType, got {self.sensor_type!r}")
         if self.sensor_type not in (SensorType.COLOR, SensorType.DEPTH, SensorType.SEMANTIC):
             raise NotImplementedError(f"sensor {self.uuid!r}: the contract fake renders COLOR, DEPTH and SEMANTIC only")
+        if self.sensor_type == SensorType.SEMANTIC and self.semantic_target != SemanticSensorTarget.SEMANTIC_ID:
+            raise NotImplementedError(f"sensor {self.uuid!r}: the contract fake renders semantic ids (SEMANTIC_ID) only")
         if self.sensor_subtype != SensorSubType.PINHOLE:
             raise NotImplementedError(f"sensor {self.uuid!r}: the contract fake renders pinhole cameras only")
         res = list(self.resolution)

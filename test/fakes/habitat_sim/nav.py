@@ -50,9 +50,21 @@ class ShortestPath(Strict):
 
 
 class MultiGoalShortestPath(Strict):
+    """``requested_ends`` is a property in the real binding (``def_property`` over
+    ``getRequestedEnds`` / ``setRequestedEnds``): reading it gives a copy, so
+    ``path.requested_ends.append(p)`` changes nothing; assign the whole list."""
+
     _real_name = "MultiGoalShortestPath"
     _fields = {"requested_start": np.zeros(3, np.float32), "requested_ends": [], "points": [],
                "geodesic_distance": math.inf, "closest_end_point_index": -1}
+
+    @property
+    def requested_ends(self) -> list:
+        return [np.array(p, dtype=np.float32) for p in self._requested_ends]
+
+    @requested_ends.setter
+    def requested_ends(self, ends) -> None:
+        self._requested_ends = [_vec3(p, "requested_ends[i]") for p in ends]
 
 
 def _vec3(p, what: str) -> np.ndarray:
@@ -228,9 +240,11 @@ class PathFinder(Strict):
                 best = (layer, int(zz[k]), int(xx[k]), np.array([cx[k], cy[k], cz[k]]))
         return best
 
-    def _first_point(self) -> np.ndarray:
-        layer = self._layers[0]
-        return layer.centre(*divmod(int(layer.cells[0]), layer.nx)).astype(np.float32)
+    def _random_point(self, rng) -> np.ndarray:
+        """A navigable point (a random walkable cell's centre), for ``Simulator.initialize_agent``."""
+        layer = self._layers[int(rng.integers(len(self._layers)))]
+        cell = int(layer.cells[int(rng.integers(layer.cells.size))])
+        return layer.centre(*divmod(cell, layer.nx)).astype(np.float32)
 
     def _require(self):
         if not self._layers:

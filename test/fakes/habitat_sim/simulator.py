@@ -6,7 +6,8 @@ Read from habitat-sim 0.3 ``src_python/habitat_sim/simulator.py``:
 - ``Simulator(config)``: ``_sanitize_config`` (at least one agent; ``load_semantic_mesh`` is
   switched on by a SEMANTIC sensor); ``__set_from_config`` loads the scene, creates one
   ``Agent`` per agent config, installs ``step_filter`` as their move filter and calls
-  ``initialize_agent`` (a random navigable point when a navmesh is loaded, else the origin).
+  ``initialize_agent`` (a random navigable point and a random heading about +y when a navmesh
+  is loaded, else the origin; the fake draws both from ``random_seed`` with its own generator).
   ``reconfigure(config)`` rebuilds only when the config differs. ``close()``.
 - ``get_agent(agent_id)``, ``initialize_agent(agent_id, initial_state=None)``.
 - ``get_sensor_observations(agent_ids=0)``: for one agent id a dict uuid -> observation,
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import attr
 import numpy as np
+import quaternion as qt
 
 from ._config import SensorType, SimulatorConfiguration
 from ._scene import LoadedStage
@@ -97,6 +99,7 @@ class Simulator:
             raise NotImplementedError("the contract fake needs a scene (SimulatorConfiguration.scene_id)")
         self._stage = LoadedStage(cfg.scene_id, cfg.scene_dataset_config_file, cfg.load_semantic_mesh)
         self._pathfinder = PathFinder()
+        self._rng = np.random.default_rng(cfg.random_seed)  # real: pathfinder.seed(random_seed), self.random
         if cfg.navmesh_settings is not None:
             self.recompute_navmesh(self._pathfinder, cfg.navmesh_settings)
         self._config = config
@@ -129,8 +132,11 @@ class Simulator:
         agent = self.get_agent(agent_id)
         if initial_state is None:
             initial_state = AgentState()
-            if self._pathfinder.is_loaded:  # real: a random navigable point; the fake: the first one
-                initial_state.position = self._pathfinder._first_point()
+            if self._pathfinder.is_loaded:  # as the real one: a random navigable point, a random heading
+                rng = self._rng
+                initial_state.position = self._pathfinder._random_point(rng)
+                yaw = rng.uniform(0.0, 2.0 * np.pi)
+                initial_state.rotation = qt.quaternion(np.cos(yaw / 2), 0.0, np.sin(yaw / 2), 0.0)
         agent.set_state(initial_state, is_initial=True)
         return agent
 
