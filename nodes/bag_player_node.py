@@ -155,8 +155,9 @@ class BagPlayer(Node):
             if first is not None and self._publish(first):
                 sent.add((topic, first.log_time_ns))
         if sent:
+            # delivered before the first timed message; a consumer that needs it first holds early
+            # frames until it is handled (the mapping node does) instead of relying on a pause here
             self._wait_acked(5.0)
-            time.sleep(0.5)  # let the consumer handle the context before the first timed message
         return sent
 
     def _wait_acked(self, timeout: float) -> None:

@@ -12,8 +12,10 @@ Subscribes (sensor-data QoS, relative names):
 - ``episode`` (personal/msg/EpisodeDescriptor, latched): scene id -> map name, ORACLE captions;
   a new scene resets the maps.
 Depth, pose and (when used) colour / ids are matched by timestamp (``sync_slop``); frames
-whose pose never arrives within ``max_wait`` are skipped with a warning (stale pose). With the
-ORACLE encoder, frames are skipped until the ``episode`` has named the scene (its captions).
+whose pose never arrives within ``max_wait`` are skipped with a warning (stale pose). A frame
+that arrives before its context — ``camera_info``, or with the ORACLE encoder the ``episode``
+naming the scene (its captions) — waits for it (the newest ``PENDING_FRAMES``) and is integrated
+when the context comes: which subscription the executor serves first must not change the map.
 ``sensor_qos:=reliable`` subscribes the sensor topics reliably (bag replay, see ``bag_map``).
 
 Publishes: ``map`` (nav_msgs/OccupancyGrid, reliable + transient local), ``map/cloud``
@@ -58,6 +60,7 @@ from personal.mapping.ros_io import (
 from nodes.lifecycle import run_node, serve, subscribe
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+PENDING_FRAMES = 30  # frames held while their context (camera_info, episode) is missing
 
 PARAMETERS = {
     "encoder": ("oracle", "feature encoder: oracle (ORACLE captions from instance ids) | none | clip | siglip | blip2"),
@@ -102,6 +105,7 @@ class MappingNode(Node):
         self.skipped_total = 0
         self.recent_skips: deque[str] = deque(maxlen=50)  # reasons, newest last
         self._last_pose: np.ndarray | None = None
+        self._pending: deque[dict] = deque()  # frames waiting for camera_info / the episode (oldest first)
         self._dirty = False
         self._last_skip_log = 0.0
 
@@ -184,6 +188,7 @@ class MappingNode(Node):
     # -- input ---------------------------------------------------------------------
     def _on_info(self, msg: CameraInfo) -> None:
         self.info = msg
+        self._drain_pending()
 
     def _on_episode(self, msg: EpisodeDescriptor) -> None:
         scene_id = msg.scene_id
@@ -204,6 +209,7 @@ class MappingNode(Node):
                 self.get_logger().info(f"ORACLE captions for {scene_id}: {len(self.encoder.captions)} objects")
             except Exception as exc:
                 self.get_logger().error(f"ORACLE captions for scene {scene_id!r}: {exc}")
+        self._drain_pending()
 
     def _on(self, key: str, msg) -> None:
         try:
@@ -282,18 +288,33 @@ class MappingNode(Node):
                 raise FrameError(f"semantic {ids.shape[1]}x{ids.shape[0]} does not match depth {w}x{h}")
         return depth, K, T, rgb, ids
 
+    def _missing_context(self) -> str:
+        """What a frame needs before it can be integrated and has not arrived yet ('' = nothing)."""
+        if self.info is None:
+            return "camera/color/camera_info"
+        if self._needs_episode():
+            return "the episode descriptor (ORACLE captions of the scene)"
+        return ""
+
+    def _drain_pending(self) -> None:
+        while self._pending and not self._missing_context():
+            self._integrate(self._pending.popleft())
+
     def _integrate(self, g: dict) -> None:
+        missing = self._missing_context()
+        if missing:
+            # held, not skipped: whether a frame beat its context would otherwise make maps differ run to run
+            if len(self._pending) == PENDING_FRAMES:
+                self._pending.popleft()
+                self._skip(f"waited for {missing} with {PENDING_FRAMES} frames; dropped the oldest")
+            self._pending.append(g)
+            return
         try:
             depth, K, T, rgb, ids = self._frame(g)
         except (FrameError, ValueError) as exc:
             self._skip(str(exc))
             return
         if self.p["skip_static_frames"] and self._last_pose is not None and np.allclose(T, self._last_pose, atol=1e-4):
-            return
-        if self._needs_episode():
-            # without the scene's captions the ORACLE features of this frame would be lost, and
-            # whether a frame beat the latched episode message would make maps differ run to run
-            self._skip("waiting for the episode descriptor (ORACLE captions of the scene)")
             return
         x, y, yaw = base_pose_from_camera(T)
         try:
@@ -405,6 +426,7 @@ class MappingNode(Node):
         self.builder.reset()
         self.sync.clear()
         self.tf_waiting.clear()
+        self._pending.clear()
         self._last_pose = None
         self.frames = 0
         self._dirty = True
