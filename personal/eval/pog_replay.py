@@ -38,6 +38,7 @@ SENSOR_TOPICS = ("/camera/aligned_depth_to_color/image_raw", "/camera/color/came
                  "/camera/pose", "/odom", "/episode")
 COLOUR_TOPIC = "/camera/color/image_raw"
 FRAME_LOG_TOPIC = "/map/status"  # the live mapping node's status after every integrated frame
+RECORD_MAP_TIMEOUT_S = 120.0  # explorer's wait for the map of each pose while recording (a bound, not a pace)
 LIVE_MAP_NOTE = "live_map.yaml"  # next to metadata.yaml: frames and digest of the map the live run saved
 
 
@@ -142,6 +143,9 @@ def explore_record_command(episodes_dir: Path, maps_dir: Path, resolution: float
             f"max_steps:={max_steps}", f"encoder:={'oracle' if 'oracle' in encoder else encoder}"]
     if bag_dir is None:
         return [sys.executable, "-m", "personal", "launch", "explore", *args]
+    # lockstep: the explorer acts only once the mapping node has integrated the newest pose, so the
+    # live map holds every pose the bag holds whatever the load (the replay integrates them all)
+    args.append(f"map_timeout:={RECORD_MAP_TIMEOUT_S}")
     cmd = [sys.executable, "-m", "personal", "bag", "record", "explore", "-o", str(bag_dir)]
     for topic in record_topics(encoder):
         cmd += ["-t", topic]

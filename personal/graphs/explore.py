@@ -23,6 +23,9 @@ GRAPH = Graph(
         "maps_dir": ("maps", "maps are saved to <maps_dir>/<scene_id>/"),
         "max_steps": (2500, "exploration budget (PersONAL: 2,500)", at_least(1, 100_000)),
         "rate": (10.0, "sensor re-publish rate of the bridge, Hz", positive(1000.0)),
+        "map_timeout": (1.0, "s the explorer waits for the map of the newest pose before deciding on the latest "
+                             "map (a recorded run waits for every pose: its replay must map the same frames)",
+                        positive(3600.0)),
     },
     nodes=[
         NodeSpec(
@@ -58,7 +61,7 @@ GRAPH = Graph(
             name="explore",
             executable="explore_node",
             module="nodes.explore_node",
-            parameters={"max_steps": Arg("max_steps")},
+            parameters={"max_steps": Arg("max_steps"), "map_timeout": Arg("map_timeout")},
             required=True,
         ),
     ],
