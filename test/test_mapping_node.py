@@ -94,6 +94,11 @@ class Feeder:
         if pose is not False:
             self.pose.publish(pose or p)
 
+    def wait_matched(self, timeout: float = 60.0) -> None:
+        """Until the mapping node subscribes to every sensor topic (best effort: a frame sent
+        before that is lost)."""
+        wait_for(lambda: all(p.get_subscription_count() > 0 for p in (self.info, self.pose, self.depth)), timeout)
+
     def call(self, client):
         assert client.wait_for_service(timeout_sec=10.0)
         fut = client.call_async(Trigger.Request())
@@ -116,7 +121,7 @@ def occupied_free(grid):
 def test_node_maps_bridge_frames_and_survives_bad_input(ros_context, observations, tmp_path):
     node = make_mapping(ros_context, tmp_path, encoder="none")
     feed = Feeder(ros_context)
-    time.sleep(0.5)  # discovery
+    feed.wait_matched()
     t = 100.0
     feed.send(observations[0], t)
     wait_for(lambda: feed.status and feed.grids, 10.0)
@@ -194,7 +199,7 @@ def test_explore_graph_processes_save_maps(run_node, tmp_path):
     explore.wait_for_log("exploration finished", timeout=150)
     log = explore.wait_for_log("map/save", timeout=30)
     assert "step budget spent; 12 steps" in log
-    wait_for(lambda: explore.proc.poll() is not None, 20)
+    wait_for(lambda: explore.proc.poll() is not None, 60)
     assert explore.proc.returncode == 0
     saved = maps / "synth_00003"
     assert (saved / "occupancy.yaml").exists() and (saved / "occupancy.pgm").exists() and (saved / "map.yaml").exists()
