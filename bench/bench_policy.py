@@ -7,7 +7,7 @@
 3. Simulator steps per second: the robosuite Panda tabletop without rendering, with the two 128x128
    cameras rendered every step (EGL on the CPU), and the kinematic stand-in.
 
-Usage: python bench/bench_policy.py [--requests 300] [--steps 100] [--no-robosuite]
+Usage: python bench/bench_policy.py [--requests 300] [--steps 100] [--no-robosuite] [--checkpoint PATH] [--learned-only]
 """
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def bench_round_trip(n: int) -> None:
     print(f"  server infer mean {infer.mean():.3f} ms (oracle scripted policy)")
 
 
-def bench_learned(n: int) -> None:
+def bench_learned(n: int, checkpoint: str | None = None) -> None:
     import torch
     from openpi_client.websocket_client_policy import WebsocketClientPolicy
 
@@ -56,7 +56,7 @@ def bench_learned(n: int) -> None:
     from personal.manipulation.policies.server import PolicyServer
     from personal.manipulation.suite import make_layout
 
-    policy = LearnedChunkPolicy()
+    policy = LearnedChunkPolicy(checkpoint)
     layout = make_layout("bin", 0)
     obs = make_observation(make_backend("kinematic").reset(layout), "Task: put a block in the bin. Preference: Move slowly.",
                            environment_state=environment_state(layout))
@@ -76,7 +76,8 @@ def bench_learned(n: int) -> None:
     cpu_ms = (time.process_time() - cpu0) / n * 1e3  # robust to other jobs preempting this one
     ms = np.array(ms)
     params = sum(p.numel() for p in policy.net.parameters())
-    print(f"learned policy ({policy.checkpoint.name}, {params / 1e6:.2f} M parameters, chunk {policy.horizon}x7, "
+    pooling = f"{policy.net.config.get('token_heads')}-head token pooling" if policy.net.uses_tokens else "sentence vector"
+    print(f"learned policy ({policy.checkpoint}, {params / 1e6:.2f} M parameters, {pooling}, chunk {policy.horizon}x7, "
           f"torch threads {torch.get_num_threads()}), {n} chunks:")
     print(f"  per chunk   mean {ms.mean():.3f} ms  p50 {np.median(ms):.3f}  p95 {np.percentile(ms, 95):.3f}  "
           f"max {ms.max():.3f}   CPU {cpu_ms:.3f} ms/chunk   (target <= 5 ms)")
@@ -117,9 +118,14 @@ def main() -> None:
     ap.add_argument("--requests", type=int, default=300)
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--no-robosuite", action="store_true")
+    ap.add_argument("--checkpoint", default=None, help="learned policy checkpoint (default: the shipped one)")
+    ap.add_argument("--learned-only", action="store_true", help="only the learned policy's figures")
     args = ap.parse_args()
+    if args.learned_only:
+        bench_learned(args.requests, args.checkpoint)
+        return
     bench_round_trip(args.requests)
-    bench_learned(args.requests)
+    bench_learned(args.requests, args.checkpoint)
     print("simulator steps per second (20 Hz control steps):")
     bench_sim("kinematic", args.steps, render=True)
     if not args.no_robosuite:

@@ -85,6 +85,35 @@ def test_near_duplicates_of_reserved_wordings_are_left_out_of_training():
         benchmark.plan(["bin"], ["slow_down"], [0], "AV")
 
 
+def test_rule_based_rewrites_extend_training_and_never_copy_reserved_wordings():
+    assert phrasings.rewrites("Don't hurry") == ["Important: don't hurry", "Do not hurry, thanks"]
+    assert all(phrasings.normalise(r) != phrasings.normalise("Move slowly") for r in phrasings.rewrites("Move slowly"))
+    for pref, words in phrasings.TRAIN_REWRITTEN.items():
+        train = phrasings.TRAIN[pref]
+        assert words[: len(train)] == train and len(words) > 1.5 * len(train), pref
+        assert len({phrasings.normalise(w) for w in words}) == len(words), pref
+        for w in words[len(train):]:
+            assert not [r for r in phrasings.reserved(pref) if phrasings.near_duplicate(w, r)], (pref, w)
+
+
+def test_token_pooling_ignores_padding_and_pools_no_tokens_to_zero():
+    import torch
+
+    from personal.manipulation.learned.model import TokenPool
+
+    torch.manual_seed(0)
+    pool = TokenPool(384, heads=4)
+    tokens = torch.randn(2, 6, 384)
+    mask = torch.tensor([[True, True, True, False, False, False], [False] * 6])
+    out = pool(tokens, mask)
+    assert out.shape == (2, pool.out_dim) and out[0].abs().sum() > 0
+    assert torch.equal(out[1], torch.zeros(pool.out_dim))
+    noisy = tokens.clone()
+    noisy[:, 3:] = torch.randn(2, 3, 384) * 10  # padding positions carry anything
+    torch.testing.assert_close(pool(noisy, mask), out)
+    assert not torch.allclose(pool(noisy, torch.ones(2, 6, dtype=torch.bool))[0], out[0])
+
+
 @pytest.mark.parametrize("prompt, expected", [
     ("Task: put a block in the bin. Preference: Move faster.", ("put a block in the bin", "Move faster")),
     ("Task: put a block in the bin.", ("put a block in the bin", "")),
@@ -161,10 +190,13 @@ def test_candidate_swap_keeps_the_objects():
 
 # -- training ---------------------------------------------------------------------------------------
 
-def test_short_training_run_lowers_the_loss_and_writes_card(tiny_dataset, tmp_path):
+@pytest.mark.parametrize("language", ["tokens", "sentence"])
+def test_short_training_run_lowers_the_loss_and_writes_card(tiny_dataset, tmp_path, language):
+    """Both language paths: attention-pooled MiniLM tokens with rewritten wordings (the default), and the
+    pooled sentence embedding (the earlier checkpoints' form)."""
     root, _ = tiny_dataset
     cfg = TrainConfig(steps=150, width=64, depth=2, lang_width=32, batch=64, warmup=20, log_every=25, eval_every=75,
-                      val_every=4)
+                      val_every=4, **({} if language == "tokens" else {"token_heads": 0, "rewrites": False}))
     out = tmp_path / "ckpt" / "bc.safetensors"
     meta = train(root, out, cfg)
     curve = meta["curve"]
@@ -173,6 +205,8 @@ def test_short_training_run_lowers_the_loss_and_writes_card(tiny_dataset, tmp_pa
     assert (out.parent / "MODEL_CARD.md").exists() and (out.parent / "loss_curve.png").exists()
     net, loaded = load_checkpoint(out)
     assert loaded["train_seed_range"][0] >= demos.TRAIN_SEED_BASE and net.config["width"] == 64
+    assert net.uses_tokens == (language == "tokens")
+    assert (loaded["rewritten_wordings_per_preference"] is not None) == (language == "tokens")
     policy = LearnedChunkPolicy(out)
     assert policy.infer(_obs("Task: put a block in the bin. Preference: Move slowly."))["actions"].shape == (10, 7)
 

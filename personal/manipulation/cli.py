@@ -152,17 +152,20 @@ def train_cmd(
     horizon: int = typer.Option(None, help="action chunk length H"),
     width: int = typer.Option(None, help="MLP width"),
     aux_weight: float = typer.Option(None, help="weight of the auxiliary preference-id loss (0 = off)"),
+    token_heads: int = typer.Option(None, help="attention heads pooling the preference's MiniLM tokens "
+                                                  "(0 = the pooled sentence embedding)"),
+    rewrites: bool = typer.Option(None, help="also train on rule-based rewrites of the training wordings"),
     max_minutes: float = typer.Option(20.0, help="stop early (and save) past this wall time"),
 ) -> None:
-    """Behaviour cloning with action chunking, conditioned on the frozen MiniLM prompt embedding."""
+    """Behaviour cloning with action chunking, conditioned on the frozen MiniLM prompt (sentence or token) embeddings."""
     from dataclasses import replace
 
     from personal.manipulation.learned.train import TrainConfig, train
 
     cfg = TrainConfig(max_minutes=max_minutes)
     cfg = replace(cfg, **{k: v for k, v in {"steps": steps, "horizon": horizon, "width": width}.items() if v})
-    if aux_weight is not None:
-        cfg = replace(cfg, aux_weight=aux_weight)
+    cfg = replace(cfg, **{k: v for k, v in {"aux_weight": aux_weight, "token_heads": token_heads,
+                                             "rewrites": rewrites}.items() if v is not None})
     typer.echo(f"training on {data} -> {out} ({cfg.steps} steps, batch {cfg.batch}, H={cfg.horizon})")
     meta = train(data, out, cfg, progress=lambda row: typer.echo(
         f"step {row['step']:6d}  train L1 {row['train_l1']:.4f}"

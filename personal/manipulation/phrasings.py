@@ -270,6 +270,51 @@ def _training_wordings(pid: str) -> list[str]:
 TRAIN: dict[str, list[str]] = {pid: _training_wordings(pid) for pid in _EXTRA_TRAIN}
 
 
+# Rule-based rewrites of the training wordings (third round, issue 19): the same instruction in other
+# surface forms -- a request frame around it, contractions expanded, punctuation changed --
+# so a policy learns that the preference word, not the sentence around it, carries the meaning. Generic
+# frames written without looking at the reserved sets; a rewrite that is a near-duplicate of a reserved
+# wording is dropped like any training wording (``_training_wordings`` rules, tested).
+_REQUEST_FRAMES = ("{w}, please", "{w}, thanks", "Just one thing: {l}", "My preference: {l}", "For this one, {l}",
+                   "{w} this time", "Oh, and {l}", "If possible, {l}", "{w}, if you can", "Remember: {l}", "Important: {l}",
+                   "Note: {l}", "{w}, okay?", "One request: {l}")
+_CONTRACTIONS = (("Don't", "Do not"), ("don't", "do not"), ("I'd", "I would"), ("There's", "There is"),
+                 ("We're", "We are"), ("I'm", "I am"), ("Let's", "Let us"))
+
+
+def rewrites(wording: str, n: int = 2) -> list[str]:
+    """Up to ``n`` deterministic rule-based rewrites of ``wording``: each a request frame around it, every
+    second one with contractions expanded ("Don't" -> "Do not"); never the wording itself. (MiniLM's
+    tokenizer is uncased, so casing is no rewrite.)"""
+    w = wording.rstrip(".!")
+    lower = w if w.startswith(("I ", "I'", "{")) else w[:1].lower() + w[1:]
+    h = sum(map(ord, w))
+    out = []
+    for k in range(n):
+        r = _REQUEST_FRAMES[(h + 5 * k) % len(_REQUEST_FRAMES)].format(w=w, l=lower)
+        if k % 2 == 1:
+            for a, b in _CONTRACTIONS:
+                r = r.replace(a, b)
+        if normalise(r) != normalise(wording) and r not in out:
+            out.append(r)
+    return out
+
+
+def _augmented_wordings(pid: str) -> list[str]:
+    out, keep = list(TRAIN[pid]), reserved(pid)
+    seen = {normalise(w) for w in out}
+    for w in TRAIN[pid]:
+        for r in rewrites(w):
+            if normalise(r) not in seen and not any(near_duplicate(r, x) for x in keep):
+                seen.add(normalise(r))
+                out.append(r)
+    return out
+
+
+# Training wordings plus their rewrites (``personal perm train --rewrites``); reserved sets stay out.
+TRAIN_REWRITTEN: dict[str, list[str]] = {pid: _augmented_wordings(pid) for pid in TRAIN}
+
+
 def fill(text: str, layout: Layout | None) -> str:
     """Fill ``{obstacle}`` the way the registry does."""
     return P._fill(text, layout)

@@ -46,6 +46,19 @@ def minilm_embedder(num_threads: int | None = 1) -> Embedder:
     return embed
 
 
+def minilm_token_embedder(num_threads: int | None = 1) -> Callable[[Sequence[str]], list[np.ndarray]]:
+    """The same packaged MiniLM, returning each text's contextual token embeddings ((n_tokens, 384),
+    [CLS] and [SEP] included, not pooled or normalised) -- for models that learn their own pooling."""
+    minilm_embedder(num_threads)
+    model = _MODEL
+
+    def embed_tokens(texts: Sequence[str]) -> list[np.ndarray]:
+        out = model.encode(list(texts), batch_size=64, output_value="token_embeddings", show_progress_bar=False)
+        return [np.asarray(t.detach().cpu().numpy() if hasattr(t, "detach") else t, np.float32) for t in out]
+
+    return embed_tokens
+
+
 def _memory_text(mem: Any) -> str:
     parts = [mem.memory, mem.additional_information, mem.time]
     return " | ".join(p for p in parts if p)

@@ -52,6 +52,9 @@ class TrainConfig:
     weight_decay: float = 1e-4
     warmup: int = 300
     aux_weight: float = 0.05  # auxiliary loss: predict the preference id from the language features (0 = off)
+    token_heads: int = 4  # attention pooling heads over MiniLM's preference tokens (0 = pooled sentence vector)
+    token_dropout: float = 0.1  # training: share of preference tokens hidden from the pooling ([CLS] kept)
+    rewrites: bool = True  # train on phrasings.TRAIN_REWRITTEN (training wordings + rule-based rewrites)
     val_every: int = 20  # every 20th episode is validation
     log_every: int = 100
     eval_every: int = 1000
@@ -76,11 +79,12 @@ class Samples:
 @dataclass
 class Texts:
     task: np.ndarray  # (K, 384)
-    pref: np.ndarray  # (M, 384)
+    pref: np.ndarray  # (M, 384) sentence embeddings, or (M, T, 384) token embeddings (float16)
+    pref_mask: np.ndarray | None = None  # (M, T) bool with token embeddings
 
 
-def _episode_wordings(ep: Episode) -> tuple[str, list[str]]:
-    """(task sentence, the preference wordings this episode may be labelled with)."""
+def _episode_wordings(ep: Episode, table: dict[str, list[str]]) -> tuple[str, list[str]]:
+    """(task sentence, the preference wordings of ``table`` this episode may be labelled with)."""
     pref_id, mission = ep.meta.get("pref"), ep.meta.get("mission")
     if pref_id is None or mission not in MISSIONS:
         task, pref = split_prompt(ep.prompt)  # a foreign dataset: its own prompt only
@@ -89,17 +93,21 @@ def _episode_wordings(ep: Episode) -> tuple[str, list[str]]:
     if not pref_id:
         return task, [""]
     layout = make_layout(mission, int(ep.meta["seed"]))
-    return task, [phrasings.fill(w, layout).rstrip(".") for w in phrasings.TRAIN[pref_id]]
+    return task, [phrasings.fill(w, layout).rstrip(".") for w in table[pref_id]]
 
 
-def build_samples(episodes: list[Episode], horizon: int, encoder: PromptEncoder) -> tuple[Samples, Texts]:
+def build_samples(episodes: list[Episode], horizon: int, encoder: PromptEncoder, tokens: bool = False,
+                  table: dict[str, list[str]] | None = None) -> tuple[Samples, Texts]:
+    """Frames -> samples; the preference wordings (``table``, default ``phrasings.TRAIN``) embedded as
+    sentence vectors, or as token embeddings when ``tokens``."""
+    table = table or phrasings.TRAIN
     task_texts: dict[str, int] = {}
     pref_texts: dict[str, int] = {}
     groups: dict[tuple[int, ...], int] = {}
     feats, swapped, chunks, pads, task_idx, group_idx, classes = [], [], [], [], [], [], []
     for ep in episodes:
         classes.append(np.full(len(ep), pref_class(ep.meta.get("pref"))))
-        task, wordings = _episode_wordings(ep)
+        task, wordings = _episode_wordings(ep, table)
         t = task_texts.setdefault(task, len(task_texts))
         key = tuple(pref_texts.setdefault(w, len(pref_texts)) for w in wordings)
         g = groups.setdefault(key, len(groups))
@@ -112,7 +120,11 @@ def build_samples(episodes: list[Episode], horizon: int, encoder: PromptEncoder)
         pads.append(p)
         task_idx.append(np.full(len(ep), t))
         group_idx.append(np.full(len(ep), g))
-    texts = Texts(encoder.sentences(list(task_texts)), encoder.sentences(list(pref_texts)))
+    if tokens:
+        pref, mask = encoder.tokens(list(pref_texts), dtype=np.float16)
+        texts = Texts(encoder.sentences(list(task_texts)), pref, mask)
+    else:
+        texts = Texts(encoder.sentences(list(task_texts)), encoder.sentences(list(pref_texts)))
     width = max(len(k) for k in groups)
     table = np.array([[k[i % len(k)] for i in range(width)] for k in groups])
     samples = Samples(np.concatenate(feats), np.concatenate(swapped), np.concatenate(chunks), np.concatenate(pads),
@@ -142,13 +154,23 @@ def feature_stats(s: Samples) -> tuple[np.ndarray, np.ndarray]:
     return mean.astype(np.float32), np.maximum(std, 1e-3).astype(np.float32)
 
 
-def _batch(s: Samples, texts: Texts, idx: np.ndarray, rng: np.random.Generator, augment: bool):
+def _batch(s: Samples, texts: Texts, idx: np.ndarray, rng: np.random.Generator, augment: bool,
+           token_dropout: float = 0.0):
+    """(features, task embeddings, preference embeddings or tokens, their mask or None, chunks, valid, class)."""
     swap = rng.random(len(idx)) < 0.5 if augment else np.zeros(len(idx), bool)
     feats = np.where(swap[:, None], s.feats_swapped[idx], s.feats[idx])
     g = s.group[idx]
     pick = (rng.random(len(idx)) * s.n_wordings[g]).astype(int) if augment else np.zeros(len(idx), int)
     pref_rows = s.wording_table[g, pick]
-    return (torch.from_numpy(feats), torch.from_numpy(texts.task[s.task[idx]]), torch.from_numpy(texts.pref[pref_rows]),
+    pref, mask = texts.pref[pref_rows].astype(np.float32), None
+    if texts.pref_mask is not None:
+        mask = texts.pref_mask[pref_rows]
+        if augment and token_dropout > 0:
+            keep = rng.random(mask.shape) >= token_dropout
+            keep[:, 0] = True  # [CLS]: a preference never vanishes entirely
+            mask = mask & keep
+        mask = torch.from_numpy(mask)
+    return (torch.from_numpy(feats), torch.from_numpy(texts.task[s.task[idx]]), torch.from_numpy(pref), mask,
             torch.from_numpy(s.chunks[idx]), torch.from_numpy(~s.pad[idx]), torch.from_numpy(s.pref_class[idx]))
 
 
@@ -168,10 +190,12 @@ def train(dataset: Path, out: Path, cfg: TrainConfig = TrainConfig(), encoder: P
     val_eps = [e for i, e in enumerate(episodes) if cfg.val_every and i % cfg.val_every == 0]
     train_eps = [e for i, e in enumerate(episodes) if not (cfg.val_every and i % cfg.val_every == 0)] or episodes
     encoder = encoder or PromptEncoder()
-    tr, texts = build_samples(train_eps, cfg.horizon, encoder)
-    va, va_texts = build_samples(val_eps, cfg.horizon, encoder) if val_eps else (None, None)
+    table = phrasings.TRAIN_REWRITTEN if cfg.rewrites else phrasings.TRAIN
+    tokens = cfg.token_heads > 0
+    tr, texts = build_samples(train_eps, cfg.horizon, encoder, tokens, table)
+    va, va_texts = build_samples(val_eps, cfg.horizon, encoder, tokens) if val_eps else (None, None)
     net = ChunkPolicyNet(cfg.horizon, cfg.width, cfg.depth, cfg.lang_width,
-                         pref_classes=len(PREF_CLASSES) if cfg.aux_weight > 0 else 0)
+                         pref_classes=len(PREF_CLASSES) if cfg.aux_weight > 0 else 0, token_heads=cfg.token_heads)
     mean, std = feature_stats(tr)
     net.feat_mean.copy_(torch.from_numpy(mean))
     net.feat_std.copy_(torch.from_numpy(std))
@@ -184,8 +208,9 @@ def train(dataset: Path, out: Path, cfg: TrainConfig = TrainConfig(), encoder: P
     running, step = None, 0
     for step in range(1, cfg.steps + 1):
         net.train()
-        feats, temb, pemb, target, valid, cls = _batch(tr, texts, rng.integers(0, len(tr.feats), cfg.batch), rng, True)
-        lang = net.language(temb, pemb)
+        feats, temb, pemb, pmask, target, valid, cls = _batch(tr, texts, rng.integers(0, len(tr.feats), cfg.batch), rng,
+                                                             True, cfg.token_dropout)
+        lang = net.language(temb, pemb, pmask)
         bc = masked_l1(net(feats, temb, pemb, lang=lang), target, valid)
         loss = bc
         if net.pref_head is not None and (cls >= 0).any():
@@ -223,8 +248,8 @@ def evaluate_loss(net: ChunkPolicyNet, s: Samples, texts: Texts, batch: int = 20
     total, n = 0.0, 0.0
     for a in range(0, len(s.feats), batch):
         idx = np.arange(a, min(a + batch, len(s.feats)))
-        feats, temb, pemb, target, valid, _ = _batch(s, texts, idx, rng, False)
-        total += masked_l1(net(feats, temb, pemb), target, valid).item() * valid.sum().item()
+        feats, temb, pemb, pmask, target, valid, _ = _batch(s, texts, idx, rng, False)
+        total += masked_l1(net(feats, temb, pemb, pref_mask=pmask), target, valid).item() * valid.sum().item()
         n += valid.sum().item()
     return total / max(n, 1)
 
@@ -238,6 +263,8 @@ def _training_meta(dataset, info, episodes, train_eps, val_eps, cfg, steps, prep
         "episodes": len(episodes), "train_episodes": len(train_eps), "val_episodes": len(val_eps),
         "frames": int(sum(len(e) for e in episodes)), "missions": sorted({e.meta.get("mission", "?") for e in episodes}),
         "preferences": prefs, "wordings_per_preference": {p: len(w) for p, w in phrasings.TRAIN.items()},
+        "rewritten_wordings_per_preference": ({p: len(w) for p, w in phrasings.TRAIN_REWRITTEN.items()}
+                                              if cfg.rewrites else None),
         "train_seed_range": [min(seeds), max(seeds)] if seeds else None,
         "demos": json.loads(summary_path.read_text()) if summary_path.exists() else None,
         "embedding_model": EMBEDDING_MODEL, "config": cfg.__dict__, "steps": steps,

@@ -36,7 +36,7 @@ class LearnedChunkPolicy(Policy):
         self.encoder = encoder or PromptEncoder()
         self.threads = threads
         self._digest = hashlib.sha256(self.checkpoint.read_bytes()).hexdigest()[:12]
-        self.encoder.prompt("Task: warm up.")  # load MiniLM now, not on the first request (seconds)
+        self._language("Task: warm up. Preference: load the model.")  # load MiniLM now, not on the first request
 
     @property
     def metadata(self) -> dict:
@@ -55,13 +55,20 @@ class LearnedChunkPolicy(Policy):
         prompt = obs.get("prompt", "")
         if not prompt.strip():
             raise ObservationError("'prompt' is empty: the learned policy needs 'Task: … [Preference: ….]'")
-        task_emb, pref_emb, _, _ = self.encoder.prompt(prompt)
         feats = input_features(np.asarray(obs["observation/state"], np.float32), env)
         if torch.get_num_threads() != self.threads:
             torch.set_num_threads(self.threads)
         with torch.inference_mode():
-            chunk = self.net(torch.from_numpy(feats[None]), torch.from_numpy(task_emb[None]),
-                             torch.from_numpy(pref_emb[None]))[0].numpy()
+            chunk = self.net(torch.from_numpy(feats[None]), *self._language(prompt))[0].numpy()
         chunk = np.clip(chunk, -1.0, 1.0)
         chunk[:, 6] = np.where(chunk[:, 6] > 0, 1.0, -1.0)  # the gripper is binary on the robot
         return {"actions": chunk.astype(np.float32)}
+
+    def _language(self, prompt: str) -> tuple:
+        """The network's language arguments for ``prompt`` (embeddings cached per prompt by the encoder)."""
+        if self.net.uses_tokens:
+            task_emb, tokens, mask = self.encoder.prompt_tokens(prompt)
+            return (torch.from_numpy(task_emb[None]), torch.from_numpy(tokens[None]), None,
+                    torch.from_numpy(mask[None]))
+        task_emb, pref_emb, _, _ = self.encoder.prompt(prompt)
+        return torch.from_numpy(task_emb[None]), torch.from_numpy(pref_emb[None])
