@@ -34,7 +34,7 @@ from personal.manipulation.learned.features import (
     swap_candidates,
 )
 from personal.manipulation.learned.model import ChunkPolicyNet, save_checkpoint
-from personal.manipulation.learned.text import EMBEDDING_MODEL, PromptEncoder
+from personal.manipulation.learned.text import EMBEDDING_MODEL, MAX_TOKENS, PromptEncoder
 from personal.manipulation.suite import MISSIONS, make_layout
 
 log = logging.getLogger(__name__)
@@ -306,7 +306,10 @@ def write_card(checkpoint: Path, meta: dict) -> Path:
         "- `observation/state` (8: eef xyz, axis-angle, 2 gripper joints) and `observation/environment_state` "
         "(4 object slots: presence, position, half extents, colour — the simulator's object poses, i.e. privileged "
         "low-dimensional state; no images).",
-        f"- `prompt` split at `Preference:`; both parts embedded by {meta['embedding_model']}, frozen.",
+        f"- `prompt` split at `Preference:`; both parts embedded by {meta['embedding_model']}, frozen"
+        + (f": the task as a sentence vector, the preference as its contextual token embeddings (up to "
+           f"{MAX_TOKENS} word pieces) pooled by a learned {c['token_heads']}-head attention." if c.get("token_heads")
+           else " (sentence vectors)."),
         f"- Output: a chunk of {c['horizon']} 7-D delta-EEF actions at 20 Hz (gripper −1 open).", "",
         "## Network",
         f"A language-conditioned pointer over the two candidate objects (they are exchangeable: choices follow "
@@ -321,7 +324,11 @@ def write_card(checkpoint: Path, meta: dict) -> Path:
         f"- Missions {', '.join(meta['missions'])}; preferences {', '.join(meta['preferences'])}.",
         f"- Layout seeds {meta['train_seed_range']} (evaluation uses seeds below 1000: disjoint).",
         f"- Wordings: {sorted(set(meta['wordings_per_preference'].values()))} training wordings per preference "
-        "(`phrasings.TRAIN`, near-duplicates of reserved wordings removed); the held-out paraphrases "
+        "(`phrasings.TRAIN`, near-duplicates of reserved wordings removed)"
+        + (f", plus rule-based rewrites (request frames, contractions expanded; `phrasings.TRAIN_REWRITTEN`: "
+           f"{sum(meta['rewritten_wordings_per_preference'].values())} wordings in all)"
+           if meta.get("rewritten_wordings_per_preference") else "")
+        + (f"; token dropout {c.get('token_dropout', 0)}" if c.get("token_heads") else "") + "; the held-out paraphrases "
         "(`phrasings.HELD_OUT`, `HELD_OUT_B`, `HELD_OUT_C`) and the validation wordings (`VALIDATION`) were never "
         "trained on.",
     ]
