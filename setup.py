@@ -44,6 +44,8 @@ setup(
         ("share/" + PACKAGE + "/viz/layouts", glob("viz/layouts/*.json")),
     ],
     install_requires=["setuptools"],
+    # sharded evaluations on a Dask cluster (cluster:=dask): pip install .[cluster] (pins: requirements-cluster.txt)
+    extras_require={"cluster": ["dask==2026.8.0", "distributed==2026.8.0"]},
     zip_safe=False,
     maintainer="personal developers",
     maintainer_email="dev@personal.invalid",

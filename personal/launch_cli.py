@@ -13,6 +13,8 @@ def launch(
     dry_run: bool = typer.Option(False, "--dry-run", help="Print each node's command line and exit."),
     domain_id: str = typer.Option("", "--domain-id", help="ROS_DOMAIN_ID of every node: a number, or 'auto' = a free "
                                   "one claimed for this run (so concurrent graphs never cross-talk); default: inherited."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Sharded runs (workers:=N, cluster:=dask): every shard's "
+                                 "output lines too, prefixed with the shard."),
 ) -> None:
     """Start a graph as supervised processes; Ctrl-C stops every node."""
     from personal.graphs import GraphError, get_graph, parse_assignments
@@ -21,10 +23,16 @@ def launch(
     try:
         g = get_graph(graph)
         overrides = parse_assignments(assignments or [])
-        g.argument_values(overrides)  # validate before starting anything
+        values = g.argument_values(overrides)  # validate before starting anything
     except GraphError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
+    from personal.eval.shard import sharding_requested
+
+    if sharding_requested(values) and not dry_run:  # the coordinator: shards as child graphs (docs/scaling.md)
+        from personal.eval.shard import run_sharded
+
+        raise typer.Exit(run_sharded(graph, overrides, values, verbose=verbose))
     if dry_run:
         import shlex
 

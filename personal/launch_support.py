@@ -44,7 +44,9 @@ def graph_launch_description(graph: Graph | str):
 
     def check_arguments(context) -> list:
         """Every argument's value, as given on the command line, checked before any node starts."""
-        graph.argument_values({name: LaunchConfiguration(name).perform(context) for name in graph.arguments})
+        from personal.graphs import check_unsharded
+
+        check_unsharded(graph.argument_values({name: LaunchConfiguration(name).perform(context) for name in graph.arguments}))
         return []
 
     actions.append(OpaqueFunction(function=check_arguments))

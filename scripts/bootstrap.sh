@@ -14,7 +14,7 @@ command -v "$PY" >/dev/null 2>&1 || PY=python3
 # chromium: the tests open every report.html in headless Chromium (no missing image, expected tables).
 APT_PKGS=(libusb-1.0-0 mosquitto mosquitto-clients libegl1 libegl-mesa0 libgl1-mesa-dri cmake g++ make python3.11-dev chromium)
 STAMP=.venv/.bootstrap-stamp
-want=$(cat requirements.txt constraints.txt setup.py scripts/bootstrap.sh | sha256sum | cut -d' ' -f1)
+want=$(cat requirements.txt requirements-cluster.txt constraints.txt setup.py scripts/bootstrap.sh | sha256sum | cut -d' ' -f1)
 IFACE_STAMP=.venv/.interfaces-stamp
 # the pins the generated code depends on are part of it (ROS wheels, generators, NumPy headers)
 iface_want=$( (grep -iE '^(ros-|catkin|empy|lark|numpy)' constraints.txt; cat CMakeLists.txt package.xml cmake/*.cmake msg/*.msg scripts/build_interfaces.sh \
@@ -34,6 +34,8 @@ if ! { [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; }; then
   [ -x .venv/bin/python ] || "$PY" -m venv .venv
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null
   .venv/bin/python -m pip install -q -r requirements.txt -c constraints.txt
+  # Dask (optional for users: cluster:=dask); here so that the tests compare Dask runs with serial ones
+  .venv/bin/python -m pip install -q -r requirements-cluster.txt -c constraints.txt
   .venv/bin/python -m pip install -q --no-deps --no-build-isolation -e .
   echo "$want" > "$STAMP"
 fi

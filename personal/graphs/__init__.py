@@ -175,6 +175,25 @@ VIZ_ARGUMENTS = {
 }
 
 
+# Evaluation graphs that shard (personal.eval.shard, docs/scaling.md) take these; the runner's
+# coordinator consumes them (a shard's child graph always runs with workers:=1).
+SHARD_ARGUMENTS = {
+    "workers": (1, "shards run at once, each a child graph on its own ROS domain (1 = one graph, no sharding; "
+                   "personal launch only)", Range(1, 4096)),
+    "cluster": ("local", "where shards run: local (child graphs on this machine) | dask (tasks on a Dask cluster; "
+                         "needs requirements-cluster.txt)", Choice(("local", "dask"))),
+    "scheduler": ("", "cluster:=dask: the scheduler, tcp://host:port (default: $DASK_SCHEDULER_ADDRESS)"),
+    "shard_timeout_s": (7200.0, "a shard's child graph is stopped (and the shard failed) after this", Range(1.0, 1e7)),
+}
+
+
+def check_unsharded(values: Mapping[str, Any]) -> None:
+    """Launch files run one graph: sharding is the runner's (``personal launch``)."""
+    if int(values.get("workers", 1)) != 1 or values.get("cluster", "local") != "local":
+        raise GraphError("workers:=N / cluster:=dask shard the evaluation into child graphs: start it with "
+                         "`personal launch`, not `ros2 launch`")
+
+
 def viz_node(namespace: str | Template = "", remappings: list | None = None, parameters: dict | None = None) -> NodeSpec:
     return NodeSpec(name="viz", executable="viz_node", module="nodes.viz_node", namespace=namespace,
                     parameters={"port": Arg("viz_port"), **(parameters or {})}, remappings=list(remappings or []),

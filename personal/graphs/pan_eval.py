@@ -7,7 +7,7 @@ camera pose; the evaluator (required node) restarts episodes, starts runs, score
 exits, which stops the graph. The bridge, the navigation node and the evaluator read the same
 episode source (the navigation node only for ORACLE perception captions and the oracle policy).
 """
-from personal.graphs import Arg, Choice, Graph, NodeSpec, SEED, at_least, positive
+from personal.graphs import SHARD_ARGUMENTS, Arg, Choice, Graph, NodeSpec, SEED, at_least, positive
 
 METHODS = "random-frontier,value-map-qs,value-map-rpg,value-map-rpg-owner,oracle"
 SOURCE = ("episodes_dir", "split", "scenes", "seed")
@@ -31,6 +31,7 @@ GRAPH = Graph(
         "model_path": ("", "local model directory for encoder clip | siglip | blip2 (HM3D: no ORACLE captions)"),
         "extractor": ("builtin", "ownership-phrase extractor: builtin | llm", Choice(("builtin", "llm"))),
         "out_dir": ("runs/pan_eval", "run folders are created under this"),
+        **SHARD_ARGUMENTS,
         "rate": (2.0, "bridge re-publish rate in Hz (actions are answered at once regardless)", positive(1000.0)),
     },
     nodes=[

@@ -16,7 +16,7 @@ mapping node on ``feature_map`` + ``feature_map/descriptor``; ``saved`` — ``ma
 ``oracle`` — ORACLE top-down maps from the scene ground truth. With ``explore_graph``,
 ``record_dir:=DIR`` records each scene's sensor topics to ``DIR/<scene_id>/`` for ``pog_replay``.
 """
-from personal.graphs import Arg, Choice, Graph, NodeSpec, SEED, at_least, positive
+from personal.graphs import SHARD_ARGUMENTS, Arg, Choice, Graph, NodeSpec, SEED, at_least, positive
 
 METHODS = "random,centre,qs,rpg,rpg-owner"
 
@@ -46,6 +46,7 @@ GRAPH = Graph(
         "nms_r": (1, "RPG NMS radius (cells)", at_least(0, 1000)),
         "backend": ("numpy", "numpy | torch", Choice(("numpy", "torch"))),
         "out_dir": ("runs/pog_eval", "run folders are created under this"),
+        **SHARD_ARGUMENTS,
     },
     # the live view also follows each scene's exploration graph (its own ROS domain, announced here)
     live_view={"parameters": {"follow_domain_topic": "viz/child_domain"}},
