@@ -2,7 +2,8 @@
 bridge with discrete actions until no reachable frontier is left (PersONAL pre-exploration,
 at most ``max_steps`` = 2,500 actions), then asks the mapping node to save its maps.
 
-Loop: send ``action`` (personal/msg/DiscreteAction, request id ``explore-<n>``) ->
+Loop (event driven: each input is acted on at once; a 20 ms timer covers the timeouts): send
+``action`` (personal/msg/DiscreteAction, request id ``explore-<n>``) ->
 wait for ``agent_state`` echoing that id (pose, collision) -> wait until the mapping node
 reports (``map/status``, personal/msg/MapStatus) a frame integrated at that pose and the ``map`` (OccupancyGrid)
 stamped with it, or ``map_timeout`` (a blocked move re-publishes an identical frame that the
@@ -69,11 +70,13 @@ class ExploreNode(Node):
     # -- input ---------------------------------------------------------------------
     def _on_grid(self, msg: OccupancyGridMsg) -> None:
         self.grid = msg
+        self._tick()  # decide as soon as the input is there, not on the next timer tick
 
     def _on_status(self, msg: MapStatus) -> None:
         stamp = msg.header.stamp
         self.status = {"x": msg.x, "y": msg.y, "yaw": msg.yaw, "frames": msg.frames,
                        "stamp_ns": stamp.sec * 1_000_000_000 + stamp.nanosec}
+        self._tick()
 
     def _on_state(self, msg: AgentState) -> None:
         st = to_dict(msg)
@@ -82,6 +85,8 @@ class ExploreNode(Node):
             # the episode was ended by someone else's STOP: our actions would be ignored from now on
             self.get_logger().error("agent_state: episode stopped by another node; exploration ends here")
             self._finish("episode stopped externally", save=bool(self.p["save_on_finish"]))
+            return
+        self._tick()
 
     # -- loop ----------------------------------------------------------------------
     def _set(self, phase: str) -> None:
@@ -107,6 +112,8 @@ class ExploreNode(Node):
     def _tick(self) -> None:
         if self.finished or self.phase == "saving":
             return
+        if self.phase == "wait_state" and self.state is not None and self.state.get("request_id") == f"explore-{self.sent}":
+            self._set("wait_map")  # the state came: the map of that pose may already be here too (checked below)
         waited = time.monotonic() - self.phase_since
         if self.phase == "start":
             if self.state is not None and self.grid is not None and self._map_matches_state():
@@ -115,9 +122,7 @@ class ExploreNode(Node):
                 self.get_logger().error("no agent_state / map received: is the sim bridge and mapping node running?")
                 self._finish("no input", save=False)
         elif self.phase == "wait_state":
-            if self.state is not None and self.state.get("request_id") == f"explore-{self.sent}":
-                self._set("wait_map")
-            elif waited > 10.0:
+            if waited > 10.0:
                 self.get_logger().warning(f"no agent_state for action {self.sent} after 10 s; deciding again")
                 self._decide()
         elif self.phase == "wait_map":

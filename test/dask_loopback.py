@@ -70,7 +70,8 @@ def main() -> int:
 
         with Client(address, timeout="60s") as client:
             client.wait_for_workers(2, timeout=120)
-        print(f"scheduler {address} with workers w1, w2 (127.0.0.1)", flush=True)
+            names = {addr: w["name"] for addr, w in client.scheduler_info()["workers"].items()}
+        print(f"scheduler {address} with workers {names} (127.0.0.1)", flush=True)
         cmd = [sys.executable, "-m", "personal", "launch", "pog_eval", *a.args, f"out_dir:={a.out}", "cluster:=dask",
                f"scheduler:={address}", "workers:=2", "--verbose"]
         coord = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT, start_new_session=True)
@@ -78,9 +79,9 @@ def main() -> int:
         killed = None
         for line in coord.stdout:
             sys.stdout.write(line)
-            m = re.search(r"\[([^\]@]+)@(w\d)\] .*(pre-exploring|POG evaluation:)", line)
+            m = re.search(r"\[([^\]@]+)@([^\]]+)\] .*(pre-exploring|POG evaluation:)", line)  # the shard's graph is running
             if a.kill_mid_shard and killed is None and m:
-                killed = m.group(2)
+                killed = names.get(m.group(2), m.group(2))
                 end(procs[killed], signal.SIGKILL)
                 print(f"killed worker {killed} (SIGKILL, process group) while it ran shard {m.group(1)}", flush=True)
         code = coord.wait()

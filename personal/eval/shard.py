@@ -354,7 +354,7 @@ class ShardedRun:
         while len(out) < len(todo):  # the main thread waits in short steps: Ctrl-C / SIGTERM reach it
             try:
                 out.append(results.get(timeout=0.2))
-            except Exception:
+            except queue.Empty:
                 continue
         return out
 
@@ -382,7 +382,7 @@ class ShardedRun:
                                     key=f"shard-{self.digest}-{s.name}", pure=False)
                 futures[fut] = s
             out = []
-            for fut in as_completed(futures):
+            for fut in as_completed(futures, loop=client.loop):
                 shard = futures[fut]
                 try:
                     result = fut.result()
