@@ -151,13 +151,18 @@ class ExploreNode(Node):
         self._set("wait_state")
 
     def _send(self, action: int) -> None:
+        if self.sent == 0:
+            self.t_first = time.monotonic()  # steps/s is counted from the first action (not the nodes' start-up)
         self.sent += 1
         self.pub_action.publish(DiscreteAction(action=int(action), request_id=f"explore-{self.sent}"))
 
     def _finish(self, reason: str, save: bool) -> None:
         st = self.explorer.status
+        now = time.monotonic()
+        moving = now - getattr(self, "t_first", now)
+        rate = f", {st.steps / moving:.1f} steps/s over {moving:.1f} s from the first action" if moving > 0 else ""
         self.get_logger().info(f"exploration finished: {reason}; {st.steps} steps, {st.collisions} collisions, "
-                               f"{time.monotonic() - self.t0:.1f} s")
+                               f"{now - self.t0:.1f} s{rate}")
         if not save:
             self.finished = True
             return

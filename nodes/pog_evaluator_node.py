@@ -66,6 +66,8 @@ class PogEvaluatorNode(Node):
             raise ValueError(f"parameter map_source: expected {' | '.join(MAP_SOURCES)}, got {self.map_source!r}")
         self.reuse_maps = p("reuse_maps", True, "explore_graph: reuse <maps_dir>/<scene_id>/ when it exists")
         self.explore_steps = p("explore_steps", 2500, "pre-exploration step budget per scene (map_source explore)")
+        self.explore_size = (p("explore_width", 320, "explore_graph: rendered image width, px"),
+                             p("explore_height", 240, "explore_graph: rendered image height, px"))
         self.explore_info: dict[str, dict] = {}
         self.map_encoders: set[str] = set()
         self.maps_dir = p("maps_dir", "maps", "saved maps folder (map_source saved)")
@@ -210,7 +212,7 @@ class PogEvaluatorNode(Node):
 
             first = next(e for e in self.episodes if e.scene_id == sid)
             path = Path(self.maps_dir) / sid / "features.yaml"
-            reuse, why = reusable_map(path.parent, self.scenes[sid], self.resolution, self.encoder_name)
+            reuse, why = reusable_map(path.parent, self.scenes[sid], self.resolution, self.encoder_name, self.explore_size)
             if self.reuse_maps and reuse and not self.record_dir:
                 self.get_logger().info(f"scene {sid}: reusing saved map {path} (same scene, resolution and encoder)")
                 self.explore_info[sid] = {"reused": str(path)}
@@ -222,7 +224,8 @@ class PogEvaluatorNode(Node):
                 info = explore_with_graph(self.scenes[sid], first, self.maps_dir, self.resolution, self.explore_steps,
                                           self.encoder_name, work_dir=self.run_dir / "explore_sets",
                                           log=lambda line: self.get_logger().info(f"  [explore {sid}] {line}"),
-                                          bag_dir=Path(self.record_dir) / sid if self.record_dir else None)
+                                          bag_dir=Path(self.record_dir) / sid if self.record_dir else None,
+                                          image_size=self.explore_size)
                 self.explore_info[sid] = info
                 if info["exit_code"] != 0:  # a node of the child graph died, or it timed out
                     reason = f"the explore graph exited with code {info['exit_code']}: {info.get('errors', '')}"[:800]
@@ -230,7 +233,7 @@ class PogEvaluatorNode(Node):
                     self.scene_failures[sid] = ("explore_failed", reason)
                     self.incomplete.append(f"scene {sid}: {reason}")
                 elif path.exists():
-                    remember_map_source(path.parent, self.scenes[sid], self.resolution, self.encoder_name)
+                    remember_map_source(path.parent, self.scenes[sid], self.resolution, self.encoder_name, self.explore_size)
                 self.get_logger().info(f"scene {sid} mapped by the explore graph: {info}")
             try:
                 if sid in self.scene_failures:

@@ -81,6 +81,8 @@ PARAMETERS = {
     "start_index": (0, "first episode to load"),
     "backend": ("synthetic", "synthetic | habitat | auto"),
     "rate": (10.0, "sensor publish rate, Hz (the latest observation is re-published)"),
+    "width": (640, "camera image width, px (LoCoBot RealSense: 640)"),
+    "height": (480, "camera image height, px (LoCoBot RealSense: 480)"),
     "publish_clock": (False, "publish /clock (simulated time) and stamp with it"),
     "depth_encoding": ("16UC1", "16UC1 (mm) | 32FC1 (m)"),
     "semantic_encoding": ("32SC1", "32SC1 | 16UC1"),
@@ -134,8 +136,11 @@ class SimBridgeNode(Node):
         self.backend = None
         try:
             from sim_bridge.backends import make_backend
+            from sim_bridge.backends.base import CameraSpec
 
-            self.backend = make_backend(p["backend"])
+            if int(p["width"]) < 8 or int(p["height"]) < 8:
+                raise ValueError(f"parameters 'width' / 'height': at least 8 px, got {p['width']}x{p['height']}")
+            self.backend = make_backend(p["backend"], camera=CameraSpec(width=int(p["width"]), height=int(p["height"])))
         except Exception as exc:  # unknown name, habitat missing, ...
             self.get_logger().error(f"parameter 'backend': {exc}")
         self._load_source()

@@ -20,3 +20,15 @@ def test_reuse_only_for_the_same_scene_resolution_and_encoder(tmp_path):
     assert reusable_map(map_dir, scene, 0.5, "clip")[0] is False
     other = dataclasses.replace(generate_scene(1), scene_id=scene.scene_id)  # same id, other house
     assert reusable_map(map_dir, other, 0.5, "oracle") == (False, "built for a different scene_digest")
+
+
+def test_a_map_explored_at_another_image_size_is_not_reused(tmp_path):
+    from personal.world.generator import generate_scene
+
+    scene = generate_scene(0)
+    map_dir = tmp_path / scene.scene_id
+    map_dir.mkdir()
+    (map_dir / "features.yaml").write_text("{}")
+    remember_map_source(map_dir, scene, 0.5, "lit", (320, 240))
+    assert reusable_map(map_dir, scene, 0.5, "lit", (320, 240)) == (True, "matches")
+    assert reusable_map(map_dir, scene, 0.5, "lit", (640, 480)) == (False, "built for a different image_size")

@@ -172,7 +172,7 @@ def explore_scene_maps(scene: Scene, encoder_names: Sequence[str], resolution: f
 MAP_SOURCE_FILE = "source.json"
 
 
-def map_source_record(scene: Scene, resolution: float, encoder: str) -> dict:
+def map_source_record(scene: Scene, resolution: float, encoder: str, image_size: tuple[int, int] = (640, 480)) -> dict:
     """What a saved pre-exploration map was built from: a map is reused only for the same
     scene geometry and objects, cell size and encoder (scene ids alone repeat across
     generator versions and episode folders)."""
@@ -180,10 +180,12 @@ def map_source_record(scene: Scene, resolution: float, encoder: str) -> dict:
     import json
 
     digest = hashlib.sha256(json.dumps(scene.to_dict(), sort_keys=True).encode()).hexdigest()
-    return {"scene_id": scene.scene_id, "scene_digest": digest, "resolution": float(resolution), "encoder": encoder}
+    return {"scene_id": scene.scene_id, "scene_digest": digest, "resolution": float(resolution), "encoder": encoder,
+            "image_size": [int(image_size[0]), int(image_size[1])]}
 
 
-def reusable_map(map_dir: str | Path, scene: Scene, resolution: float, encoder: str) -> tuple[bool, str]:
+def reusable_map(map_dir: str | Path, scene: Scene, resolution: float, encoder: str,
+                 image_size: tuple[int, int] = (640, 480)) -> tuple[bool, str]:
     """(reusable, why) for ``<maps_dir>/<scene_id>/``."""
     import json
 
@@ -194,20 +196,21 @@ def reusable_map(map_dir: str | Path, scene: Scene, resolution: float, encoder: 
         saved = json.loads((map_dir / MAP_SOURCE_FILE).read_text())
     except (OSError, ValueError):
         return False, f"{map_dir / MAP_SOURCE_FILE} missing or unreadable"
-    want = map_source_record(scene, resolution, encoder)
+    want = map_source_record(scene, resolution, encoder, image_size)
     diff = [k for k in want if saved.get(k) != want[k]]
     return (not diff), ("matches" if not diff else f"built for a different {', '.join(diff)}")
 
 
-def remember_map_source(map_dir: str | Path, scene: Scene, resolution: float, encoder: str) -> None:
+def remember_map_source(map_dir: str | Path, scene: Scene, resolution: float, encoder: str,
+                        image_size: tuple[int, int] = (640, 480)) -> None:
     import json
 
-    (Path(map_dir) / MAP_SOURCE_FILE).write_text(json.dumps(map_source_record(scene, resolution, encoder), indent=1))
+    (Path(map_dir) / MAP_SOURCE_FILE).write_text(json.dumps(map_source_record(scene, resolution, encoder, image_size), indent=1))
 
 
 def explore_with_graph(scene: Scene, episode: Episode, maps_dir: str | Path, resolution: float, max_steps: int,
                        encoder: str = "oracle", work_dir: str | Path = "explore_sets", timeout_s: float = 900.0,
-                       log=None, bag_dir: str | Path | None = None) -> dict:
+                       log=None, bag_dir: str | Path | None = None, image_size: tuple[int, int] = (640, 480)) -> dict:
     """Pre-explore ``scene`` with the ROS ``explore`` graph (sim bridge + mapping node + explore
     node) as a child ``personal launch`` on a ROS_DOMAIN_ID of its own; its map lands in
     ``<maps_dir>/<scene_id>/``. The scene and ``episode`` (start pose) are written as a
@@ -221,7 +224,7 @@ def explore_with_graph(scene: Scene, episode: Episode, maps_dir: str | Path, res
     folder = Path(work_dir) / scene.scene_id
     write_episode_set(folder, [scene], [episode])
     cmd = explore_record_command(folder.resolve(), Path(maps_dir).resolve(), resolution, max_steps, encoder,
-                                 Path(bag_dir).resolve() if bag_dir else None)
+                                 Path(bag_dir).resolve() if bag_dir else None, image_size)
     progress = lambda line: "[sim_bridge]" in line and ", step " in line  # noqa: E731 - periodic bridge summary
     keep = lambda line: progress(line) or any(k in line for k in ("exploration finished", "maps saved", "ERROR", "error:", "wrote "))  # noqa: E731
 

@@ -23,9 +23,12 @@ GRAPH = Graph(
         "maps_dir": ("maps", "maps are saved to <maps_dir>/<scene_id>/"),
         "max_steps": (2500, "exploration budget (PersONAL: 2,500)", at_least(1, 100_000)),
         "rate": (10.0, "sensor re-publish rate of the bridge, Hz", positive(1000.0)),
-        "map_timeout": (1.0, "s the explorer waits for the map of the newest pose before deciding on the latest "
-                             "map (a recorded run waits for every pose: its replay must map the same frames)",
+        "map_timeout": (60.0, "s the explorer waits at most for the map of the newest pose before deciding on the latest "
+                              "map (a bound, not a pace: it acts as soon as the pose is mapped, so exploration is the same "
+                              "under any load; a recorded run waits for every pose: its replay must map the same frames)",
                         positive(3600.0)),
+        "width": (640, "rendered image width, px (the RealSense's 640; pog_eval explores at 320)", at_least(8, 4096)),
+        "height": (480, "rendered image height, px (the RealSense's 480; pog_eval explores at 240)", at_least(8, 4096)),
     },
     nodes=[
         NodeSpec(
@@ -43,6 +46,8 @@ GRAPH = Graph(
                 "split": "easy",
                 "backend": Arg("backend"),
                 "rate": Arg("rate"),
+                "width": Arg("width"),
+                "height": Arg("height"),
             },
         ),
         NodeSpec(

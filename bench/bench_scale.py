@@ -1,0 +1,219 @@
+"""Scale-out and exploration speed (issue 16), measured side by side in one run; prints tables.
+
+1. The cold main job (fresh maps and run folders): ``pog_eval`` with ``workers:=1`` and
+   ``workers:=2`` — wall time (target <= 60 s for the default 3 households) and whether the merged
+   per-episode results equal the serial run's.
+2. The explore graph (sim bridge + mapping node + explore node, lock-step over DDS) in steps/s from the
+   first action, against the renderer alone (simulator steps/s, one thread) and the mapping library
+   alone (``MapBuilder`` with the same encoder) at the same image size; the ratio is the graph's
+   overhead (target >= 35 steps/s).
+3. PAN on ``--pan-episodes`` generated episodes (3 per household): serial, ``workers:=2``, and a
+   2-worker Dask cluster (``distributed.LocalCluster``, processes on 127.0.0.1) — wall time and
+   whether the merged results equal the serial run's.
+4. A projection of the wall time of 2,000 PAN episodes at 1, 8 and 64 workers from the measured
+   per-episode cost and per-shard start-up (one worker per machine like this one).
+
+Figures depend on load: this machine has 2 cores shared with other jobs; the script prints the
+load average before and after. Usage:
+    .venv/bin/python bench/bench_scale.py [--skip-main] [--skip-explore] [--skip-pan]
+        [--pan-episodes 24] [--pan-methods value-map-rpg-owner] [--pan-max-steps 500] [--explore-steps 300]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+TIMING = {"latency_ms", "extract_ms", "embed_ms", "seconds", "wall_s", "step_ms", "steps_per_s"}
+
+
+def launch(graph: str, args: list[str], timeout: float = 3600) -> tuple[float, str, int]:
+    cmd = [sys.executable, "-m", "personal", "launch", graph, *args]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    return time.perf_counter() - t0, proc.stdout + proc.stderr, proc.returncode
+
+
+def records(out_dir: Path) -> list[dict]:
+    """The newest run folder's per-episode results without timings, in a fixed order."""
+    runs = sorted(p for p in out_dir.iterdir() if (p / "results.json").is_file())
+    if not runs:
+        return []
+
+    def clean(v):
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items() if k not in TIMING}
+        if isinstance(v, list):
+            return [clean(x) for x in v]
+        return v
+
+    return sorted((clean(r) for r in json.loads((runs[-1] / "results.json").read_text())),
+                  key=lambda r: (r["episode_id"], r.get("method", "")))
+
+
+def load() -> str:
+    return " / ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+# -- 1. the main job ------------------------------------------------------------------------------------
+
+
+def main_job(tmp: Path) -> list[tuple]:
+    rows, recs = [], {}
+    for workers in (1, 2):
+        d = tmp / f"main_w{workers}"
+        wall, out, code = launch("pog_eval", [f"maps_dir:={d / 'maps'}", f"out_dir:={d / 'out'}", f"workers:={workers}"])
+        recs[workers] = records(d / "out")
+        m = re.findall(r"exploration finished: .*?(\d+) steps, .*?([\d.]+) steps/s", out)
+        rows.append((f"main job cold, workers:={workers}", f"{wall:.1f} s", code, len(recs[workers]),
+                     ", ".join(f"{n} steps @ {r} steps/s" for n, r in m) or "-"))
+        print(f"  main job workers:={workers}: {wall:.1f} s, exit {code} (load {load()})", flush=True)
+    same = bool(recs[1]) and recs[1] == recs[2]
+    rows.append(("per-episode results workers:=2 == workers:=1", "identical" if same else "DIFFERENT", "", "", ""))
+    return rows
+
+
+# -- 2. explore graph against the renderer and the mapping library ---------------------------------------
+
+
+def explore_rates(tmp: Path, steps: int, width: int, height: int, encoder: str = "lit") -> list[tuple]:
+    saved = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+    from bench.bench_mapping import render_walk, run as map_run  # sets one thread for itself on import
+
+    for k, v in saved.items():  # ... but not for the graphs this script starts afterwards
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+    from personal.models.base import make_encoder
+    from personal.world.generator import generate_scene
+    from sim_bridge.backends.base import Action, AgentState, CameraSpec
+    from sim_bridge.backends.synthetic import SyntheticBackend
+    from sim_bridge.navgrid import NavGrid
+    import random
+
+    import numpy as np
+
+    wall, out, code = launch("explore", ["seed:=0", f"maps_dir:={tmp / 'explore_maps'}", f"max_steps:={steps}",
+                                         f"width:={width}", f"height:={height}", f"encoder:={encoder}"])
+    m = re.search(r"exploration finished: .*?(\d+) steps, .*?([\d.]+) steps/s over ([\d.]+) s", out)
+    graph = float(m.group(2)) if m else float("nan")
+    # the renderer alone: simulator steps (move + render RGB, depth, ids) at the same size, one thread
+    scene = generate_scene(0)
+    be = SyntheticBackend(camera=CameraSpec(width=width, height=height), render_threads=1)
+    be.load_scene(scene)
+    grid = NavGrid(scene, 0)
+    iy, ix = np.nonzero(grid.free)
+    x, y = grid.cell_center(int(iy[len(iy) // 2]), int(ix[len(ix) // 2]))
+    be.reset(state=AgentState(x, y, grid.floor_z, 0.0))
+    rng = random.Random(1)
+    t0 = time.perf_counter()
+    n = 60
+    for _ in range(n):
+        be.step(rng.choice((Action.MOVE_FORWARD, Action.MOVE_FORWARD, Action.TURN_LEFT, Action.TURN_RIGHT)))
+    render = n / (time.perf_counter() - t0)
+    # the mapping library alone: MapBuilder with the same encoder on rendered frames of the same size
+    _, frames = render_walk(3, 40, width, height)
+    mapping, _, _ = map_run(frames, make_encoder(encoder), 0.5, 2)
+    serial = 1.0 / (1.0 / render + 1.0 / mapping)
+    return [
+        (f"explore graph ({width}x{height}, {encoder})", f"{graph:.1f} steps/s", code,
+         f"{m.group(1)} steps in {m.group(3)} s" if m else out[-300:], "over DDS, lock-step"),
+        (f"renderer alone ({width}x{height}, 1 thread)", f"{render:.1f} frames/s", "", "", "simulator step + render"),
+        (f"mapping library alone ({encoder})", f"{mapping:.1f} frames/s", "", "", "MapBuilder.integrate"),
+        ("render + map back to back (no ROS)", f"{serial:.1f} frames/s", "", "",
+         f"graph / this = {graph / serial:.2f} (the rest is the graph's overhead)"),
+    ]
+
+
+# -- 3. PAN: serial, 2 local workers, 2 Dask workers -------------------------------------------------------
+
+
+def pan(tmp: Path, episodes: int, methods: str, max_steps: int) -> tuple[list[tuple], dict]:
+    from distributed import LocalCluster
+
+    scenes = max(1, math.ceil(episodes / 3))
+    base = [f"scenes:={scenes}", "split:=all", "episodes_per_scene:=1", f"methods:={methods}", f"max_steps:={max_steps}"]
+    rows, recs, walls, shard_s = [], {}, {}, {}
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None,
+                           local_directory=str(tmp / "dask"))
+    try:
+        for name, extra in (("serial (one graph)", []), ("workers:=2 (local child graphs)", ["workers:=2"]),
+                            ("2-worker Dask LocalCluster", ["cluster:=dask", f"scheduler:={cluster.scheduler_address}", "workers:=2"])):
+            d = tmp / f"pan_{len(walls)}"
+            wall, out, code = launch("pan_eval", base + [f"out_dir:={d}"] + extra)
+            recs[name], walls[name] = records(d), wall
+            runs = sorted(p for p in d.iterdir() if (p / "summary.json").is_file())
+            meta = json.loads((runs[-1] / "summary.json").read_text())["meta"] if runs else {}
+            shard_s[name] = meta.get("sharding", {}).get("shard seconds", {})
+            rows.append((f"PAN {scenes * 3} episodes, {name}", f"{wall:.1f} s", code, len(recs[name]),
+                         f"{walls['serial (one graph)'] / wall:.2f}x serial" if wall else ""))
+            print(f"  PAN {name}: {wall:.1f} s, exit {code} (load {load()})", flush=True)
+    finally:
+        cluster.close()
+    ref = recs["serial (one graph)"]
+    for name in list(recs)[1:]:
+        rows.append((f"PAN results {name} == serial", "identical" if ref and recs[name] == ref else "DIFFERENT", "", "", ""))
+    return rows, {"walls": walls, "shard_seconds": shard_s, "episodes": scenes * 3, "shards": scenes}
+
+
+def projection(info: dict, target: int = 2000) -> list[tuple]:
+    """From the local sharded run: a shard (one household, 3 episodes) costs start-up + 3 x per-episode."""
+    serial = info["walls"]["serial (one graph)"]
+    shards = [s for s in info["shard_seconds"].get("workers:=2 (local child graphs)", {}).values()]
+    n = info["episodes"]
+    per_episode = serial / n  # one graph: one start-up spread over all episodes (upper bound of the episode cost)
+    # a shard's start-up: what a 3-episode shard costs beyond 3 episodes (two shards shared 2 cores: halve)
+    startup = max(0.0, (sum(shards) / len(shards)) / 2 - 3 * per_episode) if shards else 20.0
+    rows = []
+    for workers in (1, 8, 64):
+        households = math.ceil(target / 3)
+        waves = math.ceil(households / workers)
+        wall = waves * (startup + 3 * per_episode) if workers > 1 else target * per_episode
+        rows.append((f"projection: {target} PAN episodes, {workers} worker(s)", f"{wall / 3600:.2f} h", "", "",
+                     f"{per_episode:.1f} s/episode, {startup:.1f} s start-up per shard, {households} shards"))
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--skip-main", action="store_true")
+    ap.add_argument("--skip-explore", action="store_true")
+    ap.add_argument("--skip-pan", action="store_true")
+    ap.add_argument("--explore-steps", type=int, default=300)
+    ap.add_argument("--pan-episodes", type=int, default=24)
+    ap.add_argument("--pan-methods", default="value-map-rpg-owner")
+    ap.add_argument("--pan-max-steps", type=int, default=500)
+    a = ap.parse_args()
+    print(f"load average before: {load()} (2 cores, shared)", flush=True)
+    rows: list[tuple] = []
+    tmp = Path(tempfile.mkdtemp(prefix="bench_scale_"))
+    try:
+        if not a.skip_explore:
+            for w, h in ((320, 240), (640, 480)):
+                rows += explore_rates(tmp, a.explore_steps, w, h)
+        if not a.skip_main:
+            rows += main_job(tmp)
+        if not a.skip_pan:
+            pan_rows, info = pan(tmp, a.pan_episodes, a.pan_methods, a.pan_max_steps)
+            rows += pan_rows + projection(info)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"load average after: {load()}\n")
+    print("| measurement | figure | exit | records | note |\n|---|---|---|---|---|")
+    for r in rows:
+        print("| " + " | ".join(str(x) for x in r) + " |")
+
+
+if __name__ == "__main__":
+    main()
