@@ -318,16 +318,22 @@ class MappingNode(Node):
             return
         x, y, yaw = base_pose_from_camera(T)
         try:
-            self.builder.integrate(depth, K, T, rgb=rgb, instance_ids=ids, agent_xy=(x, y))
+            fp = self.builder.integrate_geometry(depth, K, T, agent_xy=(x, y))
         except Exception as exc:  # never die on one bad frame
             self._skip(f"integration failed: {exc}")
             return
         self._last_pose = T
         self.frames += 1
         self._dirty = True
+        # the occupancy of this frame goes out first: the explore node decides its next action on it
+        # (and the bridge renders the next frame) while this node encodes the frame's features
         self._publish_grid(g["_stamp"])
         self.pub_status.publish(self._header(MapStatus(x=float(x), y=float(y), yaw=float(yaw), frames=self.frames,
                                                        scene_id=self.scene_id), int(g["_stamp"])))
+        try:
+            self.builder.integrate_features(depth, K, fp, rgb, ids)
+        except Exception as exc:  # the geometry of the frame stays; its features are lost
+            self._skip(f"feature integration failed: {exc}")
 
     def _needs_episode(self) -> bool:
         oracle = self.encoder is not None and self.encoder.name == "oracle-captions-minilm"

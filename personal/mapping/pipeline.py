@@ -78,6 +78,15 @@ class MapBuilder:
 
     def integrate(self, depth: np.ndarray, K: np.ndarray, T_map_camera: np.ndarray, rgb: np.ndarray | None = None,
                   instance_ids: np.ndarray | None = None, agent_xy: tuple[float, float] | None = None) -> FramePoints:
+        fp = self.integrate_geometry(depth, K, T_map_camera, agent_xy)
+        self.integrate_features(depth, K, fp, rgb, instance_ids)
+        return fp
+
+    def integrate_geometry(self, depth: np.ndarray, K: np.ndarray, T_map_camera: np.ndarray,
+                           agent_xy: tuple[float, float] | None = None) -> FramePoints:
+        """The geometric half of ``integrate``: back-projection, occupancy, cloud. A caller that only
+        needs the occupancy at once (the explore loop) can run ``integrate_features`` later; applied
+        in the same frame order, the two halves give exactly the maps of ``integrate``."""
         c, t = self.cfg, self.timer
         t0 = time.perf_counter()
         fp = backproject(depth, K, T_map_camera, min_depth=c.min_depth, max_depth=c.max_depth, stride=c.stride)
@@ -88,27 +97,33 @@ class MapBuilder:
             self.occupancy.mark_free_disc(agent_xy[0], agent_xy[1])
         t2 = time.perf_counter()
         t.add("occupancy", t2 - t1)
-        if self.feature_map is not None and self.features is not None and len(fp):
-            out = self.features(depth, rgb, instance_ids, fp)
-            t3 = time.perf_counter()
-            t.add("features", t3 - t2)
-            if out is not None:
-                groups, emb = out[0], out[1]
-                conf = pixel_confidence(K, fp.image_shape, fp.pixels, fp.depth, max_range=c.max_depth, min_range=c.min_depth)
-                # a sample stands for stride^2 pixels: keeps confidences comparable across strides
-                conf *= c.stride * c.stride
-                if len(out) > 2 and out[2] is not None:  # per-group weights (a dense encoder's objectness)
-                    w = np.asarray(out[2], np.float32)
-                    conf *= np.where(groups >= 0, w[np.clip(groups, 0, None)], 0.0)
-                self.feature_map.integrate(fp.points, conf, emb, groups)
-            t2 = time.perf_counter()
-            t.add("feature_map", t2 - t3)
         # a cheap subsample per frame; the accumulated cloud is voxelised when it grows large
         self._add_cloud(fp.points[:: max(1, len(fp) // c.cloud_frame_points)])
         t.add("cloud", time.perf_counter() - t2)
         t.frames += 1
         self.last_points = fp
         return fp
+
+    def integrate_features(self, depth: np.ndarray, K: np.ndarray, fp: FramePoints, rgb: np.ndarray | None = None,
+                           instance_ids: np.ndarray | None = None) -> None:
+        """The feature half of ``integrate`` for a frame whose geometry is integrated (``fp``)."""
+        c, t = self.cfg, self.timer
+        if self.feature_map is None or self.features is None or not len(fp):
+            return
+        t2 = time.perf_counter()
+        out = self.features(depth, rgb, instance_ids, fp)
+        t3 = time.perf_counter()
+        t.add("features", t3 - t2)
+        if out is not None:
+            groups, emb = out[0], out[1]
+            conf = pixel_confidence(K, fp.image_shape, fp.pixels, fp.depth, max_range=c.max_depth, min_range=c.min_depth)
+            # a sample stands for stride^2 pixels: keeps confidences comparable across strides
+            conf *= c.stride * c.stride
+            if len(out) > 2 and out[2] is not None:  # per-group weights (a dense encoder's objectness)
+                w = np.asarray(out[2], np.float32)
+                conf *= np.where(groups >= 0, w[np.clip(groups, 0, None)], 0.0)
+            self.feature_map.integrate(fp.points, conf, emb, groups)
+        t.add("feature_map", time.perf_counter() - t3)
 
     def _add_cloud(self, pts: np.ndarray) -> None:
         self._cloud.append(pts)
