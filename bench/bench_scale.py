@@ -37,10 +37,23 @@ sys.path.insert(0, str(ROOT))
 TIMING = {"latency_ms", "extract_ms", "embed_ms", "seconds", "wall_s", "step_ms", "steps_per_s"}
 
 
+CPU: dict[str, float] = {}  # CPU-seconds of the last launch (every process of the graph, children included)
+
+
+def cpu_children() -> float:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def launch(graph: str, args: list[str], timeout: float = 3600) -> tuple[float, str, int]:
+    """Run ``personal launch``; wall time, output, exit code. ``CPU["last"]``: its CPU-seconds (the
+    runner waits for its nodes, and they for their child graphs, so all of them are counted)."""
     cmd = [sys.executable, "-m", "personal", "launch", graph, *args]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), cpu_children()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    CPU["last"] = cpu_children() - c0
     return time.perf_counter() - t0, proc.stdout + proc.stderr, proc.returncode
 
 
@@ -75,7 +88,7 @@ def main_job(tmp: Path) -> list[tuple]:
         wall, out, code = launch("pog_eval", [f"maps_dir:={d / 'maps'}", f"out_dir:={d / 'out'}", f"workers:={workers}"])
         recs[workers] = records(d / "out")
         m = re.findall(r"exploration finished: .*?(\d+) steps, .*?([\d.]+) steps/s", out)
-        rows.append((f"main job cold, workers:={workers}", f"{wall:.1f} s", code, len(recs[workers]),
+        rows.append((f"main job cold, workers:={workers}", f"{wall:.1f} s wall, {CPU['last']:.0f} CPU-s", code, len(recs[workers]),
                      ", ".join(f"{n} steps @ {r} steps/s" for n, r in m) or "-"))
         print(f"  main job workers:={workers}: {wall:.1f} s, exit {code} (load {load()})", flush=True)
     same = bool(recs[1]) and recs[1] == recs[2]
@@ -117,20 +130,25 @@ def explore_rates(tmp: Path, steps: int, width: int, height: int, encoder: str =
     x, y = grid.cell_center(int(iy[len(iy) // 2]), int(ix[len(ix) // 2]))
     be.reset(state=AgentState(x, y, grid.floor_z, 0.0))
     rng = random.Random(1)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     n = 60
     for _ in range(n):
         be.step(rng.choice((Action.MOVE_FORWARD, Action.MOVE_FORWARD, Action.TURN_LEFT, Action.TURN_RIGHT)))
-    render = n / (time.perf_counter() - t0)
+    render, render_cpu = n / (time.perf_counter() - t0), n / (time.process_time() - c0)
     # the mapping library alone: MapBuilder with the same encoder on rendered frames of the same size
     _, frames = render_walk(3, 40, width, height)
-    mapping, _, _ = map_run(frames, make_encoder(encoder), 0.5, 2)
+    enc = make_encoder(encoder)
+    c0 = time.process_time()
+    mapping, _, _ = map_run(frames, enc, 0.5, 2)
+    mapping_cpu = (len(frames) + 1) / (time.process_time() - c0)  # + the warm-up frame
     serial = 1.0 / (1.0 / render + 1.0 / mapping)
     return [
         (f"explore graph ({width}x{height}, {encoder})", f"{graph:.1f} steps/s", code,
-         f"{m.group(1)} steps in {m.group(3)} s" if m else out[-300:], "over DDS, lock-step"),
-        (f"renderer alone ({width}x{height}, 1 thread)", f"{render:.1f} frames/s", "", "", "simulator step + render"),
-        (f"mapping library alone ({encoder})", f"{mapping:.1f} frames/s", "", "", "MapBuilder.integrate"),
+         f"{m.group(1)} steps in {m.group(3)} s" if m else out[-300:], f"over DDS, lock-step; {CPU['last']:.0f} CPU-s in all"),
+        (f"renderer alone ({width}x{height}, 1 thread)", f"{render:.1f} frames/s", "", "",
+         f"simulator step + render; {render_cpu:.1f} frames per CPU-second"),
+        (f"mapping library alone ({encoder})", f"{mapping:.1f} frames/s", "", "",
+         f"MapBuilder.integrate; {mapping_cpu:.1f} frames per CPU-second"),
         ("render + map back to back (no ROS)", f"{serial:.1f} frames/s", "", "",
          f"graph / this = {graph / serial:.2f} (the rest is the graph's overhead)"),
     ]
@@ -156,7 +174,7 @@ def pan(tmp: Path, episodes: int, methods: str, max_steps: int) -> tuple[list[tu
             runs = sorted(p for p in d.iterdir() if (p / "summary.json").is_file())
             meta = json.loads((runs[-1] / "summary.json").read_text())["meta"] if runs else {}
             shard_s[name] = meta.get("sharding", {}).get("shard seconds", {})
-            rows.append((f"PAN {scenes * 3} episodes, {name}", f"{wall:.1f} s", code, len(recs[name]),
+            rows.append((f"PAN {scenes * 3} episodes, {name}", f"{wall:.1f} s wall, {CPU['last']:.0f} CPU-s", code, len(recs[name]),
                          f"{walls['serial (one graph)'] / wall:.2f}x serial" if wall else ""))
             print(f"  PAN {name}: {wall:.1f} s, exit {code} (load {load()})", flush=True)
     finally:

@@ -6,8 +6,8 @@ Loop (event driven: each input is acted on at once; a 20 ms timer covers the tim
 ``action`` (personal/msg/DiscreteAction, request id ``explore-<n>``) ->
 wait for ``agent_state`` echoing that id (pose, collision) -> wait until the mapping node
 reports (``map/status``, personal/msg/MapStatus) a frame integrated at that pose and the ``map`` (OccupancyGrid)
-stamped with it, or ``map_timeout`` (a blocked move re-publishes an identical frame that the
-mapping node skips) -> decide the next action on that grid.
+stamped with it (a blocked move keeps the pose, whose map is already there), or ``map_timeout`` as a
+bound -> decide the next action on that grid.
 
 On finish: STOP is sent, ``map/save`` (std_srvs/Trigger) is called when ``save_on_finish``,
 and the node exits when ``exit_on_finish`` (as the required node of the ``explore`` graph).
@@ -36,7 +36,10 @@ RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 PARAMETERS = {
     "max_steps": (2500, "action budget (PersONAL pre-exploration: 2,500)"),
     "agent_radius": (0.18, "m, clearance for planning"),
-    "map_timeout": (1.0, "s to wait for the map of the newest pose before deciding on the latest map"),
+    # a bound, not a pace: the loop acts as soon as the newest pose is mapped (a blocked move keeps the
+    # pose, whose map is already there); waiting for every pose keeps exploration the same under any
+    # load, so sharded and serial runs explore alike and a recorded run's replay maps the same frames
+    "map_timeout": (60.0, "s to wait for the map of the newest pose before deciding on the latest map"),
     "start_timeout": (60.0, "s to wait for the first agent state and map before giving up"),
     "save_on_finish": (True, "call map/save when exploration ends"),
     "exit_on_finish": (True, "exit the process when exploration ends (ends the explore graph)"),
