@@ -34,7 +34,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-TIMING = {"latency_ms", "extract_ms", "embed_ms", "seconds", "wall_s", "step_ms", "steps_per_s"}
+# timings differ from run to run (POG: latency, text timings; PAN: loop rates, per-step stage times)
+TIMING = {"latency_ms", "extract_ms", "embed_ms", "seconds", "wall_s", "step_ms", "steps_per_s", "loop_steps_per_s",
+          "timing_ms_per_step"}
 
 
 CPU: dict[str, float] = {}  # CPU-seconds of the last launch (every process of the graph, children included)
@@ -74,6 +76,15 @@ def records(out_dir: Path) -> list[dict]:
                   key=lambda r: (r["episode_id"], r.get("method", "")))
 
 
+def headline(out_dir: Path) -> str:
+    """SR@1 m top-1 (%) per method over all splits, from the newest run's summary.json."""
+    runs = sorted(p for p in out_dir.iterdir() if (p / "summary.json").is_file())
+    if not runs:
+        return "-"
+    methods = json.loads((runs[-1] / "summary.json").read_text())["methods"]
+    return ", ".join(f"{m} {v.get('total', {}).get('sr_top1', float('nan')):.1f}" for m, v in methods.items())
+
+
 def load() -> str:
     return " / ".join(f"{x:.1f}" for x in os.getloadavg())
 
@@ -89,7 +100,7 @@ def main_job(tmp: Path) -> list[tuple]:
         recs[workers] = records(d / "out")
         m = re.findall(r"exploration finished: .*?(\d+) steps, .*?([\d.]+) steps/s", out)
         rows.append((f"main job cold, workers:={workers}", f"{wall:.1f} s wall, {CPU['last']:.0f} CPU-s", code, len(recs[workers]),
-                     ", ".join(f"{n} steps @ {r} steps/s" for n, r in m) or "-"))
+                     (", ".join(f"{n} steps @ {r} steps/s" for n, r in m) or "-") + "; SR@1 m top-1: " + headline(d / "out")))
         print(f"  main job workers:={workers}: {wall:.1f} s, exit {code} (load {load()})", flush=True)
     same = bool(recs[1]) and recs[1] == recs[2]
     rows.append(("per-episode results workers:=2 == workers:=1", "identical" if same else "DIFFERENT", "", "", ""))
@@ -174,7 +185,8 @@ def pan(tmp: Path, episodes: int, methods: str, max_steps: int) -> tuple[list[tu
             runs = sorted(p for p in d.iterdir() if (p / "summary.json").is_file())
             meta = json.loads((runs[-1] / "summary.json").read_text())["meta"] if runs else {}
             shard_s[name] = meta.get("sharding", {}).get("shard seconds", {})
-            rows.append((f"PAN {scenes * 3} episodes, {name}", f"{wall:.1f} s wall, {CPU['last']:.0f} CPU-s", code, len(recs[name]),
+            cpu = "workers' CPU not counted" if "Dask" in name else f"{CPU['last']:.0f} CPU-s"
+            rows.append((f"PAN {scenes * 3} episodes, {name}", f"{wall:.1f} s wall, {cpu}", code, len(recs[name]),
                          f"{walls['serial (one graph)'] / wall:.2f}x serial" if wall else ""))
             print(f"  PAN {name}: {wall:.1f} s, exit {code} (load {load()})", flush=True)
     finally:
