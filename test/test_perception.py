@@ -203,3 +203,34 @@ def test_short_non_oracle_pog_run_leads_the_report(shipped, tmp_path):
     first_table = next(i for i, line in enumerate(report) if line.startswith("## "))
     assert "Learned encoder" in report[first_table] and "ORACLE" not in report[first_table]
     assert any("ORACLE upper bound" in line for line in report[first_table + 1:])
+
+
+def test_pan_value_map_explorer_maps_from_rgb_with_the_learned_encoder(shipped):
+    """PAN's online mapper takes the colour frame and the objectness weights of the learned
+    encoder; its feature map is the same whether the instance ids are real or zeroed."""
+    from personal.eval.pan_run import PanComponents, build_loop, generate_pan_set
+    from personal.grounding.extract import make_extractor
+    from personal.grounding.pipeline import TextEmbedder
+    from personal.navigation.loop import frame_from_observation
+    from sim_bridge.backends.base import CameraSpec
+    from sim_bridge.backends.synthetic import SyntheticBackend
+
+    scenes, eps = generate_pan_set(1, ("easy",), 1, seed=100)
+    comps = PanComponents(shipped, TextEmbedder(shipped), make_extractor("builtin"))
+    sim = SyntheticBackend(camera=CameraSpec(width=160, height=120))
+    sim.load_scene(scenes[eps[0].scene_id])
+    from sim_bridge.backends.base import Action
+
+    obs = [sim.reset(eps[0])]
+    obs += [sim.step(Action.TURN_LEFT) for _ in range(3)]  # a quarter turn: some objects come into view
+    frames = [frame_from_observation(o, with_features=True) for o in obs]
+    assert all(f.rgb is not None for f in frames)
+    maps = []
+    for zero_ids in (False, True):
+        loop = build_loop("value-map-rpg", comps)
+        for f in frames:
+            ids = np.zeros_like(f.instance_ids) if zero_ids else f.instance_ids
+            loop.mapper.integrate(f.depth, f.K, f.T_map_camera, f.pose[:2], f.rgb, ids)
+        maps.append(loop.mapper.feature_map.embeddings.copy())
+    assert np.abs(maps[0]).sum() > 0
+    np.testing.assert_allclose(maps[0], maps[1], atol=1e-6)

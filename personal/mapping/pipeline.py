@@ -51,6 +51,15 @@ class StageTimer:
         return {k: 1000.0 * v / n for k, v in self.total.items()}
 
 
+def weighted_confidence(conf: np.ndarray, features_out: tuple) -> np.ndarray:
+    """Point confidences times their group's weight when the encoder gives per-group weights
+    (a dense encoder's objectness: ``(groups, embeddings, weights)``); points in no group weigh 0."""
+    if len(features_out) > 2 and features_out[2] is not None:
+        groups, w = features_out[0], np.asarray(features_out[2], np.float32)
+        conf = conf * np.where(groups >= 0, w[np.clip(groups, 0, None)], 0.0)
+    return conf
+
+
 class MapBuilder:
     """Accumulates the maps of one scene.
 
@@ -119,9 +128,7 @@ class MapBuilder:
             conf = pixel_confidence(K, fp.image_shape, fp.pixels, fp.depth, max_range=c.max_depth, min_range=c.min_depth)
             # a sample stands for stride^2 pixels: keeps confidences comparable across strides
             conf *= c.stride * c.stride
-            if len(out) > 2 and out[2] is not None:  # per-group weights (a dense encoder's objectness)
-                w = np.asarray(out[2], np.float32)
-                conf *= np.where(groups >= 0, w[np.clip(groups, 0, None)], 0.0)
+            conf = weighted_confidence(conf, out)
             self.feature_map.integrate(fp.points, conf, emb, groups)
         t.add("feature_map", time.perf_counter() - t3)
 

@@ -108,10 +108,12 @@ class NavigationLoop:
 
 
 def frame_from_observation(obs, with_features: bool = True) -> Frame:
-    """A :class:`Frame` from a ``sim_bridge.backends.base.Observation``."""
+    """A :class:`Frame` from a ``sim_bridge.backends.base.Observation``. With features it carries
+    the colour frame (what a learned encoder reads) and the instance ids (read only by the ORACLE
+    encoder; the learned ones never look at them)."""
     s = obs.state
     return Frame((s.x, s.y, s.yaw), obs.depth, obs.K, obs.T_map_camera,
-                 obs.instance_ids if with_features else None, None, bool(obs.collided))
+                 obs.instance_ids if with_features else None, obs.rgb if with_features else None, bool(obs.collided))
 
 
 def run_episode(backend, episode, loop: NavigationLoop) -> Trajectory:

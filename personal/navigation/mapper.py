@@ -16,7 +16,7 @@ import numpy as np
 
 from personal.mapping.feature_map import FeatureMap
 from personal.mapping.occupancy import OccupancyGrid
-from personal.mapping.pipeline import StageTimer
+from personal.mapping.pipeline import StageTimer, weighted_confidence
 from personal.mapping.projection import backproject, pixel_confidence
 
 FrameFeatures = Callable[..., "tuple[np.ndarray, np.ndarray] | None"]
@@ -72,9 +72,10 @@ class OnlineMapper:
         if self.feature_map is not None and self.features is not None and len(fp):
             out = self.features(depth, rgb, instance_ids, fp)
             if out is not None:
-                groups, emb = out
+                groups, emb = out[0], out[1]
                 conf = pixel_confidence(K, fp.image_shape, fp.pixels, fp.depth, max_range=c.max_depth, min_range=c.min_depth)
-                self.feature_map.integrate(fp.points, conf * (c.stride * c.stride), emb, groups)
+                conf = weighted_confidence(conf * (c.stride * c.stride), out)
+                self.feature_map.integrate(fp.points, conf, emb, groups)
             t.add("features", time.perf_counter() - t2)
         t.frames += 1
         self.version += 1

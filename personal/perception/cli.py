@@ -34,7 +34,9 @@ def train(data: Path = typer.Option(..., help="training dataset (personal percep
           layers: int = typer.Option(4), seed: int = typer.Option(0),
           eval_every_s: float = typer.Option(120.0),
           budget_clock: str = typer.Option("wall", help="wall | cpu (CPU seconds of this process: the cost on an idle core)"),
-          max_wall_minutes: float = typer.Option(0.0, help="with --budget-clock cpu: stop after this long anyway")) -> None:
+          max_wall_minutes: float = typer.Option(0.0, help="with --budget-clock cpu: stop after this long anyway"),
+          warmup: int = typer.Option(60, help="linear warm-up steps before the cosine decay"),
+          init_from: str = typer.Option("", help="continue training this saved checkpoint (weights and temperature)")) -> None:
     """Train the locked-text crop tower (frozen MiniLM texts) on a dataset's proposals; writes the
     checkpoint, training_log.json and loss.png."""
     from personal.perception.dataset import load_dataset
@@ -50,7 +52,8 @@ def train(data: Path = typer.Option(..., help="training dataset (personal percep
     if overlap:
         raise typer.BadParameter(f"training and validation share households {sorted(overlap)}")
     cfg = TrainConfig(minutes=minutes, max_steps=max_steps, batch=batch, lr=lr, threads=threads, layers=layers, seed=seed,
-                      eval_every_s=eval_every_s, budget_clock=budget_clock, max_wall_minutes=max_wall_minutes)
+                      eval_every_s=eval_every_s, budget_clock=budget_clock, max_wall_minutes=max_wall_minutes,
+                      warmup=warmup, init_from=init_from)
     trainer = Trainer(shards, vshards, cfg, log=typer.echo)
     info = trainer.fit()
     save_checkpoint(trainer, out, info, idx, vidx)

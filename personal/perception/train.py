@@ -46,6 +46,9 @@ class TrainConfig:
     objectness_weight: float = 0.5
     brightness: float = 0.15  # multiplicative jitter, +-
     shift: int = 4  # pixels
+    # continue from a saved checkpoint (weights + learned temperature from its training_log.json)
+    # instead of a fresh model; "" = fresh
+    init_from: str = ""
 
 
 class Vocab:
@@ -155,6 +158,21 @@ def build_model(cfg: TrainConfig):
     return LitVisionModel(conf)
 
 
+def load_initial(path: str | Path):
+    """(model, logit scale) of a saved crop checkpoint, to continue training it."""
+    from personal.models.lit import LitVisionModel
+
+    ck = Path(path)
+    if not (ck / "config.json").exists():
+        raise FileNotFoundError(f"--init-from {ck}: no config.json (not a saved lit checkpoint)")
+    model = LitVisionModel.from_pretrained(str(ck), local_files_only=True)
+    if getattr(model.config, "input_kind", "frame") != "crop":
+        raise ValueError(f"--init-from {ck}: input_kind {model.config.input_kind!r}, training needs a crop tower")
+    log_path = ck / "training_log.json"
+    scale = json.loads(log_path.read_text()).get("logit_scale", 1 / 0.07) if log_path.exists() else 1 / 0.07
+    return model, float(scale)
+
+
 def augment(crops: np.ndarray, masks: np.ndarray, rng: np.random.Generator, cfg: TrainConfig):
     """Flips, brightness and small shifts (edge-padded) of a batch."""
     crops, masks = crops.copy(), masks.copy()
@@ -187,8 +205,10 @@ class Trainer:
             f"{len(self.val)} validation proposals from {len(val_shards)}")
         cats = category_texts() + structure_texts()
         self.cat_rows = np.array([self.vocab.index[t] for t in cats])
-        self.model = build_model(cfg)
-        self.logit_scale = torch.nn.Parameter(torch.tensor(math.log(1 / 0.07)))
+        self.model, scale = load_initial(cfg.init_from) if cfg.init_from else (build_model(cfg), 1 / 0.07)
+        if cfg.init_from:
+            log(f"train: continuing from {cfg.init_from} (temperature {scale:.1f})")
+        self.logit_scale = torch.nn.Parameter(torch.tensor(math.log(scale)))
         params = list(self.model.parameters()) + [self.logit_scale]
         self.opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
         self.text_emb = torch.from_numpy(self.vocab.emb)
