@@ -306,7 +306,7 @@ def test_fuzz_policy_and_tabletop_nodes(ros_context):
     states = []
     fz.io.create_subscription(TabletopState, "perm/oracle/state", lambda m: states.append(to_dict(m)), 50)
     fz.publisher("perm/prompt", TaskPrompt).publish(TaskPrompt(task_id="probe", prompt="Task: put a block in the bin."))
-    time.sleep(0.2)
+    wait_for(lambda: policy.prompt == "Task: put a block in the bin.", 30)  # the prompt first, then the episode
     fz.publisher("perm/episode", PermEpisode).publish(PermEpisode(task_id="probe", mission="bin", seed=0))
     wait_for(lambda: any(s["task_id"] == "probe" and s["step"] >= 3 for s in states), 60)
     _assert_survived(fz.record(policy))
