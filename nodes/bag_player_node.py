@@ -17,7 +17,10 @@ frame log such as ``map/status`` is not replayed onto the consumer's own topic);
 played, every reliable message acknowledged and ``drain_s`` seconds passed — with ``idle_topic``
 (of type ``idle_type``, default the mapping node's ``map/status``, personal/msg/MapStatus; never played from the bag)
 ``drain_s`` seconds without a message there, so a consumer still working through a backlog
-(fast ``rate``) is waited for.
+(fast ``rate``) is waited for. Silence is only a hint; ``progress_topic`` (std_msgs/Header, e.g.
+the mapping node's ``map/progress``) is the condition: the consumer reports the stamp of the newest
+input it has handled, and the player waits (at most ``progress_timeout_s``) until that reaches the
+newest header stamp it played before draining and calling ``done_service``.
 The node exits when the bag is played (code 2 on a broken bag or a failed done service),
 so a graph can mark it required.
 """
@@ -31,6 +34,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
 from rosgraph_msgs.msg import Clock
+from std_msgs.msg import Header
 
 from personal.bags import BagError, BagReader
 from personal.bags.remap import import_message_class, parse_remaps
@@ -54,6 +58,8 @@ class BagPlayer(Node):
         self.declare_parameter("drain_s", 2.0)
         self.declare_parameter("idle_topic", "")
         self.declare_parameter("idle_type", "personal/msg/MapStatus")
+        self.declare_parameter("progress_topic", "")
+        self.declare_parameter("progress_timeout_s", 600.0)
         self.reader = BagReader(self.get_parameter("bag").value)
         self.rate = float(self.get_parameter("rate").value)
         self.validate = bool(self.get_parameter("validate").value)
@@ -70,6 +76,13 @@ class BagPlayer(Node):
         self.skipped = 0
         self.played_by_topic: dict[str, int] = {}
         self.last_activity = time.monotonic()
+        self.newest_played_ns = 0  # newest header stamp among the played messages
+        self.progress_ns = -1  # newest stamp the consumer reported handled (progress_topic)
+        progress = self.get_parameter("progress_topic").value
+        if progress:
+            subscribe(self, Header, progress, self._on_progress,
+                      QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                                 durability=DurabilityPolicy.TRANSIENT_LOCAL))
         if idle:  # only arrival times matter
             subscribe(self, import_message_class(self.get_parameter("idle_type").value), idle, self._on_activity,
                       QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE), raw=True)
@@ -89,6 +102,9 @@ class BagPlayer(Node):
 
     def _on_activity(self, _data: bytes) -> None:
         self.last_activity = time.monotonic()
+
+    def _on_progress(self, msg: Header) -> None:
+        self.progress_ns = max(self.progress_ns, msg.stamp.sec * 1_000_000_000 + msg.stamp.nanosec)
 
     def _qos(self, info) -> QoSProfile:
         p = info.qos_profiles[0] if info.qos_profiles else {}
@@ -134,11 +150,14 @@ class BagPlayer(Node):
     def _publish(self, msg) -> bool:
         if self.validate:
             try:
-                deserialize_message(msg.data, self.classes[msg.topic])
+                decoded = deserialize_message(msg.data, self.classes[msg.topic])
             except Exception as e:  # noqa: BLE001 - any decoding failure means skip
                 self.skipped += 1
                 self.get_logger().warning(f"skipping undecodable message on {msg.topic}: {e}", throttle_duration_sec=2.0)
                 return False
+            header = getattr(decoded, "header", None)
+            if header is not None:
+                self.newest_played_ns = max(self.newest_played_ns, header.stamp.sec * 1_000_000_000 + header.stamp.nanosec)
         if self.clock_pub is not None:
             clock = Clock()
             clock.clock.sec, clock.clock.nanosec = divmod(msg.log_time_ns, 1_000_000_000)
@@ -187,9 +206,21 @@ class BagPlayer(Node):
                                f"({', '.join(f'{t}: {n}' for t, n in sorted(self.played_by_topic.items()))})")
         return played
 
+    def _wait_progress(self) -> None:
+        """Until the consumer reports the newest played stamp handled (progress_topic), bounded."""
+        if not self.get_parameter("progress_topic").value or not self.newest_played_ns:
+            return
+        deadline = time.monotonic() + float(self.get_parameter("progress_timeout_s").value)
+        while self.progress_ns < self.newest_played_ns and time.monotonic() < deadline:
+            rclpy.spin_once(self, timeout_sec=0.05)
+        if self.progress_ns < self.newest_played_ns:
+            self.get_logger().warning(f"the consumer reported input handled up to {self.progress_ns / 1e9:.3f} s, "
+                                      f"not the last played {self.newest_played_ns / 1e9:.3f} s; finishing anyway")
+
     def finish(self) -> bool:
         """Drain, then call ``done_service`` if set; False when it fails."""
         self._wait_acked(10.0)
+        self._wait_progress()
         drain = float(self.get_parameter("drain_s").value)
         self.last_activity = max(self.last_activity, time.monotonic())
         while time.monotonic() - self.last_activity < drain:  # idle_topic messages push this on

@@ -23,7 +23,10 @@ Publishes: ``map`` (nav_msgs/OccupancyGrid, reliable + transient local), ``map/c
 (visualization_msgs/MarkerArray), ``feature_map`` (std_msgs/Float32MultiArray [rows, cols,
 dim+1] = embedding + confidence) and ``feature_map/descriptor`` (personal/msg/FeatureMapDescriptor:
 origin, resolution, shape, encoder, scene_id), both transient local; ``map/status``
-(personal/msg/MapStatus after every integrated frame: stamp, agent x/y/yaw, frames; transient local).
+(personal/msg/MapStatus after every integrated frame: stamp, agent x/y/yaw, frames; transient local);
+``map/progress`` (std_msgs/Header: the stamp of the newest frame handled — integrated, or skipped
+as a repeat of the last pose — once nothing older waits; a bag player waits for it to reach its last
+message instead of guessing from silence, see ``bag_map``).
 Services (std_srvs/Trigger): ``map/save`` (writes ``<maps_dir>/<map name>/``), ``map/reset``.
 
 Malformed input (wrong encoding, image size unlike camera_info, bad pose, missing camera
@@ -42,7 +45,7 @@ from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from sensor_msgs.msg import CameraInfo, Image, PointCloud2, PointField
-from std_msgs.msg import Float32MultiArray, MultiArrayDimension
+from std_msgs.msg import Float32MultiArray, Header, MultiArrayDimension
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import Marker, MarkerArray
 
@@ -148,6 +151,7 @@ class MappingNode(Node):
         self.pub_descriptor = self.create_publisher(FeatureMapDescriptor, "feature_map/descriptor", LATCHED)
         # latched: a consumer that starts after the last integrated frame still learns where the map stands
         self.pub_status = self.create_publisher(MapStatus, "map/status", LATCHED)
+        self.pub_progress = self.create_publisher(Header, "map/progress", LATCHED)
         serve(self, Trigger, "map/save", self._on_save)
         serve(self, Trigger, "map/reset", self._on_reset)
         self.create_timer(max(float(p["publish_period"]), 0.05), self._publish_maps)
@@ -224,6 +228,16 @@ class MappingNode(Node):
             else:
                 self.tf_waiting.append(g)
         self._drain_tf()
+        if groups:
+            self._report_progress(max(int(g["_stamp"]) for g in groups))
+
+    def _report_progress(self, stamp_ns_: int) -> None:
+        """map/progress: every frame up to ``stamp_ns_`` is handled (none waits for a transform or context)."""
+        if self.tf_waiting or self._pending:
+            return
+        header = Header(frame_id=self.p["map_frame"])
+        header.stamp.sec, header.stamp.nanosec = divmod(int(stamp_ns_), 1_000_000_000)
+        self.pub_progress.publish(header)
 
     def _drain_tf(self) -> None:
         """pose_source:=tf: integrate waiting frames in order as their transforms arrive (a frame's
@@ -297,8 +311,13 @@ class MappingNode(Node):
         return ""
 
     def _drain_pending(self) -> None:
+        newest = None
         while self._pending and not self._missing_context():
-            self._integrate(self._pending.popleft())
+            g = self._pending.popleft()
+            newest = int(g["_stamp"])
+            self._integrate(g)
+        if newest is not None:
+            self._report_progress(newest)
 
     def _integrate(self, g: dict) -> None:
         missing = self._missing_context()
