@@ -47,8 +47,10 @@ def public_set(tmp_path_factory):
     return episodes_dir, scenes_dir, published, eps
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def graph(public_set):
+    """The sim graph for one test: it renders 640x480 frames at 4 Hz, which the module's other
+    graphs should not have to share the two cores with."""
     episodes_dir, scenes_dir, _, _ = public_set
     log = tempfile.NamedTemporaryFile(prefix="sim_habitat_", suffix=".log", delete=False)
     cmd = [sys.executable, "-m", "personal", "launch", "sim", "backend:=habitat", f"episodes_dir:={episodes_dir}",
