@@ -16,17 +16,23 @@ from personal.runner import GraphRunner, format_parameter_value, node_command
 # Dummy "nodes": plain python modules that print their argv and behave as told.
 DUMMY = textwrap.dedent(
     """
-    import signal, sys, time
+    import glob, os, signal, sys, time
     modes = [a.split(":=", 1)[1] for a in sys.argv if a.startswith("mode:=")]
     mode = modes[0] if modes else "wait"
+    ready_dir = os.environ["DUMMY_READY_DIR"]
     if mode.startswith("exit"):
         print("args", " ".join(sys.argv[1:]), flush=True)
-        time.sleep(1.0)  # lets the other dummies reach their SIGINT handler first
+        # exit only once another dummy has its SIGINT handling in place (python start-up takes
+        # seconds on a loaded machine; a fixed sleep raced it)
+        deadline = time.monotonic() + 60
+        while not glob.glob(os.path.join(ready_dir, "ready-*")) and time.monotonic() < deadline:
+            time.sleep(0.02)
         sys.exit(int(mode[4:]))
     if mode == "ignore_int":
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         print("args", " ".join(sys.argv[1:]), flush=True)  # inside try: SIGINT may follow at once
+        open(os.path.join(ready_dir, f"ready-{os.getpid()}"), "w").close()
         while True:
             time.sleep(0.05)
     except KeyboardInterrupt:
@@ -40,6 +46,7 @@ DUMMY = textwrap.dedent(
 def dummy_pkg(tmp_path, monkeypatch):
     (tmp_path / "dummy_node.py").write_text(DUMMY)
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.setenv("DUMMY_READY_DIR", str(tmp_path))
     return tmp_path
 
 
@@ -57,7 +64,7 @@ def _stop_leftovers():
 def _runner(nodes, **kw):
     out = io.StringIO()
     graph = Graph("test", "dummy graph", nodes, arguments={"mode": ("wait", "")})
-    runner = GraphRunner(graph, out=out, colour=False, sigint_timeout=2.0, sigterm_timeout=1.0, **kw)
+    runner = GraphRunner(graph, out=out, colour=False, sigint_timeout=5.0, sigterm_timeout=1.0, **kw)
     _RUNNERS.append(runner)
     return runner, out
 
@@ -97,7 +104,7 @@ def test_required_node_exit_code_stops_the_others(dummy_pkg):
     ])
     t0 = time.monotonic()
     assert runner.run() == 3
-    assert time.monotonic() - t0 < 10
+    assert time.monotonic() - t0 < 30  # bounded (no hang), with room for a loaded machine
     text = out.getvalue()
     assert "[boss]   args --ros-args -r __node:=boss -r mode:=exit3" in text  # prefix padded to the longest name
     assert "[worker] args --ros-args -r __node:=worker -p p:=1" in text
@@ -116,7 +123,7 @@ def test_a_needed_node_dying_stops_the_graph_with_a_failure(dummy_pkg, mode, cod
     ])
     t0 = time.monotonic()
     assert runner.run() == code
-    assert time.monotonic() - t0 < 10
+    assert time.monotonic() - t0 < 30  # bounded (no hang), with room for a loaded machine
     text = out.getvalue()
     assert "ERROR: node helper died" in text and "this run failed" in text and runner.dead_node == "helper"
     assert "[boss]   got SIGINT" in text  # prefix padded to the longest name
