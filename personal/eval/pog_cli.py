@@ -20,10 +20,16 @@ def eval_offline(
     encoder: str = typer.Option("lit", help="encoder: lit (learned, RGB only) | oracle (ORACLE captions + MiniLM)"),
     extractor: str = typer.Option("builtin", help="builtin (rules on the summary) | episode (the episode file's extracted_summary, as the paper's RPG) | llm"),
     out_dir: str = typer.Option("runs/pog_offline", help="run folders are created under this"),
+    preset: str = typer.Option("default", help="household size: default | hm3d (HM3D-sized, docs/simulator.md)"),
 ) -> None:
     """Evaluate every episode with every method and write the run folder."""
     from personal.eval import pog_run
     from personal.grounding.methods import parse_method_list
+    from personal.world.generator import PRESETS
+
+    if preset not in PRESETS:
+        typer.echo(f"error: --preset must be one of {', '.join(PRESETS)}, got {preset!r}", err=True)
+        raise typer.Exit(2)
 
     if map_source not in ("explore", "saved", "oracle"):
         typer.echo(f"error: --map-source must be explore, saved or oracle, got {map_source!r}", err=True)
@@ -40,7 +46,7 @@ def eval_offline(
         scenes=scenes, splits=split_list, episodes_per_split=episodes_per_split, resolution=resolution, seed=seed,
         encoder=encoder, extractor=extractor, methods=parse_method_list(methods), episodes_dir=episodes_dir,
         maps_dir=maps_dir if map_source == "saved" else "", build_maps=map_source != "saved",
-        explore=map_source == "explore", progress=lambda m: typer.echo(m),
+        explore=map_source == "explore", progress=lambda m: typer.echo(m), preset=preset,
     )
     pog_run.run_offline(inputs, run, progress=_progress(len(inputs.episodes)))
     typer.echo(f"report: {run.resolve() / 'report.md'}")

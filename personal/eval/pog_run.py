@@ -54,16 +54,16 @@ def load_episode_folder(directory: str | Path, splits: Sequence[str] = SPLITS) -
 
 
 def generate_episode_set(n_scenes: int, splits: Sequence[str], per_split: int, seed: int = 0,
-                         episode_seed: int | None = None) -> tuple[dict[str, Scene], list[Episode]]:
-    """``n_scenes`` generated households (scene seeds ``seed``, ``seed + 1``, ...), ``per_split``
-    episodes per split and scene drawn with ``episode_seed`` (default: ``seed``)."""
+                         episode_seed: int | None = None, preset: str = "default") -> tuple[dict[str, Scene], list[Episode]]:
+    """``n_scenes`` generated households (scene seeds ``seed``, ``seed + 1``, ..., size ``preset``),
+    ``per_split`` episodes per split and scene drawn with ``episode_seed`` (default: ``seed``)."""
     from personal.world.episodes import generate_episodes
     from personal.world.generator import generate_scene
 
     scenes: dict[str, Scene] = {}
     episodes: list[Episode] = []
     for i in range(n_scenes):
-        scene = generate_scene(seed + i)
+        scene = generate_scene(seed + i, preset=preset)
         scenes[scene.scene_id] = scene
         for sp in splits:
             episodes.extend(generate_episodes(scene, sp, per_split, seed if episode_seed is None else episode_seed))
@@ -327,7 +327,7 @@ def build_eval_inputs(*, scenes: int = 3, splits: Sequence[str] = SPLITS, episod
                       seed: int = 0, encoder: str = "oracle", extractor: str = "builtin",
                       methods: Sequence[str] = ("random", "centre", "qs", "rpg", "rpg-owner"),
                       episodes_dir: str = "", maps_dir: str = "", build_maps: bool = True, explore: bool = False,
-                      progress=None) -> EvalInputs:
+                      progress=None, preset: str = "default") -> EvalInputs:
     """Episodes (folder or generated), components, and a map per scene: a saved map from
     ``maps_dir/<scene_id>/`` when present; else, with ``build_maps``, a pre-exploration map
     (``explore``) or the ORACLE top-down map; else an empty map (its episodes then fail
@@ -340,7 +340,7 @@ def build_eval_inputs(*, scenes: int = 3, splits: Sequence[str] = SPLITS, episod
     if episodes_dir:
         scene_map, eps, problems = load_episode_folder(episodes_dir, splits)
     else:
-        scene_map, eps = generate_episode_set(scenes, splits, episodes_per_split, seed)
+        scene_map, eps = generate_episode_set(scenes, splits, episodes_per_split, seed, preset=preset)
     embed = TextEmbedder(enc)
     maps: dict[str, MapView] = {}
     sources = set()

@@ -55,7 +55,7 @@ def captions_from_json(path: str | Path) -> dict[int, str]:
 
 def captions_for_scene_id(scene_id: str, episodes_dir: str = "", scene_json: str = "") -> dict[int, str]:
     """The caption lookup of a synthetic scene, from (in order): an explicit scene JSON, an
-    episode folder's ``scenes/<scene_id>.scene.json``, or — for ``synth_NNNNN`` ids, which the
+    episode folder's ``scenes/<scene_id>.scene.json``, or — for ``synth_NNNNN`` (and ``hm3dsize_NNNNN``) ids, which the
     sim bridge generates in memory from seed NNNNN — the generator itself."""
     import re
 
@@ -66,11 +66,12 @@ def captions_for_scene_id(scene_id: str, episodes_dir: str = "", scene_json: str
         if not p.exists():
             raise FileNotFoundError(f"no scene file for {scene_id!r}: {p}")
         return captions_from_json(p)
-    m = re.fullmatch(r"synth_(\d+)", scene_id or "")
+    m = re.fullmatch(r"(synth|hm3dsize)_(\d+)", scene_id or "")
     if m:
         from personal.world.generator import generate_scene
 
-        return captions_from_scene(generate_scene(int(m.group(1)), scene_id=scene_id))
+        preset = "hm3d" if m.group(1) == "hm3dsize" else "default"
+        return captions_from_scene(generate_scene(int(m.group(2)), scene_id=scene_id, preset=preset))
     if scene_id == "toy_two_rooms":
         from sim_bridge.toy_scene import two_room_scene
 

@@ -17,6 +17,7 @@ def generate(
     episodes_per_scene: int = typer.Option(10, "--episodes-per-scene", min=1),
     seed: int = typer.Option(0, "--seed", help="Base seed; scene k uses seed + k."),
     two_floors: bool = typer.Option(False, "--two-floors", help="Stack a second floor at z = 3 m."),
+    preset: str = typer.Option("default", "--preset", help="Household size: default | hm3d (HM3D-sized, docs/simulator.md)."),
 ) -> None:
     """Write {split}/content/{scene}.json.gz (PersONAL habitat format) plus scenes/ (JSON + PLY mesh)."""
     from rich.progress import track
@@ -26,12 +27,16 @@ def generate(
     from personal.world.habitat_format import write_episode_set
     from personal.world.model import SPLITS
 
+    from personal.world.generator import PRESETS
+
     splits = SPLITS if split == "all" else (split,)
     if any(s not in SPLITS for s in splits):
         raise typer.BadParameter(f"--split must be one of {', '.join(SPLITS)} or all, got {split!r}")
+    if preset not in PRESETS:
+        raise typer.BadParameter(f"--preset must be one of {', '.join(PRESETS)}, got {preset!r}")
     n_obj = n_eps = n_files = 0
     for k in track(range(scenes), description="households (scene, episodes, view points, mesh)"):
-        s = generate_scene(seed + k, scene_id=f"synth_{seed + k:05d}", two_floors=two_floors)
+        s = generate_scene(seed + k, two_floors=two_floors, preset=preset)
         eps = []
         for sp in splits:
             for e in generate_episodes(s, sp, episodes_per_scene, seed):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import ndimage
@@ -37,6 +38,58 @@ GROUND_ROOMS = ["living room", "kitchen", "bathroom", "office", "dining room", "
 GROUND_ROOMS_TWO_FLOORS = ["living room", "kitchen", "bathroom", "dining room", "office", "hallway", "laundry room", "playroom"]
 UPPER_ROOMS = ["master bedroom", "child's bedroom", "bathroom", "guest bedroom", "study", "playroom", "laundry room", "hallway"]
 SEAT_LIKE = {"sofa", "armchair", "chair", "office chair"}  # objects sit at half height on these
+# Room names of larger homes and the catalog room type whose furniture and objects they get
+# (every alias ends in a word the ownership extractor knows as a room word).
+ROOM_ALIASES = {
+    "family room": "living room", "sitting room": "living room", "den": "living room",
+    "second bathroom": "bathroom", "powder room": "bathroom", "nursery": "child's bedroom",
+    "second bedroom": "guest bedroom", "library": "study", "utility room": "laundry room",
+    "corridor": "hallway", "entryway": "hallway", "home office": "office",
+}
+LARGE_HOME_ROOMS = ["living room", "kitchen", "bathroom", "dining room", "master bedroom", "office", "hallway",
+                    "child's bedroom", "guest bedroom", "study", "laundry room", "playroom", *ROOM_ALIASES]
+
+
+def room_type(name: str) -> str:
+    """The catalog room type of a room name (itself, or what an alias stands for)."""
+    return ROOM_ALIASES.get(name, name)
+
+
+@dataclass(frozen=True)
+class SizePreset:
+    """How big a generated household is. ``default`` is the project's original size; ``hm3d``
+    follows published HM3D figures (``source`` says which, docs/simulator.md the details)."""
+
+    name: str
+    width_m: tuple[float, float]  # floor rectangle, short side (uniform range)
+    depth_m: tuple[float, float]  # long side
+    rooms_per_floor: tuple[int, int]
+    floors: int = 1
+    room_pool: tuple[str, ...] = tuple(GROUND_ROOMS)
+    small_per_room: tuple[int, int] = (4, 8)
+    max_same_small_per_room: int = MAX_SAME_SMALL_PER_ROOM
+    max_objects: int = 120
+    scene_prefix: str = "synth"
+    source: str = ""
+
+
+PRESETS = {
+    "default": SizePreset("default", (7.5, 9.0), (9.0, 11.0), (4, 8), source="the project's original households"),
+    # HM3D: 3,100 rooms in the 216 HM3DSem spaces = 14.4 rooms a scene (Yadav et al. 2023, arXiv
+    # 2210.05633, abstract / Table 1); 112.5k m2 of navigable space over HM3D's 1,000 scenes = 112 m2
+    # a scene (Ramakrishnan et al. 2021, arXiv 2109.08238; PersONAL §II: "over 112,000 m2"). No
+    # traceable per-scene floor count was found, so one floor (episodes never change floors).
+    "hm3d": SizePreset("hm3d", (11.0, 13.0), (15.0, 18.0), (12, 17), room_pool=tuple(LARGE_HOME_ROOMS),
+                       small_per_room=(5, 9), max_same_small_per_room=3, max_objects=260, scene_prefix="hm3dsize",
+                       source="HM3D figures: 14.4 rooms a scene (HM3DSem, arXiv 2210.05633), 112 m2 navigable a scene "
+                              "(HM3D, arXiv 2109.08238)"),
+}
+
+
+def size_preset(name: str) -> SizePreset:
+    if name not in PRESETS:
+        raise ValueError(f"unknown household size preset {name!r} (known: {', '.join(PRESETS)})")
+    return PRESETS[name]
 
 
 # ---------------------------------------------------------------- layout
@@ -164,8 +217,9 @@ def _make_parts(rng, c: cat.Category, full: Box, k: int) -> list[ObjectPart]:
 class _RoomFiller:
     """Places furniture and small objects in one room, keeping the room traversable."""
 
-    def __init__(self, rng, room: Room, z0: float, doors_here, next_id):
+    def __init__(self, rng, room: Room, z0: float, doors_here, next_id, max_same_small: int = MAX_SAME_SMALL_PER_ROOM):
         self.rng, self.room, self.z0, self.next_id = rng, room, z0, next_id
+        self.max_same_small = max_same_small
         x0, y0, x1, y1 = room.bounds
         h = WALL_THICKNESS / 2
         self.inner = (x0 + h, y0 + h, x1 - h, y1 - h)
@@ -289,7 +343,7 @@ class _RoomFiller:
         return None
 
     def place_small(self, c: cat.Category, supports: list[SceneObject], taken: dict) -> SceneObject | None:
-        if sum(o.category == c.name for o in self.objects) >= MAX_SAME_SMALL_PER_ROOM:
+        if sum(o.category == c.name for o in self.objects) >= self.max_same_small:
             return None
         options = [(s, "on") for s in supports if s.category in c.on] + [(s, "under") for s in supports if s.category in c.under]
         self.rng.shuffle(options)
@@ -393,13 +447,13 @@ def _room_names(rng: random.Random, n: int, pool: list[str]) -> list[str]:
     return names
 
 
-def _build_floor(rng, floor: Floor, pool, room_offset: int, next_id):
+def _build_floor(rng, floor: Floor, pool, room_offset: int, next_id, preset: SizePreset):
     for _attempt in range(50):
-        w = round(rng.uniform(7.5, 9.0), 1)
-        h = round(rng.uniform(9.0, 11.0), 1)
-        n = rng.randint(4, 8)
+        w = round(rng.uniform(*preset.width_m), 1)
+        h = round(rng.uniform(*preset.depth_m), 1)
+        n = rng.randint(*preset.rooms_per_floor)
         rects = _split_rooms(rng, w, h, n)
-        if len(rects) < 4:
+        if len(rects) < max(4, preset.rooms_per_floor[0]):
             continue
         doors = _plan_doors(rng, rects)
         if doors is not None:
@@ -409,9 +463,10 @@ def _build_floor(rng, floor: Floor, pool, room_offset: int, next_id):
     # biggest rooms get the living room / kitchen, the smallest the bathroom
     order = sorted(range(len(rects)), key=lambda i: -(rects[i][2] - rects[i][0]) * (rects[i][3] - rects[i][1]))
     names = _room_names(rng, len(rects), pool)
-    if "bathroom" in names:  # bathroom goes to the smallest room
-        names.remove("bathroom")
-        names.append("bathroom")
+    for wet in ("powder room", "second bathroom", "bathroom"):  # bathrooms go to the smallest rooms
+        if wet in names:
+            names.remove(wet)
+            names.append(wet)
     rooms = [None] * len(rects)
     for rank, i in enumerate(order):
         x0, y0, x1, y1 = rects[i]
@@ -420,17 +475,17 @@ def _build_floor(rng, floor: Floor, pool, room_offset: int, next_id):
     fillers = []
     for i, room in enumerate(rooms):
         here = [(a, c, lo, hi) for a, c, lo, hi, ri, rj in doors if i in (ri, rj)]
-        filler = _RoomFiller(rng, room, floor.z, here, next_id)
-        kinds = cat.furniture_for_room(room.name)
+        filler = _RoomFiller(rng, room, floor.z, here, next_id, preset.max_same_small_per_room)
+        kinds = cat.furniture_for_room(room_type(room.name))
         area = (room.bounds[2] - room.bounds[0]) * (room.bounds[3] - room.bounds[1])
         n_furn = min(len(kinds) + 1, 2 + int(area // 6))
         picks = rng.sample(kinds, min(n_furn, len(kinds)))
         if len(picks) < n_furn:
             picks.append(rng.choice(kinds))  # a second instance of a category
         furniture = [f for c in picks if (f := filler.place_furniture(c)) is not None]
-        small_kinds = [c for c in cat.small_for_room(room.name) if any(f.category in c.on + c.under for f in furniture)]
+        small_kinds = [c for c in cat.small_for_room(room_type(room.name)) if any(f.category in c.on + c.under for f in furniture)]
         taken: dict = {}
-        for _ in range(rng.randint(4, 8) if small_kinds else 0):
+        for _ in range(rng.randint(*preset.small_per_room) if small_kinds else 0):
             filler.place_small(rng.choice(small_kinds), furniture, taken)
         fillers.append((filler, furniture, small_kinds, taken))
     # top up with small objects so a floor holds at least MIN_OBJECTS_PER_FLOOR objects
@@ -444,21 +499,29 @@ def _build_floor(rng, floor: Floor, pool, room_offset: int, next_id):
     return rooms, walls, objects
 
 
-def generate_scene(seed: int, scene_id: str | None = None, two_floors: bool = False, max_objects: int = 120) -> Scene:
-    """A deterministic household for ``seed`` (4-8 rooms per floor, 40-120 objects)."""
+def generate_scene(seed: int, scene_id: str | None = None, two_floors: bool = False, max_objects: int | None = None,
+                   preset: str = "default") -> Scene:
+    """A deterministic household for ``seed``: ``default`` 4-8 rooms per floor and 40-120
+    objects; ``hm3d`` an HM3D-sized one (``PRESETS``). Its id is ``<prefix>_<seed>``
+    (``synth_00012``, ``hm3dsize_00012``), from which the seed and preset can be recovered."""
+    size = size_preset(preset)
     rng = random.Random(seed)
     counter = iter(range(1, 10**6))
+    two_floors = two_floors or size.floors > 1
     floors = [Floor(0, 0.0, FLOOR_HEIGHT)] + ([Floor(1, FLOOR_SPACING, FLOOR_HEIGHT)] if two_floors else [])
     rooms, walls, objects = [], [], []
     for fl in floors:
-        pool = (GROUND_ROOMS_TWO_FLOORS if two_floors else GROUND_ROOMS) if fl.index == 0 else UPPER_ROOMS
-        r, w, o = _build_floor(rng, fl, pool, len(rooms), lambda: next(counter))
+        if preset != "default":
+            pool = list(size.room_pool)
+        else:
+            pool = (GROUND_ROOMS_TWO_FLOORS if two_floors else GROUND_ROOMS) if fl.index == 0 else UPPER_ROOMS
+        r, w, o = _build_floor(rng, fl, pool, len(rooms), lambda: next(counter), size)
         rooms += r
         walls += w
         objects += o
-    objects = _limit_objects(objects, max_objects)
+    objects = _limit_objects(objects, size.max_objects if max_objects is None else max_objects)
     _assign_captions(objects, rng)
-    return Scene(scene_id=scene_id or f"synth_{seed:05d}", seed=seed, floors=floors, rooms=rooms, walls=walls, objects=objects)
+    return Scene(scene_id=scene_id or f"{size.scene_prefix}_{seed:05d}", seed=seed, floors=floors, rooms=rooms, walls=walls, objects=objects)
 
 
 def _limit_objects(objects: list[SceneObject], max_objects: int) -> list[SceneObject]:
