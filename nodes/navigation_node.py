@@ -62,8 +62,10 @@ PARAMETERS = {
     "image_slop": (0.02, "sync:=live: depth and colour match when their stamps differ by at most this, s"),
     "map_frame": ("map", "frame_id of nav/occupancy (odom on a robot without localisation)"),
     "floor_z": (0.0, "floor height for runs started by a nav/start query (no episode descriptor), m"),
-    "threshold": (0.40, "value-map detection threshold (cosine; tuned on the ORACLE caption encoder)"),
-    "phrase_floor": (0.68, "RPG scorers: least ownership-phrase similarity of a detection (tuned on the ORACLE encoder)"),
+    "threshold": (-2.0, "value-map detection threshold (cosine); below -1 (default): the encoder's own, chosen on "
+                        "validation households (personal/navigation/thresholds.py)"),
+    "phrase_floor": (-2.0, "RPG scorers: least ownership-phrase similarity of a detection; below -1 (default): the "
+                           "encoder's own"),
     "extractor": ("builtin", "ownership-phrase extractor: builtin | llm"),
     "episodes_dir": ("", "episode source of the bridge (scenes for ORACLE perception / the oracle policy)"),
     "split": ("all", "as the bridge"),
@@ -187,9 +189,13 @@ class NavigationNode(Node):
 
                 comps = PanComponents(encoder=None, embed=None, extractor=None)
             loop = build_loop(policy, comps, max_steps=int(self.p["max_steps"]))
-            if needs_model:  # thresholds depend on the encoder's similarity scale
-                loop.policy.vcfg.threshold = float(self.p["threshold"])
-                loop.policy.scorer.phrase_floor = float(self.p["phrase_floor"])
+            if needs_model:  # build_loop set the encoder's own pair; a value in [-1, 1] overrides it
+                if float(self.p["threshold"]) >= -1.0:
+                    loop.policy.vcfg.threshold = float(self.p["threshold"])
+                if float(self.p["phrase_floor"]) >= -1.0:
+                    loop.policy.scorer.phrase_floor = float(self.p["phrase_floor"])
+                self.get_logger().info(f"{policy}: detection threshold {loop.policy.vcfg.threshold:g}, phrase floor "
+                                       f"{loop.policy.scorer.phrase_floor:g} ({loop.policy.thresholds.source})")
             self._loops[policy] = loop
             if needs_model:
                 comps.embed(["warm up the text model"])  # load it now, not inside a timed step

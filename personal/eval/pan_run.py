@@ -27,12 +27,12 @@ EXPLORERS = ("value-map-qs", "value-map-rpg", "value-map-rpg-owner")
 
 
 def generate_pan_set(n_scenes: int, splits: Sequence[str] = SPLITS, per_split: int = 2, seed: int = 100,
-                     episode_seed: int = 0) -> tuple[dict[str, Scene], list[Episode]]:
+                     episode_seed: int = 0, preset: str = "default") -> tuple[dict[str, Scene], list[Episode]]:
     """``n_scenes`` generated households (seeds ``seed``…), ``per_split`` episodes per split each
     (PAN's defaults: scene seeds from 100, episodes drawn with seed 0)."""
     from personal.eval.pog_run import generate_episode_set
 
-    return generate_episode_set(n_scenes, splits, per_split, seed=seed, episode_seed=episode_seed)
+    return generate_episode_set(n_scenes, splits, per_split, seed=seed, episode_seed=episode_seed, preset=preset)
 
 
 @dataclass
@@ -60,8 +60,10 @@ def build_loop(name: str, comps: PanComponents, seed: int = 0, max_steps: int = 
     from personal.navigation.loop import NavigationLoop
     from personal.navigation.mapper import OnlineMapper
     from personal.navigation.policies import make_policy
+    from personal.navigation.thresholds import thresholds_for
 
-    policy = make_policy(name, embed=comps.embed, extractor=comps.extractor, seed=seed)
+    thresholds = thresholds_for(getattr(comps.encoder, "name", None)) if comps.encoder is not None else None
+    policy = make_policy(name, embed=comps.embed, extractor=comps.extractor, seed=seed, thresholds=thresholds)
     mapper = None
     if policy.needs_map:
         if policy.needs_features:
@@ -144,6 +146,7 @@ def run_pan_offline(scenes: dict[str, Scene], episodes: Sequence[Episode], metho
         "perception": f"{getattr(comps.encoder, 'name', type(comps.encoder).__name__)}"
                       + (" — ORACLE: ground-truth instance ids → caption embeddings" if "oracle" in str(getattr(comps.encoder, 'name', '')).lower() else ""),
         "ownership extractor": getattr(comps.extractor, "name", type(comps.extractor).__name__),
+        "detection thresholds": _thresholds_note(comps),
         "wall time (s)": round(wall, 1),
         "mean ms per step (sim / map / policy)": {m: _mean_timing(timing[m]) for m in methods},
     }
@@ -153,6 +156,13 @@ def run_pan_offline(scenes: dict[str, Scene], episodes: Sequence[Episode], metho
 
     write_report_html(out, "pan")
     return summary
+
+
+def _thresholds_note(comps: PanComponents) -> str:
+    from personal.navigation.thresholds import thresholds_for
+
+    th = thresholds_for(getattr(comps.encoder, "name", None))
+    return f"grounded score ≥ {th.threshold:g}, phrase floor {th.phrase_floor:g} ({th.source})"
 
 
 def _small_info(traj) -> dict:

@@ -40,8 +40,8 @@ GRAPH = Graph(
                                               "random-frontier | value-map-qs | value-map-rpg | value-map-rpg-owner", Choice(("random-frontier", "value-map-qs", "value-map-rpg", "value-map-rpg-owner"))),
         "max_steps": (500, "navigation step budget (nav/start may set its own)", at_least(1, 100_000)),
         "settle_s": (0.3, "navigation: skip camera frames this young after an action ended, s", Range(0.0, 10.0)),
-        "nav_threshold": (0.40, "value-map detection threshold (cosine; tuned on the ORACLE encoder: calibrate for yours)", Range(-1.0, 1.0)),
-        "phrase_floor": (0.68, "RPG scorers' least ownership-phrase similarity (tuned on the ORACLE encoder)", Range(-1.0, 1.0)),
+        "nav_threshold": (-2.0, "value-map detection threshold (cosine); -2: the encoder's own (personal/navigation/thresholds.py)", Range(-2.0, 1.0)),
+        "phrase_floor": (-2.0, "RPG scorers' least ownership-phrase similarity; -2: the encoder's own", Range(-2.0, 1.0)),
     },
     # the live view in the robot namespace, reading the RealSense topics where the driver puts them
     live_view={"namespace": NS, "remappings": [(f"camera/{t}", Template("{camera_prefix}/" + t)) for t in CAMERA_TOPICS]},

@@ -1,6 +1,7 @@
 """`personal pan ...`: PersONAL Personalized Active Navigation evaluation (no ROS)."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import typer
@@ -21,6 +22,7 @@ def eval_cmd(
     sample_plots: int = typer.Option(6, "--plots", min=0, help="Trajectory plots for this many sampled episodes."),
     encoder: str = typer.Option("oracle", "--encoder", help="Feature encoder (oracle = ground-truth captions, an ORACLE)."),
     extractor: str = typer.Option("builtin", "--extractor", help="Ownership-phrase extractor: builtin | llm."),
+    preset: str = typer.Option("default", "--preset", help="Household size: default | hm3d (HM3D-sized)."),
 ) -> None:
     """Run every policy on every episode and write the Table IV-style report."""
     from personal.eval.pan_run import generate_pan_set, make_components, run_pan_offline
@@ -43,7 +45,7 @@ def eval_cmd(
 
             scene_map, eps = load_episodes(episodes_dir, split)
         else:
-            scene_map, eps = generate_pan_set(scenes, splits, per_split, seed)
+            scene_map, eps = generate_pan_set(scenes, splits, per_split, seed, preset=preset)
     except (OutputDirError, ValueError) as exc:  # ValueError: EpisodeFormatError / EpisodeSourceError, named
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
@@ -60,3 +62,28 @@ def show(run: Path = typer.Argument(..., help="A run folder written by `personal
     if not p.exists():
         raise typer.BadParameter(f"{p} not found")
     typer.echo(p.read_text())
+
+
+@app.command()
+def calibrate(
+    encoder: str = typer.Option("lit", "--encoder", help="Encoder whose detection thresholds to choose."),
+    seeds: str = typer.Option("20000-20005", "--seeds", help="Validation households (20000+; evaluation seeds are refused)."),
+    per_split: int = typer.Option(1, "--per-split", min=1, help="Episodes per household (one split per household, rotating)."),
+    max_steps: int = typer.Option(500, "--max-steps", min=1, help="Blind-run budget."),
+    out: Path = typer.Option(Path("runs/pan_calibrate"), "--out", help="records.jsonl + sweep.json"),
+    sweep_only: bool = typer.Option(False, "--sweep-only", help="Only sweep the blind runs already in --out/records.jsonl."),
+) -> None:
+    """Sweep (threshold, phrase floor) on validation households from blind value-map runs."""
+    from personal.eval.pan_calibrate import calibrate as run
+    from personal.eval.pan_calibrate import sweep_records
+    from personal.perception.splits import parse_seeds
+
+    try:
+        if sweep_only:
+            res = sweep_records(out / "records.jsonl", out / "sweep.json")
+        else:
+            res = run(encoder, parse_seeds(seeds), per_split, max_steps, out, progress=typer.echo)
+    except ValueError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    typer.echo(json.dumps(res["chosen"], indent=1))

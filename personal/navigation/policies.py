@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import ndimage
@@ -27,6 +27,7 @@ from personal.mapping.frontier import detect_frontiers
 from personal.navigation.follower import PathFollower
 from personal.navigation.planner import DistanceField, PlanGrid, disc, path_length
 from personal.navigation.scoring import GroundingScorer, ScoreMaps, best_detection
+from personal.navigation.thresholds import ORACLE_THRESHOLDS, DetectionThresholds
 
 
 @dataclass
@@ -257,7 +258,7 @@ class RandomFrontierPolicy(FrontierPolicy):
 
 @dataclass
 class ValueMapConfig:
-    threshold: float = 0.40  # grounded score (cosine) that counts as a detection
+    threshold: float = ORACLE_THRESHOLDS.threshold  # grounded score (cosine) that counts as a detection; per encoder
     min_confidence: float = 2.0  # feature-map confidence of a detected cell (≈ pixels seen at full weight / 100)
     stop_radius_m: float = 0.6  # stop at a navigable pose this close to the detected cell's centre
     value_radius_m: float = 1.5  # a frontier's value: best guide score this close to it
@@ -434,10 +435,13 @@ POLICIES = ("random-frontier", "value-map-qs", "value-map-rpg", "value-map-rpg-o
 DEFAULT_POLICIES = POLICIES
 
 
-def make_policy(name: str, *, embed=None, extractor=None, seed: int = 0, value_config: ValueMapConfig | None = None) -> NavPolicy:
+def make_policy(name: str, *, embed=None, extractor=None, seed: int = 0, value_config: ValueMapConfig | None = None,
+                thresholds: DetectionThresholds | None = None) -> NavPolicy:
     """Build a policy by name. ``embed`` (a TextEmbedder) is needed by the value-map
-    explorers, ``extractor`` (ownership phrases) by the RPG ones. The ``oracle`` still
-    needs ``set_ground_truth`` per episode."""
+    explorers, ``extractor`` (ownership phrases) by the RPG ones; ``thresholds`` (the
+    encoder's detection pair, ``personal.navigation.thresholds.thresholds_for``) sets their
+    detection threshold and phrase floor (default: the ORACLE encoder's). The ``oracle``
+    still needs ``set_ground_truth`` per episode."""
     key = name.strip().lower()
     if key == "random-frontier":
         return RandomFrontierPolicy(seed=seed)
@@ -446,10 +450,14 @@ def make_policy(name: str, *, embed=None, extractor=None, seed: int = 0, value_c
     if key.startswith("value-map-") and key[len("value-map-"):] in ("qs", "rpg", "rpg-owner"):
         if embed is None:
             raise ValueError(f"policy {name!r} needs a text embedder (embed=...)")
-        scorer = GroundingScorer(key[len("value-map-"):])
+        th = thresholds or ORACLE_THRESHOLDS
+        scorer = GroundingScorer(key[len("value-map-"):], phrase_floor=th.phrase_floor)
         if scorer.method != "qs" and extractor is None:
             raise ValueError(f"policy {name!r} needs an ownership-phrase extractor (extractor=...)")
-        return ValueMapExplorer(scorer, embed, extractor, value_config)
+        cfg = replace(value_config or ValueMapConfig(), threshold=th.threshold)
+        explorer = ValueMapExplorer(scorer, embed, extractor, cfg)
+        explorer.thresholds = th
+        return explorer
     raise ValueError(f"unknown navigation policy {name!r} (known: {', '.join(POLICIES)})")
 
 

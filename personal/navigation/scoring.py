@@ -46,7 +46,7 @@ class ScoreMaps:
 @dataclass
 class GroundingScorer:
     method: str = "qs"
-    phrase_floor: float = 0.68
+    phrase_floor: float = 0.68  # the ORACLE encoder's; per encoder: personal.navigation.thresholds
     ownership_margin: float = 0.05
     top_k: int = 3
     failure: dict | None = field(default=None, init=False)

@@ -1,0 +1,171 @@
+"""Choose the value-map detection thresholds of an encoder on validation households.
+
+Before its first detection a value-map explorer's path does not depend on the thresholds: the
+frontier values (``guide``) use neither ``threshold`` nor ``phrase_floor``. So one *blind* run
+per episode (thresholds that never fire) shows, for every threshold pair at once, where and when
+the first detection would have happened. At each step the record keeps, per scorer and per
+phrase floor, the best confident cell's score and centre. A pair's proxy success for an episode
+is "its first detection lies within ``hit_radius_m`` of a target's footprint" (the explorer then
+drives to within 0.6 m of that cell and STOPs); no detection in the budget is a failure. The
+blind run follows the RPG-owner explorer's frontier values; the QS and RPG scorers are
+evaluated on the same maps. The chosen pair maximises the mean proxy success of the three
+scorers; real PAN runs with it are the measurement.
+
+Validation households only (seeds 20000+, ``personal.perception.splits``); never the
+evaluation households.
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from personal.navigation.scoring import GroundingScorer, best_detection
+
+SCORERS = ("qs", "rpg", "rpg-owner")
+THRESHOLDS = tuple(round(0.025 * k, 3) for k in range(21))  # 0.0 … 0.5
+PHRASE_FLOORS = (-1.0, 0.20, 0.25, 0.30, 0.35, 0.40, 0.45, 0.50, 0.55, 0.60, 0.68)
+HIT_RADIUS_M = 0.5
+
+
+@dataclass
+class StepBest:
+    step: int
+    scorer: str
+    floor: float
+    score: float
+    xy: tuple[float, float]
+
+
+def record_blind_episode(sim, episode, comps, max_steps: int, floors: Sequence[float] = PHRASE_FLOORS) -> dict:
+    """Drive one blind value-map-rpg-owner episode; per step, the best confident detection of
+    every scorer at every phrase floor (score -inf when none)."""
+    from personal.eval.pan_run import build_loop
+    from personal.navigation.loop import frame_from_observation
+    from personal.navigation.policies import EpisodeSpec
+    from sim_bridge.backends.base import Action
+
+    loop = build_loop("value-map-rpg-owner", comps, max_steps=max_steps)
+    loop.policy.vcfg.threshold = math.inf  # never detects: the pure exploration path
+    loop.policy.scorer.phrase_floor = -math.inf
+    others = {m: GroundingScorer(m, phrase_floor=-math.inf) for m in ("qs", "rpg")}
+    obs = sim.reset(episode)
+    spec = EpisodeSpec(episode.episode_id, episode.query, episode.summary, episode.owner, obs.state.z, episode.floor_id)
+    loop.reset(spec)
+    for s in others.values():
+        s.prepare(spec.query, spec.summary, spec.owner, comps.embed, comps.extractor)
+    min_conf = loop.policy.vcfg.min_confidence
+    rows = []
+    while not loop.done:
+        action = loop.step(frame_from_observation(obs, True))
+        fmap = loop.mapper.feature_map
+        maps = {"rpg-owner": loop.policy.last_maps}
+        maps.update({m: s.maps(fmap) for m, s in others.items()})
+        for m, mp in maps.items():
+            if mp is None:
+                continue
+            for fl in (floors if mp.phrase_sim is not None else (-1.0,)):
+                masked = mp
+                if mp.phrase_sim is not None:
+                    ok = np.nan_to_num(mp.phrase_sim, nan=-np.inf) >= fl
+                    masked = type(mp)(np.where(ok, mp.detect, -np.inf), mp.guide, mp.origin, mp.resolution, mp.confidence)
+                det = best_detection(masked, -math.inf, min_conf)
+                if det is not None:
+                    rows.append([loop.step_count, m, fl, round(det[1], 4), round(det[0][0], 3), round(det[0][1], 3)])
+        if action == Action.STOP:
+            break
+        obs = sim.step(Action(action))
+    return {"episode_id": episode.episode_id, "scene_id": episode.scene_id, "split": episode.split,
+            "steps": loop.step_count, "rows": rows}
+
+
+def proxy_success(record: dict, boxes, scorer: str, threshold: float, floor: float,
+                  radius: float = HIT_RADIUS_M) -> tuple[bool, int | None]:
+    """Would the first detection at (threshold, floor) lie on the target? (hit, step)."""
+    from personal.eval.pan import distance_to_boxes
+
+    fl = floor if scorer != "qs" else -1.0
+    for step, m, f, score, x, y in record["rows"]:  # rows are in step order
+        if m == scorer and math.isclose(f, fl) and score >= threshold:
+            return distance_to_boxes(x, y, boxes) <= radius, step
+    return False, None
+
+
+def sweep(records: Sequence[dict], boxes_of: dict, thresholds=THRESHOLDS, floors=PHRASE_FLOORS) -> dict:
+    """Proxy SR (%) of every scorer for every (threshold, floor) pair, and the chosen pair."""
+    table = []
+    for t in thresholds:
+        for fl in floors:
+            row = {"threshold": t, "phrase_floor": fl}
+            for m in SCORERS:
+                hits = [proxy_success(r, boxes_of[r["episode_id"]], m, t, fl) for r in records]
+                row[m] = 100.0 * sum(h for h, _ in hits) / max(len(records), 1)
+                row[m + "_detected"] = sum(s is not None for _, s in hits)
+            row["mean"] = sum(row[m] for m in SCORERS) / len(SCORERS)
+            table.append(row)
+    # best mean; ties go to the higher threshold, then the higher floor (fewer false stops)
+    best = max(table, key=lambda r: (round(r["mean"], 6), r["threshold"], r["phrase_floor"]))
+    return {"table": table, "chosen": {"threshold": best["threshold"], "phrase_floor": best["phrase_floor"],
+                                       **{m: best[m] for m in SCORERS}, "mean": best["mean"]}}
+
+
+def calibrate(encoder: str, seeds: Sequence[int], per_split: int, max_steps: int, out: str | Path,
+              progress: Callable[[str], None] | None = None) -> dict:
+    """Blind runs on the validation ``seeds`` (one split per household, rotating), appended to
+    ``out/records.jsonl`` as each ends; then :func:`sweep_records` writes ``out/sweep.json``."""
+    from personal.eval.pan_run import make_components
+    from personal.perception.splits import check_training_seeds
+    from personal.world.episodes import generate_episodes
+    from personal.world.generator import generate_scene
+    from personal.world.model import SPLITS
+    from sim_bridge.backends import make_backend
+
+    check_training_seeds(list(seeds))  # validation households only, never evaluation ones
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    comps = make_components(encoder)
+    sim = make_backend("synthetic")
+    t0 = time.perf_counter()
+    with (out / "records.jsonl").open("a") as log:
+        for k, seed in enumerate(seeds):
+            scene = generate_scene(seed)
+            sim.load_scene(scene)
+            for ep in generate_episodes(scene, SPLITS[k % len(SPLITS)], per_split, seed):
+                rec = record_blind_episode(sim, ep, comps, max_steps)
+                rec.update({"seed": seed, "encoder": comps.encoder.name, "max_steps": max_steps})
+                log.write(json.dumps(rec) + "\n")
+                log.flush()
+                if progress:
+                    progress(f"{ep.episode_id} [{ep.split}] {rec['steps']} steps, {time.perf_counter() - t0:.0f} s")
+    return sweep_records(out / "records.jsonl", out / "sweep.json")
+
+
+def sweep_records(records_path: str | Path, out_path: str | Path | None = None) -> dict:
+    """Sweep the blind runs of a ``records.jsonl`` (a finished or an interrupted calibration)."""
+    from personal.eval.pan import GoalGeometry
+    from personal.world.episodes import generate_episodes
+    from personal.world.generator import generate_scene
+    from sim_bridge.backends import make_backend
+
+    records = [json.loads(line) for line in Path(records_path).read_text().splitlines() if line.strip()]
+    if not records:
+        raise ValueError(f"{records_path}: no blind runs recorded")
+    sim, boxes_of = make_backend("synthetic"), {}
+    for r in records:
+        seed = int(r.get("seed", r["scene_id"].split("_")[-1]))
+        scene = generate_scene(seed)
+        sim.load_scene(scene)
+        ep = next(e for e in generate_episodes(scene, r["split"], 1 + int(r["episode_id"].rsplit("_", 1)[1]), seed)
+                  if e.episode_id == r["episode_id"])
+        boxes_of[ep.episode_id] = GoalGeometry(sim, ep).boxes
+    result = sweep(records, boxes_of)
+    result.update({"episodes": [r["episode_id"] for r in records], "hit_radius_m": HIT_RADIUS_M,
+                   "max_steps": max(r["steps"] for r in records)})
+    if out_path:
+        Path(out_path).write_text(json.dumps(result, indent=1))
+    return result

@@ -1,0 +1,45 @@
+"""Value-map detection thresholds, per feature encoder.
+
+A detection is a feature-map cell whose grounded score passes ``threshold`` and, for the RPG
+scorers, whose best ownership-phrase similarity reaches ``phrase_floor``. Both are cosines in
+the encoder's joint space, so they depend on the encoder: the ORACLE caption encoder pastes the
+exact caption embedding into the map (cell-to-phrase cosines of 0.7-0.9), the learned ``lit``
+tower's region embeddings sit much lower. Each encoder therefore carries its own pair, chosen on
+households that are never used for evaluation; an encoder without a calibrated pair falls back
+to the ORACLE's and says so (``calibrated=False``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class DetectionThresholds:
+    threshold: float  # grounded score (cosine) that counts as a detection
+    phrase_floor: float  # RPG scorers: least best-gating-phrase similarity of a detection
+    source: str  # where the pair was chosen
+    calibrated: bool = True
+
+
+ORACLE_THRESHOLDS = DetectionThresholds(
+    0.40, 0.68, "chosen on PAN scene seeds 0-1 with the ORACLE caption encoder (docs/navigation.md)")
+
+# Keyed by the encoder's ``name`` (``kind:checkpoint-folder`` for the transformers adapter).
+BY_ENCODER: dict[str, DetectionThresholds] = {
+    "oracle-captions-minilm": ORACLE_THRESHOLDS,
+    # the shipped crop tower: grounded scores of its region embeddings peak at 0.15-0.25
+    "lit:lit-minilm-household": DetectionThresholds(
+        0.15, 0.25, "chosen on validation households 20000-20002 by `personal pan calibrate` (blind runs, "
+                    "docs/navigation.md)"),
+}
+
+
+def thresholds_for(encoder_name: str | None) -> DetectionThresholds:
+    """The calibrated pair of ``encoder_name``; the ORACLE's, marked uncalibrated, otherwise."""
+    name = str(encoder_name or "")
+    if name in BY_ENCODER:
+        return BY_ENCODER[name]
+    if name.startswith("oracle"):
+        return ORACLE_THRESHOLDS
+    return DetectionThresholds(ORACLE_THRESHOLDS.threshold, ORACLE_THRESHOLDS.phrase_floor,
+                               f"not calibrated for {name or 'this encoder'}: the ORACLE encoder's pair", calibrated=False)

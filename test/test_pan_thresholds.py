@@ -1,0 +1,68 @@
+"""Value-map detection thresholds are chosen per encoder, on validation households."""
+import pytest
+
+from personal.navigation.thresholds import BY_ENCODER, ORACLE_THRESHOLDS, thresholds_for
+from personal.world.model import Box
+
+
+def _components(name):
+    from pan_fakes import BagOfWordsModel
+
+    from personal.eval.pan_run import PanComponents
+    from personal.grounding.extract import make_extractor
+    from personal.grounding.pipeline import TextEmbedder
+    from personal.models.oracle import OracleCaptionEncoder
+
+    class Named(OracleCaptionEncoder):  # only the name matters for the thresholds
+        pass
+
+    enc = Named({1: "a red mug"}, model=BagOfWordsModel())
+    if name is not None:
+        Named.name = name
+    return PanComponents(enc, TextEmbedder(enc), make_extractor("builtin"))
+
+
+@pytest.mark.parametrize("policy", ["value-map-qs", "value-map-rpg-owner"])
+def test_each_encoder_gets_its_own_detection_thresholds(policy):
+    from personal.eval.pan_run import build_loop
+
+    lit = thresholds_for("lit:lit-minilm-household")
+    assert lit.calibrated and "20000" in lit.source
+    assert (lit.threshold, lit.phrase_floor) != (ORACLE_THRESHOLDS.threshold, ORACLE_THRESHOLDS.phrase_floor)
+    for name, want in ((None, ORACLE_THRESHOLDS), ("lit:lit-minilm-household", lit)):
+        loop = build_loop(policy, _components(name))
+        assert loop.policy.vcfg.threshold == want.threshold
+        assert loop.policy.scorer.phrase_floor == want.phrase_floor
+        assert loop.policy.thresholds is want
+
+
+def test_an_uncalibrated_encoder_falls_back_to_the_oracle_pair_and_says_so():
+    th = thresholds_for("clip:my-clip")
+    assert not th.calibrated and "not calibrated" in th.source
+    assert (th.threshold, th.phrase_floor) == (ORACLE_THRESHOLDS.threshold, ORACLE_THRESHOLDS.phrase_floor)
+    assert thresholds_for("oracle-captions-minilm") is ORACLE_THRESHOLDS is BY_ENCODER["oracle-captions-minilm"]
+
+
+def test_the_sweep_keeps_the_pair_whose_first_detection_is_the_target():
+    from personal.eval.pan_calibrate import proxy_success, sweep
+
+    target = [Box((5.0, 5.0, 0.5), (0.4, 0.4, 0.4))]
+    # step, scorer, phrase floor, best confident score, x, y — in step order
+    rows = [[5, "qs", -1.0, 0.20, 1.0, 1.0], [12, "qs", -1.0, 0.30, 5.1, 5.0],
+            [5, "rpg", -1.0, 0.22, 1.0, 1.0], [5, "rpg", 0.4, 0.10, 5.0, 5.0], [9, "rpg", 0.4, 0.28, 5.0, 5.2],
+            [5, "rpg-owner", -1.0, 0.22, 1.0, 1.0], [9, "rpg-owner", 0.4, 0.28, 5.0, 5.2]]
+    rec = {"episode_id": "e", "rows": rows}
+    assert proxy_success(rec, target, "qs", 0.15, -1.0) == (False, 5)  # fires early, on the wrong object
+    assert proxy_success(rec, target, "qs", 0.25, -1.0) == (True, 12)
+    assert proxy_success(rec, target, "rpg", 0.25, 0.4) == (True, 9)
+    assert proxy_success(rec, target, "rpg", 0.35, 0.4) == (False, None)  # never detects: no STOP
+    res = sweep([rec], {"e": target}, thresholds=(0.15, 0.25, 0.35), floors=(-1.0, 0.4))
+    assert res["chosen"]["threshold"] == 0.25 and res["chosen"]["phrase_floor"] == 0.4
+    assert res["chosen"]["mean"] == 100.0
+
+
+def test_calibration_refuses_evaluation_households(tmp_path):
+    from personal.eval.pan_calibrate import calibrate
+
+    with pytest.raises(ValueError, match="evaluation households"):
+        calibrate("lit", [100, 20000], 1, 10, tmp_path)
