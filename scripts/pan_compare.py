@@ -51,7 +51,10 @@ def main(learned: Path, oracle: Path, out: Path) -> dict:
         cells, row = [], {"method": m, "maps": run, "label": label}
         for s in (*SPLITS, "total"):
             eps = [d[e] for e in common if s == "total" or d[e]["split"] == s]
-            n = max(len(eps), 1)
+            if not eps:
+                cells.append("– | – | –")
+                continue
+            n = len(eps)
             sr, spl, dtg = (100 * sum(e["success"] for e in eps) / n, 100 * sum(e["spl"] for e in eps) / n,
                             sum(e["dtg"] for e in eps) / n)
             row[s] = {"n": len(eps), "sr": round(sr, 2), "spl": round(spl, 2), "dtg": round(dtg, 2),
