@@ -338,3 +338,35 @@ def test_run_episode_sends_no_oracle_keys_to_the_learned_policy(shipped):
     run_episode(make_backend("kinematic"), Spy(), build_suite("single", ["bin"], ["prefer_red"], [1])[0],
                 max_steps=10, images=False)
     assert seen and all(not any(k.startswith("oracle/") for k in keys) and ENV_KEY in keys for keys in seen)
+
+
+def _split_run(src: Path, dst: Path, seeds: set[int], meta: dict) -> Path:
+    """A `perm benchmark` folder holding only ``seeds`` of the shipped results."""
+    for part in ("learned", "oracle"):
+        rows = [line for line in (src / part / "results.jsonl").read_text().splitlines() if json.loads(line)["seed"] in seeds]
+        (dst / part).mkdir(parents=True)
+        (dst / part / "results.jsonl").write_text("\n".join(rows) + "\n")
+    (dst / "headline.json").write_text(json.dumps({"meta": meta}))
+    return dst
+
+
+def test_benchmark_runs_merge_by_seed_into_the_same_figures(tmp_path):
+    shipped = Path(benchmark.__file__).parents[1] / "results" / "learned"
+    whole = json.loads((shipped / "headline.json").read_text())
+    meta = {"learned policy": "ckpt", "held-out layouts": "part"}
+    a = _split_run(shipped, tmp_path / "a", {0, 1, 2}, meta)
+    b = _split_run(shipped, tmp_path / "b", {3, 4}, {**meta, "held-out layouts": "other part"})
+    report = benchmark.merge([a, b], tmp_path / "merged")
+    merged = json.loads((tmp_path / "merged" / "headline.json").read_text())
+    for key in ("learned_single", "learned_paraphrase", "learned_none", "oracle_single", "oracle_none"):
+        assert merged[key] == pytest.approx(whole[key]), key
+    assert merged["criteria"] == whole["criteria"]
+    assert merged["meta"]["held-out layouts"] == "part; other part"
+    assert "## Per preference" in report.read_text()
+    with pytest.raises(ValueError, match="must not overlap"):
+        benchmark.merge([a, a], tmp_path / "twice")
+    c = _split_run(shipped, tmp_path / "c", {3}, {"learned policy": "another ckpt"})
+    with pytest.raises(ValueError, match="different learned policies"):
+        benchmark.merge([a, c], tmp_path / "mixed")
+    with pytest.raises(FileNotFoundError, match="headline.json"):
+        benchmark.merge([a, tmp_path / "nothing"], tmp_path / "missing")

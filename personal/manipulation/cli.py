@@ -227,6 +227,20 @@ def benchmark_cmd(
     typer.echo(f"wrote {report}")
 
 
+@app.command("benchmark-merge")
+def benchmark_merge_cmd(
+    runs: list[Path] = typer.Argument(..., help="`perm benchmark` output folders (e.g. one per seed)"),
+    out: Path = typer.Option(..., help="folder for the merged report"),
+) -> None:
+    """Merge `perm benchmark` runs of one checkpoint on disjoint tasks (e.g. per seed) into one report."""
+    from personal.manipulation.learned import benchmark as B
+
+    try:
+        typer.echo(f"wrote {B.merge(runs, out)}")
+    except (FileNotFoundError, ValueError) as e:
+        raise typer.BadParameter(str(e)) from None
+
+
 @app.command("report")
 def report_cmd(results: Path = typer.Argument(..., help="results.jsonl"), out: Path = typer.Option(None)) -> None:
     """Rebuild report.md from a results.jsonl."""

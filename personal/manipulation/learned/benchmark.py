@@ -164,6 +164,36 @@ def write_report(learned: list[EpisodeResult], oracle: list[EpisodeResult], out:
     return path
 
 
+def merge(runs: list[Path], out: Path) -> Path:
+    """One report from several ``benchmark`` folders (e.g. one per held-out seed, so an interrupted
+    run resumes by seed). The runs must use the same learned policy and must not share a learned task;
+    ORACLE episodes reused by several runs are kept once. Other meta entries that differ are joined."""
+    from personal.manipulation.evaluate import load_results
+
+    learned, oracle, metas, seen = [], {}, [], {}
+    for run in map(Path, runs):
+        head = run / "headline.json"
+        if not head.is_file():
+            raise FileNotFoundError(f"{head}: not a finished `personal perm benchmark` folder")
+        metas.append(json.loads(head.read_text()).get("meta", {}))
+        for r in load_results(run / "learned" / "results.jsonl"):
+            if r.task_id in seen:
+                raise ValueError(f"{r.task_id} is in both {seen[r.task_id]} and {run}: runs to merge must not overlap")
+            seen[r.task_id] = run
+            learned.append(r)
+        if (run / "oracle" / "results.jsonl").is_file():
+            oracle.update({r.task_id: r for r in load_results(run / "oracle" / "results.jsonl")})
+    policies = {m.get("learned policy") for m in metas}
+    if len(policies) > 1:
+        raise ValueError(f"runs use different learned policies: {sorted(map(str, policies))}")
+    meta = {}
+    for k in dict.fromkeys(k for m in metas for k in m):
+        values = list(dict.fromkeys(str(m[k]) for m in metas if k in m))
+        meta[k] = values[0] if len(values) == 1 else "; ".join(values)
+    meta["merged"] = f"{len(runs)} runs: " + ", ".join(str(r) for r in runs)
+    return write_report(learned, list(oracle.values()), out, meta)
+
+
 def plan(missions: list[str], prefs: list[str], seeds: list[int], paraphrase_sets: str = "ABC") -> tuple[list, list]:
     """(learned tasks, oracle tasks); ``paraphrase_sets``: which reserved sets to ask in (held-out A, B,
     C; V = validation, for model selection on validation layouts, never with A, B or C)."""
