@@ -231,12 +231,13 @@ def benchmark_cmd(
 def benchmark_merge_cmd(
     runs: list[Path] = typer.Argument(..., help="`perm benchmark` output folders (e.g. one per seed)"),
     out: Path = typer.Option(..., help="folder for the merged report"),
+    note: str = typer.Option("", help="a line for the report's header (e.g. the machine's load during the runs)"),
 ) -> None:
     """Merge `perm benchmark` runs of one checkpoint on disjoint tasks (e.g. per seed) into one report."""
     from personal.manipulation.learned import benchmark as B
 
     try:
-        typer.echo(f"wrote {B.merge(runs, out)}")
+        typer.echo(f"wrote {B.merge(runs, out, note)}")
     except (FileNotFoundError, ValueError) as e:
         raise typer.BadParameter(str(e)) from None
 

@@ -164,7 +164,7 @@ def write_report(learned: list[EpisodeResult], oracle: list[EpisodeResult], out:
     return path
 
 
-def merge(runs: list[Path], out: Path) -> Path:
+def merge(runs: list[Path], out: Path, note: str = "") -> Path:
     """One report from several ``benchmark`` folders (e.g. one per held-out seed, so an interrupted
     run resumes by seed). The runs must use the same learned policy and must not share a learned task;
     ORACLE episodes reused by several runs are kept once. Other meta entries that differ are joined."""
@@ -191,6 +191,8 @@ def merge(runs: list[Path], out: Path) -> Path:
         values = list(dict.fromkeys(str(m[k]) for m in metas if k in m))
         meta[k] = values[0] if len(values) == 1 else "; ".join(values)
     meta["merged"] = f"{len(runs)} runs: " + ", ".join(str(r) for r in runs)
+    if note:
+        meta["note"] = note
     return write_report(learned, list(oracle.values()), out, meta)
 
 
