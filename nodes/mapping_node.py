@@ -90,6 +90,9 @@ PARAMETERS = {
     "maps_dir": ("maps", "saved maps go to <maps_dir>/<map name>/"),
     "map_name": ("", "folder name for map/save (default: the scene id, else 'map')"),
     "map_frame": ("map", "frame of all published maps"),
+    "feature_process": (False, "image encoders (not the ORACLE): encode in a child process, pipelined behind the geometry "
+                               "(a frame's occupancy is published at once; features are applied in frame order, so the "
+                               "maps are the same; map/save waits for them). The encoder loads there while mapping starts"),
 }
 
 
@@ -101,7 +104,12 @@ class MappingNode(Node):
         self.p = {n: self.declare_parameter(n, d, ParameterDescriptor(description=t)).value for n, (d, t) in PARAMETERS.items()}
         p = self.p
         self.scene_id = ""
-        self.encoder = self._make_encoder()
+        self.worker = None
+        if p["feature_process"] and p["encoder"] not in ("", "none", "oracle", "oracle-captions-minilm"):
+            self.encoder = None
+            self.worker = self._start_worker()
+        else:
+            self.encoder = self._make_encoder()
         self.builder = self._make_builder()
         self.info: CameraInfo | None = None
         self.frames = 0
@@ -112,7 +120,7 @@ class MappingNode(Node):
         self._dirty = False
         self._last_skip_log = 0.0
 
-        use_rgb = self.encoder is not None and self.encoder.name != "oracle-captions-minilm"
+        use_rgb = self.worker is not None or (self.encoder is not None and self.encoder.name != "oracle-captions-minilm")
         use_ids = self.encoder is not None and not use_rgb
         self.tf = None
         self.tf_waiting: deque[dict] = deque()  # frames whose transform has not arrived yet (pose_source:=tf)
@@ -157,6 +165,8 @@ class MappingNode(Node):
         self.create_timer(max(float(p["publish_period"]), 0.05), self._publish_maps)
         self.create_timer(0.2, self._expire)
         enc = self.encoder.name if self.encoder else "none (geometry only)"
+        if self.worker is not None:
+            enc = f"{p['encoder']} (in a child process, loading)"
         self.get_logger().info(f"mapping ready: encoder {enc}, sync {keys}, pose from {p['pose_source']}")
 
     # -- setup ---------------------------------------------------------------------
@@ -179,6 +189,16 @@ class MappingNode(Node):
         except Exception as exc:  # missing weights, unknown name: keep mapping geometry
             self.get_logger().error(f"parameter 'encoder' = {name!r}: {exc}; mapping geometry only")
             return None
+
+    def _start_worker(self):
+        from personal.mapping.feature_worker import FeatureWorker
+
+        def ready(name: str, dim: int) -> None:  # under the worker's lock
+            self.builder.enable_features(dim, name)
+
+        log = lambda msg: self.get_logger().info(msg) if "ready" in msg else self.get_logger().error(msg)  # noqa: E731
+        apply = lambda fp, out: self.builder.apply_features(fp.K, fp, out)  # noqa: E731 - on the worker's thread, under its lock
+        return FeatureWorker(self.p["encoder"], self.p["model_path"], apply, ready, log)
 
     def _make_builder(self) -> MapBuilder:
         p = self.p
@@ -349,6 +369,9 @@ class MappingNode(Node):
         self._publish_grid(g["_stamp"])
         self.pub_status.publish(self._header(MapStatus(x=float(x), y=float(y), yaw=float(yaw), frames=self.frames,
                                                        scene_id=self.scene_id), int(g["_stamp"])))
+        if self.worker is not None:  # encoded in the child process while the next frame is rendered and mapped
+            self.worker.submit(depth, rgb, ids, fp)
+            return
         try:
             self.builder.integrate_features(depth, K, fp, rgb, ids)
         except Exception as exc:  # the geometry of the frame stays; its features are lost
@@ -383,8 +406,11 @@ class MappingNode(Node):
             return
         self._dirty = False
         try:
-            self._publish_frontiers()
-            self._publish_cloud()
+            # frontiers and cloud are volatile: no subscriber, no work (the cloud's compaction is not cheap)
+            if self.pub_frontiers.get_subscription_count():
+                self._publish_frontiers()
+            if self.pub_cloud.get_subscription_count():
+                self._publish_cloud()
             self._publish_features()
         except Exception as exc:
             self.get_logger().error(f"publishing maps failed: {exc}")
@@ -421,7 +447,8 @@ class MappingNode(Node):
         fm = self.builder.feature_map
         if fm is None or fm.geometry.shape[0] == 0:
             return
-        flat, layout, desc = feature_map_to_wire(fm, self.scene_id)
+        with self._feature_lock():
+            flat, layout, desc = feature_map_to_wire(fm, self.scene_id)
         msg = Float32MultiArray()
         msg.layout.dim = [MultiArrayDimension(label=lab, size=int(size), stride=int(stride)) for lab, size, stride in layout]
         msg.data = packed("f", flat)
@@ -432,11 +459,25 @@ class MappingNode(Node):
     def _map_name(self) -> str:
         return self.p["map_name"] or self.scene_id or "map"
 
+    def _feature_lock(self):
+        from contextlib import nullcontext
+
+        return self.worker.lock if self.worker is not None else nullcontext()
+
     def _on_save(self, request, response):
         out = Path(self.p["maps_dir"]) / self._map_name()
+        if self.worker is not None:  # the features of every integrated frame go into the saved map
+            pending, t0 = self.worker.pending(), time.monotonic()
+            if not self.worker.wait_idle(timeout=600.0):
+                response.success, response.message = False, f"features of {self.worker.pending()} frames still pending after 600 s"
+                self.get_logger().error(response.message)
+                return response
+            if pending:
+                self.get_logger().info(f"map/save: waited {time.monotonic() - t0:.1f} s for the features of {pending} frames")
         try:
-            self.builder.save(out, extra={"scene_id": self.scene_id, "frames": self.frames,
-                                          "encoder_is_oracle": bool(self.encoder and "oracle" in self.encoder.name)})
+            with self._feature_lock():
+                self.builder.save(out, extra={"scene_id": self.scene_id, "frames": self.frames,
+                                              "encoder_is_oracle": bool(self.encoder and "oracle" in self.encoder.name)})
         except OSError as exc:
             response.success, response.message = False, f"cannot save maps to {out}: {exc}"
             self.get_logger().error(response.message)
@@ -448,7 +489,10 @@ class MappingNode(Node):
         return response
 
     def _reset(self) -> None:
-        self.builder.reset()
+        if self.worker is not None:
+            self.worker.reset()  # features of earlier frames still in the pipeline are not applied
+        with self._feature_lock():
+            self.builder.reset()
         self.sync.clear()
         self.tf_waiting.clear()
         self._pending.clear()

@@ -60,6 +60,8 @@ GRAPH = Graph(
                 "episodes_dir": Arg("episodes_dir"),
                 "feature_resolution": Arg("feature_resolution"),
                 "maps_dir": Arg("maps_dir"),
+                # the encoder runs in a child process, one frame behind the geometry (same maps)
+                "feature_process": True,
             },
         ),
         NodeSpec(

@@ -121,16 +121,28 @@ class MapBuilder:
             return
         t2 = time.perf_counter()
         out = self.features(depth, rgb, instance_ids, fp)
-        t3 = time.perf_counter()
-        t.add("features", t3 - t2)
-        if out is not None:
-            groups, emb = out[0], out[1]
-            conf = pixel_confidence(K, fp.image_shape, fp.pixels, fp.depth, max_range=c.max_depth, min_range=c.min_depth)
-            # a sample stands for stride^2 pixels: keeps confidences comparable across strides
-            conf *= c.stride * c.stride
-            conf = weighted_confidence(conf, out)
-            self.feature_map.integrate(fp.points, conf, emb, groups)
-        t.add("feature_map", time.perf_counter() - t3)
+        t.add("features", time.perf_counter() - t2)
+        self.apply_features(K, fp, out)
+
+    def enable_features(self, feature_dim: int, encoder_name: str) -> None:
+        """Start an (empty) feature map once the encoder's dimension is known (an encoder loaded
+        elsewhere, e.g. in a :class:`personal.mapping.feature_worker.FeatureWorker`)."""
+        c = self.cfg
+        self.feature_map = FeatureMap(feature_dim, c.feature_resolution, encoder=encoder_name, bounds=c.bounds)
+
+    def apply_features(self, K: np.ndarray, fp: FramePoints, out) -> None:
+        """Fuse a frame's encoder output (``features(depth, rgb, ids, fp)``, computed here or in
+        another process) into the feature map."""
+        if self.feature_map is None or out is None or not len(fp):
+            return
+        c, t3 = self.cfg, time.perf_counter()
+        groups, emb = out[0], out[1]
+        conf = pixel_confidence(K, fp.image_shape, fp.pixels, fp.depth, max_range=c.max_depth, min_range=c.min_depth)
+        # a sample stands for stride^2 pixels: keeps confidences comparable across strides
+        conf *= c.stride * c.stride
+        conf = weighted_confidence(conf, out)
+        self.feature_map.integrate(fp.points, conf, emb, groups)
+        self.timer.add("feature_map", time.perf_counter() - t3)
 
     def _add_cloud(self, pts: np.ndarray) -> None:
         self._cloud.append(pts)
@@ -154,7 +166,8 @@ class MapBuilder:
         self.occupancy.reset()
         if self.feature_map is not None:
             self.feature_map.reset()
-        self._cloud, self._cloud_n = [], 0
+        # as a new builder: the cloud is compacted at the same points, so its saved cloud is the same
+        self._cloud, self._cloud_n, self._cloud_limit = [], 0, self.cfg.cloud_max_points
 
     def save(self, directory: str | Path, extra: dict | None = None) -> Path:
         """Write ``occupancy.{yaml,pgm}``, ``features.{npz,yaml}`` and ``map.yaml`` (an index)."""

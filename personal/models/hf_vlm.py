@@ -112,8 +112,11 @@ class HFImageTextEncoder(ImageTextEncoder):
             self.image_processor = AutoImageProcessor.from_pretrained(path, local_files_only=True)
         except (OSError, ValueError) as exc:
             raise FileNotFoundError(f"{path}: tokenizer or image processor files missing ({exc})") from exc
-        with torch.no_grad():
-            self._dim = int(self.encode_text(["probe"]).shape[1])
+        if kind == "lit":  # the text tower's dimension (checked above): no need to load the sentence model here
+            self._dim = int(config.projection_dim)
+        else:
+            with torch.no_grad():
+                self._dim = int(self.encode_text(["probe"]).shape[1])
 
     def _check_text_space(self, config) -> None:
         tower = getattr(config, "text_tower", "")
