@@ -11,6 +11,12 @@ bound -> decide the next action on that grid.
 
 On finish: STOP is sent, ``map/save`` (std_srvs/Trigger) is called when ``save_on_finish``,
 and the node exits when ``exit_on_finish`` (as the required node of the ``explore`` graph).
+
+``all_episodes:=true``: explore every episode the bridge holds in turn (``episode/next`` after each
+scene's map is saved; the mapping node starts fresh maps for a new scene), so one graph — one
+start-up — pre-explores several scenes (the POG evaluator writes one episode per scene). A new
+scene's first decision waits for a map of that scene (``map/status`` scene id), so each scene is
+explored exactly as by a graph of its own.
 """
 from __future__ import annotations
 
@@ -24,7 +30,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_srvs.srv import Trigger
 
 from personal.interfaces.convert import to_dict
-from personal.msg import AgentState, DiscreteAction, MapStatus
+from personal.msg import AgentState, DiscreteAction, EpisodeDescriptor, MapStatus
 from personal.mapping.exploration import Act, ExplorerConfig, FrontierExplorer
 from personal.mapping.grid import GridGeometry
 from nodes.lifecycle import run_node, subscribe
@@ -43,6 +49,8 @@ PARAMETERS = {
     "start_timeout": (60.0, "s to wait for the first agent state and map before giving up"),
     "save_on_finish": (True, "call map/save when exploration ends"),
     "exit_on_finish": (True, "exit the process when exploration ends (ends the explore graph)"),
+    "all_episodes": (False, "explore every episode of the bridge in turn (episode/next after each saved map), "
+                            "one graph for several scenes"),
 }
 
 
@@ -52,11 +60,14 @@ class ExploreNode(Node):
         from rcl_interfaces.msg import ParameterDescriptor
 
         self.p = {n: self.declare_parameter(n, d, ParameterDescriptor(description=t)).value for n, (d, t) in PARAMETERS.items()}
-        self.explorer = FrontierExplorer(ExplorerConfig(max_steps=int(self.p["max_steps"]), agent_radius=float(self.p["agent_radius"])))
+        self.explorer = self._new_explorer()
+        self.episode: dict | None = None  # the bridge's current episode (all_episodes: which scene to map)
+        self.want_index: int | None = None  # all_episodes: the episode index asked for with episode/next
         self.grid: OccupancyGridMsg | None = None
         self.state: dict | None = None
         self.status: dict | None = None
         self.sent = 0
+        self.t_first: float | None = None  # the first action of the current scene
         self.phase = "start"  # start -> wait_state -> wait_map -> (decide) ... -> saving -> finished
         self.phase_since = time.monotonic()
         self.want_grid_ns: int | None = None
@@ -66,18 +77,27 @@ class ExploreNode(Node):
         subscribe(self, OccupancyGridMsg, "map", self._on_grid, LATCHED)
         subscribe(self, MapStatus, "map/status", self._on_status, LATCHED)  # the newest, even if integrated before we started
         subscribe(self, AgentState, "agent_state", self._on_state, STATE_QOS)
+        subscribe(self, EpisodeDescriptor, "episode", self._on_episode, LATCHED)
         self.save_client = self.create_client(Trigger, "map/save")
+        self.next_client = self.create_client(Trigger, "episode/next")
         self.create_timer(0.02, self._tick)
         self.get_logger().info(f"explore ready: frontier policy, budget {self.p['max_steps']} steps")
 
+    def _new_explorer(self) -> FrontierExplorer:
+        return FrontierExplorer(ExplorerConfig(max_steps=int(self.p["max_steps"]), agent_radius=float(self.p["agent_radius"])))
+
     # -- input ---------------------------------------------------------------------
+    def _on_episode(self, msg: EpisodeDescriptor) -> None:
+        self.episode = {"episode_id": msg.episode_id, "scene_id": msg.scene_id, "index": int(msg.index), "count": int(msg.count)}
+        self._tick()
+
     def _on_grid(self, msg: OccupancyGridMsg) -> None:
         self.grid = msg
         self._tick()  # decide as soon as the input is there, not on the next timer tick
 
     def _on_status(self, msg: MapStatus) -> None:
         stamp = msg.header.stamp
-        self.status = {"x": msg.x, "y": msg.y, "yaw": msg.yaw, "frames": msg.frames,
+        self.status = {"x": msg.x, "y": msg.y, "yaw": msg.yaw, "frames": msg.frames, "scene_id": msg.scene_id,
                        "stamp_ns": stamp.sec * 1_000_000_000 + stamp.nanosec}
         self._tick()
 
@@ -102,6 +122,11 @@ class ExploreNode(Node):
     def _map_matches_state(self) -> bool:
         if self.status is None or self.state is None:
             return False
+        if self.want_index is not None:  # a later scene of all_episodes: its own episode, state and map only
+            ep = self.episode
+            if ep is None or ep["index"] != self.want_index or self.state.get("episode_id") != ep["episode_id"] \
+                    or self.status.get("scene_id") != ep["scene_id"]:
+                return False
         x, y, yaw = self._pose()
         st = self.status
         dyaw = abs((st["yaw"] - yaw + math.pi) % (2 * math.pi) - math.pi)
@@ -154,7 +179,7 @@ class ExploreNode(Node):
         self._set("wait_state")
 
     def _send(self, action: int) -> None:
-        if self.sent == 0:
+        if self.t_first is None:
             self.t_first = time.monotonic()  # steps/s is counted from the first action (not the nodes' start-up)
         self.sent += 1
         self.pub_action.publish(DiscreteAction(action=int(action), request_id=f"explore-{self.sent}"))
@@ -162,7 +187,7 @@ class ExploreNode(Node):
     def _finish(self, reason: str, save: bool) -> None:
         st = self.explorer.status
         now = time.monotonic()
-        moving = now - getattr(self, "t_first", now)
+        moving = now - (self.t_first or now)
         rate = f", {st.steps / moving:.1f} steps/s over {moving:.1f} s from the first action" if moving > 0 else ""
         self.get_logger().info(f"exploration finished: {reason}; {st.steps} steps, {st.collisions} collisions, "
                                f"{now - self.t0:.1f} s{rate}")
@@ -183,7 +208,36 @@ class ExploreNode(Node):
             log(f"map/save: {res.message}")
         except Exception as exc:
             self.get_logger().error(f"map/save failed: {exc}")
+        ep = self.episode
+        if self.p["all_episodes"] and ep is not None and ep["index"] + 1 < ep["count"]:
+            self._next_episode(ep["index"] + 1)
+            return
         self.finished = True
+
+    def _next_episode(self, index: int) -> None:
+        """all_episodes: the bridge's next episode (a new scene), explored from its start by a fresh explorer."""
+        if not self.next_client.wait_for_service(timeout_sec=5.0):
+            self.get_logger().error("service 'episode/next' not available: the remaining episodes are not explored")
+            self.finished = True
+            return
+
+        def done(future) -> None:
+            try:
+                res = future.result()
+            except Exception as exc:
+                res = None
+                self.get_logger().error(f"episode/next failed: {exc}")
+            if res is None or not res.success:
+                if res is not None:
+                    self.get_logger().error(f"episode/next: {res.message}")
+                self.finished = True
+                return
+            self.get_logger().info(f"next scene: {res.message}")
+            self.explorer, self.want_index, self.t0, self.t_first = self._new_explorer(), index, time.monotonic(), None
+            self._set("start")
+            self._tick()
+
+        self.next_client.call_async(Trigger.Request()).add_done_callback(done)
 
 
 def main(args=None) -> None:

@@ -208,33 +208,11 @@ class PogEvaluatorNode(Node):
             else:
                 view = load_saved_map(path)
         elif self.map_source == "explore_graph":
-            from personal.eval.pog_run import explore_with_graph, load_saved_map, remember_map_source, reusable_map
+            from personal.eval.pog_run import load_saved_map
 
-            first = next(e for e in self.episodes if e.scene_id == sid)
             path = Path(self.maps_dir) / sid / "features.yaml"
-            reuse, why = reusable_map(path.parent, self.scenes[sid], self.resolution, self.encoder_name, self.explore_size)
-            if self.reuse_maps and reuse and not self.record_dir:
-                self.get_logger().info(f"scene {sid}: reusing saved map {path} (same scene, resolution and encoder)")
-                self.explore_info[sid] = {"reused": str(path)}
-            else:
-                if self.reuse_maps and path.exists():
-                    self.get_logger().info(f"scene {sid}: not reusing {path}: {why}")
-                self.get_logger().info(f"pre-exploring scene {sid} ({self.scene_idx + 1}/{len(self.scene_order)}) with the "
-                                       f"'explore' graph (sim bridge + mapping + explore nodes)")
-                info = explore_with_graph(self.scenes[sid], first, self.maps_dir, self.resolution, self.explore_steps,
-                                          self.encoder_name, work_dir=self.run_dir / "explore_sets",
-                                          log=lambda line: self.get_logger().info(f"  [explore {sid}] {line}"),
-                                          bag_dir=Path(self.record_dir) / sid if self.record_dir else None,
-                                          image_size=self.explore_size)
-                self.explore_info[sid] = info
-                if info["exit_code"] != 0:  # a node of the child graph died, or it timed out
-                    reason = f"the explore graph exited with code {info['exit_code']}: {info.get('errors', '')}"[:800]
-                    self.get_logger().error(f"scene {sid}: {reason}; its episodes are recorded as explore_failed failures")
-                    self.scene_failures[sid] = ("explore_failed", reason)
-                    self.incomplete.append(f"scene {sid}: {reason}")
-                elif path.exists():
-                    remember_map_source(path.parent, self.scenes[sid], self.resolution, self.encoder_name, self.explore_size)
-                self.get_logger().info(f"scene {sid} mapped by the explore graph: {info}")
+            if sid not in self.explore_info:  # not reused or explored yet (a batch explores the later scenes too)
+                self._explore_graph_scenes(sid)
             try:
                 if sid in self.scene_failures:
                     raise RuntimeError(self.scene_failures[sid][1])
@@ -274,6 +252,57 @@ class PogEvaluatorNode(Node):
         self.desc_pub.publish(self._descriptor_msg(desc))
         self._map_sent_at = time.monotonic()
         return True
+
+    def _needs_exploring(self, sid: str) -> bool:
+        """explore_graph: no reusable saved map of ``sid`` (logs which map is reused or why not)."""
+        from personal.eval.pog_run import reusable_map
+
+        path = Path(self.maps_dir) / sid / "features.yaml"
+        reuse, why = reusable_map(path.parent, self.scenes[sid], self.resolution, self.encoder_name, self.explore_size)
+        if self.reuse_maps and reuse and not self.record_dir:
+            self.get_logger().info(f"scene {sid}: reusing saved map {path} (same scene, resolution and encoder)")
+            self.explore_info[sid] = {"reused": str(path)}
+            return False
+        if self.reuse_maps and path.exists():
+            self.get_logger().info(f"scene {sid}: not reusing {path}: {why}")
+        return True
+
+    def _explore_graph_scenes(self, sid: str) -> None:
+        """Pre-explore ``sid`` — and every later scene without a reusable map, in the same graph (one
+        start-up; recorded runs keep one graph and one bag per scene) — and note each one's outcome."""
+        from personal.eval.pog_run import explore_scenes_with_graph, explore_with_graph, remember_map_source
+
+        if not self._needs_exploring(sid):
+            return
+        batch = [sid]
+        if not self.record_dir:
+            batch += [s for s in self.scene_order[self.scene_idx + 1:]
+                      if s in self.scenes and s not in self.explore_info and self._needs_exploring(s)]
+        firsts = {s: next(e for e in self.episodes if e.scene_id == s) for s in batch}
+        names = ", ".join(batch)
+        self.get_logger().info(f"pre-exploring scene{'s' if len(batch) > 1 else ''} {names} "
+                               f"({self.scene_idx + 1}{f'-{self.scene_idx + len(batch)}' if len(batch) > 1 else ''}"
+                               f"/{len(self.scene_order)}) with the 'explore' graph (sim bridge + mapping + explore nodes)")
+        log = lambda line: self.get_logger().info(f"  [explore {names}] {line}")  # noqa: E731
+        if self.record_dir:
+            infos = {sid: explore_with_graph(self.scenes[sid], firsts[sid], self.maps_dir, self.resolution, self.explore_steps,
+                                             self.encoder_name, work_dir=self.run_dir / "explore_sets", log=log,
+                                             bag_dir=Path(self.record_dir) / sid, image_size=self.explore_size)}
+        else:
+            infos = explore_scenes_with_graph([(self.scenes[s], firsts[s]) for s in batch], self.maps_dir, self.resolution,
+                                              self.explore_steps, self.encoder_name, work_dir=self.run_dir / "explore_sets",
+                                              log=log, image_size=self.explore_size)
+        for s, info in infos.items():
+            self.explore_info[s] = info
+            path = Path(self.maps_dir) / s / "features.yaml"
+            if info["exit_code"] != 0:  # a node of the child graph died, or it timed out
+                reason = f"the explore graph exited with code {info['exit_code']}: {info.get('errors', '')}"[:800]
+                self.get_logger().error(f"scene {s}: {reason}; its episodes are recorded as explore_failed failures")
+                self.scene_failures[s] = ("explore_failed", reason)
+                self.incomplete.append(f"scene {s}: {reason}")
+            elif path.exists():
+                remember_map_source(path.parent, self.scenes[s], self.resolution, self.encoder_name, self.explore_size)
+            self.get_logger().info(f"scene {s} mapped by the explore graph: {info}")
 
     # -- main loop ------------------------------------------------------------------------------
     def _tick(self) -> None:

@@ -245,6 +245,51 @@ def explore_with_graph(scene: Scene, episode: Episode, maps_dir: str | Path, res
     return info
 
 
+def explore_scenes_with_graph(pairs: Sequence[tuple[Scene, Episode]], maps_dir: str | Path, resolution: float, max_steps: int,
+                              encoder: str = "oracle", work_dir: str | Path = "explore_sets", timeout_s: float = 900.0,
+                              log=None, image_size: tuple[int, int] = (640, 480)) -> dict[str, dict]:
+    """Pre-explore several scenes with **one** ``explore`` graph (``all_episodes:=true``: the
+    explore node asks the bridge for the next episode after each saved map, the mapping node starts
+    fresh maps for each scene), so the graph's start-up is paid once. Each ``(scene, episode)``
+    is explored from ``episode``'s start, exactly as by a graph of its own. Returns {scene_id:
+    info} like :func:`explore_with_graph`; a scene whose map this run did not save gets the graph's
+    non-zero exit code (or 1)."""
+    from personal.eval.pog_replay import explore_record_command
+    from personal.runner import child_domain, run_child
+    from personal.world.habitat_format import write_episode_set
+
+    if len(pairs) == 1:
+        (scene, episode), = pairs
+        return {scene.scene_id: explore_with_graph(scene, episode, maps_dir, resolution, max_steps, encoder,
+                                                   work_dir, timeout_s, log, None, image_size)}
+    folder = Path(work_dir) / "scenes"
+    write_episode_set(folder, [s for s, _ in pairs], [e for _, e in pairs])
+    cmd = explore_record_command(folder.resolve(), Path(maps_dir).resolve(), resolution, max_steps, encoder, None,
+                                 image_size) + ["all_episodes:=true"]
+    progress = lambda line: "[sim_bridge]" in line and ", step " in line  # noqa: E731 - periodic bridge summary
+    keep = lambda line: progress(line) or any(k in line for k in ("exploration finished", "maps saved", "next scene",  # noqa: E731
+                                                                  "ERROR", "error:", "wrote "))
+
+    def forward(line: str) -> None:
+        log("exploration step " + line.rsplit(", step ", 1)[1].strip() if progress(line) else line)
+
+    t0, wall0 = time.perf_counter(), time.time()
+    with child_domain() as env:
+        code, tail = run_child(cmd, env, timeout_s * len(pairs), forward if log else None, keep)
+    seconds = round(time.perf_counter() - t0, 1)
+    infos = {}
+    for scene, _ in pairs:
+        out = Path(maps_dir) / scene.scene_id / "features.yaml"
+        fresh = out.exists() and out.stat().st_mtime >= wall0 - 1.0  # saved by this graph, not an older map
+        info = {"seconds": seconds, "graph": f"one explore graph for {len(pairs)} scenes",
+                "exit_code": 0 if fresh else (code or 1), "map": str(out) if fresh else None}
+        if not fresh:
+            info["errors"] = (" | ".join([l for l in tail if "ERROR" in l or "error:" in l or "timed out" in l] or tail[-3:])[-600:]
+                              or "the graph ended before this scene's map was saved")
+        infos[scene.scene_id] = info
+    return infos
+
+
 # -- plots ----------------------------------------------------------------------------------------
 
 

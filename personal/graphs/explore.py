@@ -14,6 +14,9 @@ GRAPH = Graph(
         "seed": (0, "generator seed (scene synth_<seed>)", SEED),
         "episodes_dir": ("", "PersONAL-format episode folder; empty = generate one scene"),
         "scene": ("", "with episodes_dir: the scene to explore (its first easy episode's start); empty = the first"),
+        "all_episodes": (False, "with episodes_dir: explore every (easy) episode's scene in turn from its start, saving "
+                                "each scene's maps: one graph start-up for several scenes (the POG evaluator writes one "
+                                "episode per scene)"),
         "backend": ("synthetic", "simulator backend (synthetic|habitat|auto)", Choice(("synthetic", "habitat", "auto"))),
         "scenes_dir": ("", "habitat: folder the episodes' scene_id paths are relative to (default: episodes_dir)"),
         "scene_dataset_config": ("", "habitat: scene dataset config; empty = the one each episode names"),
@@ -68,7 +71,7 @@ GRAPH = Graph(
             name="explore",
             executable="explore_node",
             module="nodes.explore_node",
-            parameters={"max_steps": Arg("max_steps"), "map_timeout": Arg("map_timeout")},
+            parameters={"max_steps": Arg("max_steps"), "map_timeout": Arg("map_timeout"), "all_episodes": Arg("all_episodes")},
             required=True,
         ),
     ],

@@ -71,10 +71,7 @@ class MapBuilder:
     def __init__(self, config: MapConfig | None = None, *, feature_dim: int | None = None, encoder_name: str = "",
                  features: FrameFeatures | None = None) -> None:
         self.cfg = c = config or MapConfig()
-        self.occupancy = OccupancyGrid(
-            c.occupancy_resolution, bounds=c.bounds, floor_z=c.floor_z, floor_band=c.floor_band,
-            obstacle_max_height=c.obstacle_max_height, agent_radius=c.agent_radius,
-        )
+        self.occupancy = self._new_occupancy()
         self.features = features
         self.feature_map = (
             FeatureMap(feature_dim, c.feature_resolution, encoder=encoder_name, bounds=c.bounds) if feature_dim else None
@@ -162,12 +159,21 @@ class MapBuilder:
         self._compact_cloud()
         return self._cloud[0]
 
+    def _new_occupancy(self) -> OccupancyGrid:
+        c = self.cfg
+        return OccupancyGrid(c.occupancy_resolution, bounds=c.bounds, floor_z=c.floor_z, floor_band=c.floor_band,
+                             obstacle_max_height=c.obstacle_max_height, agent_radius=c.agent_radius)
+
     def reset(self) -> None:
-        self.occupancy.reset()
+        """Back to a new builder's state, extent included (grids grow with what was seen): the next
+        scene's maps are those a fresh builder makes — a graph that maps several scenes in turn
+        saves the same maps as one graph per scene."""
+        c = self.cfg
+        self.occupancy = self._new_occupancy()
         if self.feature_map is not None:
-            self.feature_map.reset()
-        # as a new builder: the cloud is compacted at the same points, so its saved cloud is the same
-        self._cloud, self._cloud_n, self._cloud_limit = [], 0, self.cfg.cloud_max_points
+            fm = self.feature_map
+            self.feature_map = FeatureMap(fm.dim, c.feature_resolution, encoder=fm.encoder, bounds=c.bounds)
+        self._cloud, self._cloud_n, self._cloud_limit = [], 0, c.cloud_max_points
 
     def save(self, directory: str | Path, extra: dict | None = None) -> Path:
         """Write ``occupancy.{yaml,pgm}``, ``features.{npz,yaml}`` and ``map.yaml`` (an index)."""
