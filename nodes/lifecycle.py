@@ -130,8 +130,18 @@ def run_node(factory: Callable[[], N], args=None, until: Callable[[N], bool] | N
         if until is None:
             rclpy.spin(node)
         else:
+            # one executor for the whole loop: rclpy.spin_once(node) adds the node to the global executor
+            # and removes it again for every single callback (measurable in a lock-step loop)
+            from rclpy.executors import SingleThreadedExecutor
+
+            executor = SingleThreadedExecutor()
+            executor.add_node(node)
             while rclpy.ok() and not until(node):
-                rclpy.spin_once(node, timeout_sec=0.1)
+                if node.executor is executor:
+                    executor.spin_once(timeout_sec=0.1)
+                else:  # something spun the node on another executor meanwhile
+                    rclpy.spin_once(node, timeout_sec=0.1)
+            executor.remove_node(node)
         if exit_code is not None:
             code = exit_code(node)
     except (KeyboardInterrupt, ExternalShutdownException):

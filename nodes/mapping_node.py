@@ -34,11 +34,16 @@ info) is logged and the frame skipped; the node keeps running.
 """
 from __future__ import annotations
 
+import os
 import time
 from collections import deque
 from pathlib import Path
 
-import numpy as np
+# one BLAS thread (before numpy loads): a frame's products are small, and on a few cores shared with the
+# renderer OpenBLAS threads only wait on each other (see sim_bridge.bridge_node)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import OccupancyGrid as OccupancyGridMsg
 from nav_msgs.msg import Odometry

@@ -86,6 +86,7 @@ class PogEvaluatorNode(Node):
         self.window = p("in_flight", 16, "queries in flight at once (the grounding node embeds their texts in one batch)")
         self.sample_maps = p("sample_maps", 6, "episodes drawn as map PNGs")
         self.exit_code: int | None = None
+        self._embedder_thread, self._embedder = None, None
         self.t0 = time.monotonic()
         self.incomplete: list[str] = []  # why this run is not a full one (failed child graph, no grounding node)
         try:  # before any work: an unwritable out_dir must not be found after the evaluation
@@ -129,8 +130,23 @@ class PogEvaluatorNode(Node):
         )
         self.create_timer(0.05, self._tick)
 
+    def _preload_query_embedder(self) -> None:
+        """Load the sample maps' text encoder on a thread while the explore graph runs (the evaluator
+        only waits for it then), not after the last episode."""
+        if self._embedder_thread is None and self.map_source != "oracle" and self.sample_maps:
+            import threading
+
+            def load() -> None:
+                self._embedder = self._query_embedder()
+
+            self._embedder_thread = threading.Thread(target=load, daemon=True, name="query-embedder")
+            self._embedder_thread.start()
+
     def _query_embedder(self):
         """The maps' text encoder, for the sample maps' query-similarity background (None: confidence instead)."""
+        if self._embedder_thread is not None and threading_current() is not self._embedder_thread:
+            self._embedder_thread.join()
+            return self._embedder
         if self.map_source == "oracle" or not self.sample_maps:
             return None
         try:
@@ -284,6 +300,7 @@ class PogEvaluatorNode(Node):
                                f"({self.scene_idx + 1}{f'-{self.scene_idx + len(batch)}' if len(batch) > 1 else ''}"
                                f"/{len(self.scene_order)}) with the 'explore' graph (sim bridge + mapping + explore nodes)")
         log = lambda line: self.get_logger().info(f"  [explore {names}] {line}")  # noqa: E731
+        self._preload_query_embedder()
         if self.record_dir:
             infos = {sid: explore_with_graph(self.scenes[sid], firsts[sid], self.maps_dir, self.resolution, self.explore_steps,
                                              self.encoder_name, work_dir=self.run_dir / "explore_sets", log=log,
@@ -531,6 +548,12 @@ class PogEvaluatorNode(Node):
         if self.incomplete:
             self.get_logger().error("run incomplete: " + "; ".join(self.incomplete) + "; exit code 3")
         self.exit_code = 3 if self.incomplete else 0
+
+
+def threading_current():
+    import threading
+
+    return threading.current_thread()
 
 
 def _failed(method: str, code: str, reason: str) -> dict:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import multiprocessing as mp
+import os
 import queue
 import threading
 import time
@@ -25,6 +26,8 @@ from typing import Any, Callable
 import numpy as np
 
 from personal.mapping.projection import FramePoints
+
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
 def _serve(conn, encoder: str, model_path: str, threads: int) -> None:
@@ -41,8 +44,6 @@ def _serve(conn, encoder: str, model_path: str, threads: int) -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ.setdefault(var, str(threads))
     try:
         from personal.models.base import make_encoder
 
@@ -82,7 +83,19 @@ class FeatureWorker:
         self._conn, child = ctx.Pipe()
         self.proc = ctx.Process(target=_serve, args=(child, encoder, model_path, threads), daemon=True,
                                 name=f"features-{encoder}")
-        self.proc.start()
+        # the child inherits the environment: `threads` threads for BLAS / OpenMP there (set before it
+        # imports numpy; on 2 cores shared with the renderer more threads only wait on each other)
+        saved = {v: os.environ.get(v) for v in THREAD_VARS}
+        for v in THREAD_VARS:
+            os.environ.setdefault(v, str(threads))
+        try:
+            self.proc.start()
+        finally:
+            for v, old in saved.items():
+                if old is None:
+                    os.environ.pop(v, None)
+                else:
+                    os.environ[v] = old
         child.close()
         self.started = time.monotonic()
         threading.Thread(target=self._send_loop, daemon=True, name="features-send").start()
