@@ -17,6 +17,7 @@ Figures depend on load: this machine has 2 cores shared with other jobs; the scr
 load average before and after. Usage:
     .venv/bin/python bench/bench_scale.py [--skip-main] [--skip-explore] [--skip-pan]
         [--pan-episodes 24] [--pan-methods value-map-rpg-owner] [--pan-max-steps 500] [--explore-steps 300]
+        [--sizes 320x240,640x480]
 """
 from __future__ import annotations
 
@@ -221,6 +222,7 @@ def main() -> None:
     ap.add_argument("--skip-explore", action="store_true")
     ap.add_argument("--skip-pan", action="store_true")
     ap.add_argument("--explore-steps", type=int, default=300)
+    ap.add_argument("--sizes", default="320x240,640x480", help="explore graph image sizes, WxH comma separated")
     ap.add_argument("--pan-episodes", type=int, default=24)
     ap.add_argument("--pan-methods", default="value-map-rpg-owner")
     ap.add_argument("--pan-max-steps", type=int, default=500)
@@ -230,7 +232,8 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench_scale_"))
     try:
         if not a.skip_explore:
-            for w, h in ((320, 240), (640, 480)):
+            for size in a.sizes.split(","):
+                w, h = (int(v) for v in size.lower().split("x"))
                 rows += explore_rates(tmp, a.explore_steps, w, h)
         if not a.skip_main:
             rows += main_job(tmp)
