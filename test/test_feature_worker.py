@@ -9,7 +9,7 @@ import numpy as np
 from personal.mapping.feature_worker import FeatureWorker
 from personal.mapping.pipeline import MapBuilder, MapConfig
 from personal.models.base import make_encoder
-from test_mapping_split import _frames
+from test_mapping_split import _frames, assert_same_maps
 
 
 def _worker_builder(cfg, encoder="lit"):
@@ -37,12 +37,7 @@ def test_features_in_a_child_process_equal_integrate():
         w.close()
     assert b.feature_map.encoder == a.feature_map.encoder == enc.name
     assert a.feature_map.confidence.sum() > 0  # the encoder found objects at all
-    for name in ("embeddings", "confidence"):
-        assert np.array_equal(getattr(a.feature_map, name), getattr(b.feature_map, name)), name
-    for name, value in vars(a.occupancy).items():
-        if isinstance(value, np.ndarray):
-            assert np.array_equal(value, getattr(b.occupancy, name)), name
-    assert np.array_equal(a.cloud(), b.cloud())
+    assert_same_maps(a, b)
 
 
 def test_reset_drops_features_of_earlier_frames():

@@ -39,6 +39,11 @@ def test_geometry_then_features_equals_integrate():
         fp = b.integrate_geometry(o.depth, o.K, o.T_map_camera, agent_xy=(o.state.x, o.state.y))
         b.integrate_features(o.depth, o.K, fp, o.rgb, o.instance_ids)
     assert a.feature_map.confidence.sum() > 0  # features were integrated at all
+    assert_same_maps(a, b)
+
+
+def assert_same_maps(a: MapBuilder, b: MapBuilder) -> None:
+    """Feature map, occupancy and cloud of two builders are equal, bit for bit."""
     for name in ("embeddings", "confidence"):
         assert np.array_equal(getattr(a.feature_map, name), getattr(b.feature_map, name)), name
     for name, value in vars(a.occupancy).items():
