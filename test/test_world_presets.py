@@ -80,3 +80,16 @@ def test_hm3d_episodes_and_oracle_captions(hm3d):
 def test_unknown_preset_is_named():
     with pytest.raises(ValueError, match="size preset 'huge'"):
         generate_scene(0, preset="huge")
+
+
+def test_hm3d_episodes_give_look_alikes_of_the_query_to_other_people(hm3d, default):
+    """More same-category objects owned by different people: the summary gives another
+    instance of the query's category to someone else more often than in default households."""
+    from personal.world.episodes import generate_episodes
+
+    def share(scenes):
+        eps = [(s, e) for s in scenes[:2] for sp in ("easy", "medium", "hard") for e in generate_episodes(s, sp, 10, 0)]
+        return sum(any(s.object(o).category == e.object_category and o not in e.target_object_ids
+                       for p, objs in e.ownership.items() if p != e.owner for o in objs) for s, e in eps) / len(eps)
+
+    assert share(hm3d) >= 0.2 and share(hm3d) > 2 * share(default)

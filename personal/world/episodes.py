@@ -362,6 +362,28 @@ def _pick_objects(rng, candidates: list[SceneObject], n: int, want_pair: bool, v
     return chosen, pair
 
 
+LOOKALIKE_SCENE_PREFIX = "hm3dsize_"  # HM3D-sized households (generator preset "hm3d")
+LOOKALIKE_RATE = 0.5
+
+
+def _with_lookalike(rng, objects: list[SceneObject], candidates: list[SceneObject], pair) -> list[SceneObject]:
+    """Swap one listed object for another instance of a listed object's category, so the
+    summary names two same-category objects (owned by different people unless the ownership
+    draw gives both to one): personal grounding's hard case, common in large homes."""
+    fixed = {o.object_id for o in pair or ()}
+    chosen = {o.object_id for o in objects}
+    options = [(o, c) for o in objects for c in candidates
+               if c.category == o.category and c.object_id not in chosen]
+    if not options:
+        return objects
+    keep, extra = options[rng.randrange(len(options))]
+    out_options = [o for o in objects if o is not keep and o.object_id not in fixed]
+    if not out_options:
+        return objects
+    drop = out_options[rng.randrange(len(out_options))]
+    return [extra if o is drop else o for o in objects]
+
+
 def _ownership(rng, split, people, objects, pair):
     """Ownership dict meeting the split; with a pair, one person owns both (returns that person)."""
     m, n = len(people), len(objects)
@@ -396,6 +418,8 @@ def generate_episode(scene: Scene, split: str, episode_index: int, rng: random.R
         n = min(n, len(candidates))
         people = rng.sample(NAMES, m)
         objects, pair = _pick_objects(rng, candidates, n, split != "easy" and rng.random() < 0.4, viewable)
+        if scene.scene_id.startswith(LOOKALIKE_SCENE_PREFIX) and rng.random() < LOOKALIKE_RATE:
+            objects = _with_lookalike(rng, objects, candidates, pair)
         ownership, pair_owner = _ownership(rng, split, people, objects, pair)
         check_split_constraints(ownership, split)
         # query: an owner and a category; targets = all of the owner's objects of that category
