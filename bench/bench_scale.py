@@ -12,12 +12,15 @@
    whether the merged results equal the serial run's.
 4. A projection of the wall time of 2,000 PAN episodes at 1, 8 and 64 workers from the measured
    per-episode cost and per-shard start-up (one worker per machine like this one).
+5. AIV (``aiv_eval``, PInVerify) on ``--aiv-targets`` generated targets (3 episodes each): serial,
+   ``workers:=2`` and a 2-worker Dask cluster — wall time and whether the merged records equal the
+   serial run's.
 
 Figures depend on load: this machine has 2 cores shared with other jobs; the script prints the
 load average before and after. Usage:
-    .venv/bin/python bench/bench_scale.py [--skip-main] [--skip-explore] [--skip-pan]
-        [--pan-episodes 24] [--pan-methods value-map-rpg-owner] [--pan-max-steps 500] [--explore-steps 300]
-        [--sizes 320x240,640x480]
+    .venv/bin/python bench/bench_scale.py [--skip-main] [--skip-explore] [--skip-pan] [--skip-aiv]
+        [--aiv-targets 10] [--aiv-nbv fps] [--pan-episodes 24] [--pan-methods value-map-rpg-owner]
+        [--pan-max-steps 500] [--explore-steps 300] [--sizes 320x240,640x480]
 """
 from __future__ import annotations
 
@@ -198,6 +201,37 @@ def pan(tmp: Path, episodes: int, methods: str, max_steps: int) -> tuple[list[tu
     return rows, {"walls": walls, "shard_seconds": shard_s, "episodes": scenes * 3, "shards": scenes}
 
 
+def aiv(tmp: Path, targets: int, nbv: str) -> list[tuple]:
+    """aiv_eval serial / workers:=2 / 2-worker Dask on one generated dataset (generated before timing)."""
+    from distributed import LocalCluster
+
+    from personal.verification.writer import write_dataset
+
+    index = write_dataset(tmp / "aiv_data", targets, 0)["index"]
+    base = [f"index:={index}", f"nbv:={nbv}"]
+    rows, recs, walls = [], {}, {}
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None,
+                           local_directory=str(tmp / "dask_aiv"))
+    try:
+        for name, extra in (("serial (one graph)", []), ("workers:=2 (local child graphs)", ["workers:=2"]),
+                            ("2-worker Dask LocalCluster", ["cluster:=dask", f"scheduler:={cluster.scheduler_address}", "workers:=2"])):
+            d = tmp / f"aiv_{len(walls)}"
+            wall, out, code = launch("aiv_eval", base + [f"out_dir:={d}"] + extra)
+            found = sorted(d.glob("results_*.jsonl"))
+            recs[name] = [json.loads(x) for x in found[0].read_text().splitlines() if x.strip()] if found else []
+            walls[name] = wall
+            cpu = "workers' CPU not counted" if "Dask" in name else f"{CPU['last']:.0f} CPU-s"
+            rows.append((f"AIV {3 * targets} episodes (nbv {nbv}), {name}", f"{wall:.1f} s wall, {cpu}", code, len(recs[name]),
+                         f"{walls['serial (one graph)'] / wall:.2f}x serial" if wall else ""))
+            print(f"  AIV {name}: {wall:.1f} s, exit {code} (load {load()})", flush=True)
+    finally:
+        cluster.close()
+    ref = recs["serial (one graph)"]
+    for name in list(recs)[1:]:
+        rows.append((f"AIV records {name} == serial", "identical" if ref and recs[name] == ref else "DIFFERENT", "", "", ""))
+    return rows
+
+
 def projection(info: dict, target: int = 2000) -> list[tuple]:
     """From the local sharded run: a shard (one household, 3 episodes) costs start-up + 3 x per-episode."""
     serial = info["walls"]["serial (one graph)"]
@@ -221,6 +255,9 @@ def main() -> None:
     ap.add_argument("--skip-main", action="store_true")
     ap.add_argument("--skip-explore", action="store_true")
     ap.add_argument("--skip-pan", action="store_true")
+    ap.add_argument("--skip-aiv", action="store_true")
+    ap.add_argument("--aiv-targets", type=int, default=10)
+    ap.add_argument("--aiv-nbv", default="fps")
     ap.add_argument("--explore-steps", type=int, default=300)
     ap.add_argument("--sizes", default="320x240,640x480", help="explore graph image sizes, WxH comma separated")
     ap.add_argument("--pan-episodes", type=int, default=24)
@@ -240,6 +277,8 @@ def main() -> None:
         if not a.skip_pan:
             pan_rows, info = pan(tmp, a.pan_episodes, a.pan_methods, a.pan_max_steps)
             rows += pan_rows + projection(info)
+        if not a.skip_aiv:
+            rows += aiv(tmp, a.aiv_targets, a.aiv_nbv)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"load average after: {load()}\n")

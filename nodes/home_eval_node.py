@@ -30,7 +30,7 @@ class HomeEvalNode(Node):
                               seed=int(d("seed", 0).value), agent=d("agent", "reference").value,
                               endpoint=d("endpoint", "").value, model=d("model", "").value, judge=bool(d("judge", False).value),
                               max_items=None if max_items < 0 else max_items, families=families,
-                              video_tools=bool(d("video_tools", True).value))
+                              video_tools=bool(d("video_tools", True).value), first=int(d("first_household", 0).value))
         self.pub = self.create_publisher(HomeEvalSummary, "home_eval/summary", LATCHED)
         self.done = threading.Event()
         self.ok = False

@@ -35,6 +35,7 @@ class ViewPlannerNode(Node):
                                   horizon=p("horizon", 6, "steps per episode"), seed=p("seed", 0, "random-NBV seed"),
                                   min_coverage=p("min_coverage", 0.0, "(for the report) verifier coverage setting"))
         self.limit = p("limit", 0, "evaluate only the first N episodes (0 = all)")
+        self.start = p("start", 0, "skip the first N episodes of the index (a sharded run's window, with limit)")
         self.out_dir = p("out_dir", "runs/aiv_eval", "report folder")
         self.run_name = p("run_name", "", "run name in the report (default SV / MV-<nbv>)") or (
             "SV" if mode == "single" else f"MV-{self.config.nbv}")
@@ -74,9 +75,10 @@ class ViewPlannerNode(Node):
             self.get_logger().error(f"aiv/dataset: {exc}")
             self.exit_code = 1
             return
-        self.session = PlannerSession(pairs, self.config, limit=self.limit or None, on_record=self.result_log.append)
+        self.session = PlannerSession(pairs, self.config, limit=self.limit or None, on_record=self.result_log.append,
+                                      start=self.start)
         self.index = ds["index"]
-        self.get_logger().info(f"{len(self.session.pairs)} episodes from {ds['index']}; run {self.run_name}")
+        self.get_logger().info(f"{self.session.episodes} episodes from {ds['index']}; run {self.run_name}")
 
     def _ready(self) -> bool:
         # the capture server and the verifier must both be listening before the first command
@@ -108,8 +110,8 @@ class ViewPlannerNode(Node):
         if cmd is None:
             return self._finish()
         done = len(s.records)
-        if cmd["command"] == "reset" and done and done % max(1, len(s.pairs) // 10) == 0:
-            self.get_logger().info(f"episodes done {done}/{len(s.pairs)} ({time.monotonic() - self.t0:.0f} s)")
+        if cmd["command"] == "reset" and done and done % max(1, s.episodes // 10) == 0:
+            self.get_logger().info(f"episodes done {done}/{s.episodes} ({time.monotonic() - self.t0:.0f} s)")
         self.last_sent = time.monotonic()
         self.last_cmd, self.resent = cmd, False
         self.cmd_pub.publish(from_dict(AivCommand, cmd))
@@ -130,7 +132,7 @@ class ViewPlannerNode(Node):
     def _finish(self) -> None:
         self.result_log.close()
         m = self.session.write(self.out_dir, self.run_name, notes=[
-            f"index: {self.index} ({len(self.session.pairs)} episodes)", "run through the aiv_eval graph (ROS topics)"])
+            f"index: {self.index} ({self.session.episodes} episodes)", "run through the aiv_eval graph (ROS topics)"])
         self.get_logger().info(
             f"aiv_eval done: accuracy {m['accuracy']}, per pair type "
             f"{ {k: v['accuracy'] for k, v in m['per_pair_type'].items()} }, ASD {m['asd']}; report: {self.out_dir}/report.md")

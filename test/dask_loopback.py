@@ -1,8 +1,8 @@
-"""A sharded pog_eval on a real Dask cluster: a scheduler and two workers bound to 127.0.0.1 as
-separate processes, then ``personal launch pog_eval cluster:=dask``. Run by test/test_shard.py
+"""A sharded evaluation (pog_eval by default) on a real Dask cluster: a scheduler and two workers
+bound to 127.0.0.1 as separate processes, then ``personal launch <graph> cluster:=dask``. Run by test/test_shard*.py
 inside ``unshare -n`` (a network namespace with only loopback).
 
-    python test/dask_loopback.py --out OUT --work WORK [--kill-mid-shard] name:=value ...
+    python test/dask_loopback.py --out OUT --work WORK [--graph G] [--kill-mid-shard] name:=value ...
 
 With ``--kill-mid-shard`` the worker running the first shard to report progress is killed (its
 process group, SIGKILL) while that shard runs; Dask reruns the shard on the other worker. Every
@@ -45,6 +45,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--work", required=True)
+    ap.add_argument("--graph", default="pog_eval")
     ap.add_argument("--kill-mid-shard", action="store_true")
     ap.add_argument("args", nargs="*")
     a = ap.parse_args()
@@ -72,7 +73,7 @@ def main() -> int:
             client.wait_for_workers(2, timeout=120)
             names = {addr: w["name"] for addr, w in client.scheduler_info()["workers"].items()}
         print(f"scheduler {address} with workers {names} (127.0.0.1)", flush=True)
-        cmd = [sys.executable, "-m", "personal", "launch", "pog_eval", *a.args, f"out_dir:={a.out}", "cluster:=dask",
+        cmd = [sys.executable, "-m", "personal", "launch", a.graph, *a.args, f"out_dir:={a.out}", "cluster:=dask",
                f"scheduler:={address}", "workers:=2", "--verbose"]
         coord = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT, start_new_session=True)
         procs["coordinator"] = coord

@@ -1,17 +1,20 @@
 """Sharded evaluations: one evaluation graph split into shards that run as child graphs — several at
 once on this machine (``workers:=N``) or as tasks on a Dask cluster (``cluster:=dask``) — and merged
-into one run folder whose per-episode results are those of a serial run.
+into one report whose per-episode results are those of a serial run.
 
     personal launch pog_eval workers:=2                       # 2 child graphs at a time, this machine
     personal launch pan_eval cluster:=dask scheduler:=tcp://head:8786 workers:=64
+    personal launch aiv_eval workers:=4                       # also home_eval, perm_eval
 
 How it works (docs/scaling.md):
 
-- **Plan.** The coordinator (this module; it is not a ROS node) loads the evaluation's full episode
-  set exactly as the graph would (generated or ``episodes_dir``) and splits it by household; one
-  household is split into ``workers`` chunks of consecutive episodes. Each shard is written as its
-  own PersONAL episode folder, so a shard is the same graph with ``episodes_dir:=<shard>`` — same
-  scenes, seeds and episodes, hence the same per-episode results.
+- **Plan.** The coordinator (this module; it is not a ROS node) loads the evaluation's full set of
+  units exactly as the graph would and splits it (the graph's *kind* below says how): POG / PAN by
+  household, one household into ``workers`` chunks of consecutive episodes, each shard written as its
+  own PersONAL episode folder (``episodes_dir:=<shard>``); AIV into windows of consecutive episodes of
+  one index (``start:=a limit:=n``); home into windows of consecutive households
+  (``first_household:=a households:=n``); PeRM into chunks of layout seeds (``seeds:=...``). A shard is
+  the same graph on a part of the same units, with the same seeds — hence the same per-episode results.
 - **Run.** A shard is ``personal launch <graph> … workers:=1`` on a ROS domain of its own
   (``personal.runner.child_domain``), started with ``run_child`` so it dies with its parent. Local
   shards run on ``workers`` threads of the coordinator; Dask shards are tasks (``run_shard_task``)
@@ -20,10 +23,12 @@ How it works (docs/scaling.md):
 - **Keep.** A finished shard's records go to ``<out_dir>/shards/<plan>/<shard>/results.json``, then
   ``done.json`` is renamed into place: a re-run of the same evaluation (same arguments, same
   ``out_dir``) reuses every finished shard and runs only the others. A shard run twice writes the
-  same files again (a shard is a pure function of its episode folder and arguments).
-- **Merge.** Records are put in the serial run's episode order and the graph's own report writer
-  writes ``results.json``, ``summary.json``, ``report.md`` and ``report.html`` into
-  ``<out_dir>/<UTC time>/``. Progress is the total over shards: ``episodes done k/N``.
+  same files again (a shard is a pure function of its input and arguments; each run of it writes a
+  fresh folder).
+- **Merge.** Records are put in the serial run's order and the graph's own report writer writes the
+  report: POG / PAN into ``<out_dir>/<UTC time>/`` (``results.json``, ``summary.json``, ``report.md``,
+  ``report.html``), AIV / home / PeRM into ``out_dir`` itself, as their graphs do. Progress is the
+  total over shards: ``episodes done k/N`` (``households`` / ``tasks`` for home / PeRM).
 
 Exit codes are the graph's: 0 done; 3 the report is written but a shard failed or was incomplete
 (named in the report's ``INCOMPLETE RUN`` entry); 2 bad arguments / unwritable out_dir.
@@ -73,9 +78,76 @@ class ShardOutcome:
 
 
 # -- the evaluations that shard ---------------------------------------------------------------------------
+#
+# A kind says, for one graph: what the evaluation's units are (episodes) and how they split into shards
+# (``load`` / ``plan``), what a shard's input is (``payload``, picklable: it travels to Dask workers),
+# how a shard's child graph gets it (``prepare``, run where the shard runs: extra graph arguments), where
+# the child's records are (``collect``), the serial order of records (``record_key``) and how merged
+# records become the graph's report (``run_dir`` / ``write``).
 
 
-class PogKind:
+class EpisodeFolderKind:
+    """POG and PAN: PersONAL episodes; a shard is a household (or a chunk of one household's episodes),
+    written as its own episode folder (``episodes_dir:=<shard folder>``); the child writes a run folder."""
+
+    graph = report = ""
+    source_arguments: tuple[str, ...] = ()
+
+    def plan(self, values: Mapping[str, Any], workers: int):
+        """(context, units, shards): the full set as the graph would load it, split into shards."""
+        scenes, episodes = self.load(values)
+        return scenes, episodes, plan_shards(episodes, workers)
+
+    def payload(self, context, units: Sequence, shard: Shard):
+        ids = set(shard.episode_ids)
+        return [context[s] for s in shard.scene_ids if s in context], [e for e in units if e.episode_id in ids]
+
+    @staticmethod
+    def prepare(payload, work_dir: Path) -> dict[str, str]:
+        from personal.world.habitat_format import write_episode_set
+
+        scenes, episodes = payload
+        folder = Path(work_dir) / "episodes"
+        if folder.exists():
+            shutil.rmtree(folder)
+        write_episode_set(folder, list(scenes), list(episodes))
+        return {"episodes_dir": str(folder.resolve())}
+
+    @staticmethod
+    def collect(out_dir: Path) -> dict | None:
+        """The child's run folder under ``out_dir``: {records, meta, images}, or None."""
+        made = sorted(p for p in Path(out_dir).iterdir() if (p / "results.json").is_file()) if Path(out_dir).is_dir() else []
+        if not made:
+            return None
+        summary = made[-1] / "summary.json"
+        return {"records": json.loads((made[-1] / "results.json").read_text()),
+                "meta": json.loads(summary.read_text()).get("meta", {}) if summary.is_file() else {},
+                "images": {str(p.relative_to(made[-1])): p.read_bytes() for sub in IMAGE_FOLDERS
+                           for p in sorted((made[-1] / sub).glob("*.png"))}}
+
+    def digest_items(self, context, units: Sequence) -> Sequence:
+        return units
+
+    def describe(self, context, units: Sequence) -> str | None:
+        return None
+
+    def record_key(self, values: Mapping[str, Any], units: Sequence) -> Callable[[dict], tuple]:
+        """The serial run's order: episode order of the full set, then the method order."""
+        order = {e.episode_id: i for i, e in enumerate(units)}
+        methods = {m: i for i, m in enumerate(self.methods(values))}
+        return lambda r: (order.get(r["episode_id"], len(order)), methods.get(r["method"], len(methods)))
+
+    def run_dir(self, out_root: Path) -> Path:
+        from personal.eval.output import new_run_dir
+
+        return new_run_dir(out_root)
+
+    def episodes_done(self, line: str, n_methods: int) -> int | None:
+        m = re.search(r"episodes done (\d+)/\d+", line)
+        return int(m.group(1)) if m else None
+
+
+class PogKind(EpisodeFolderKind):
     graph = "pog_eval"
     report = "pog"
     source_arguments = ("episodes_dir", "scenes", "episodes_per_split", "splits")
@@ -96,10 +168,6 @@ class PogKind:
 
         return parse_method_list(values["methods"])
 
-    def episodes_done(self, line: str, n_methods: int) -> int | None:
-        m = re.search(r"episodes done (\d+)/\d+", line)
-        return int(m.group(1)) if m else None
-
     def write(self, run_dir: Path, records: list[dict], meta: dict, values: Mapping[str, Any]) -> None:
         from personal.eval.pog import EpisodeResult, write_report
         from personal.report_html import write_report_html
@@ -108,7 +176,7 @@ class PogKind:
         write_report_html(run_dir, self.report)
 
 
-class PanKind:
+class PanKind(EpisodeFolderKind):
     graph = "pan_eval"
     report = "pan"
     source_arguments = ("episodes_dir", "scenes", "episodes_per_scene", "split")
@@ -140,7 +208,259 @@ class PanKind:
         write_report_html(run_dir, self.report)
 
 
-KINDS = {k.graph: k for k in (PogKind(), PanKind())}
+class AivKind:
+    """PInVerify (``aiv_eval``): the pair episodes of one index; a shard is a window of consecutive
+    episodes of the same index (``index:=<the index> start:=a limit:=n``), so every episode keeps its
+    position in the index — the seed of its start sector and of its random next-best views. Episodes
+    are independent (one verifier and tracker state per episode), so they split evenly into
+    ``workers`` windows. A generated dataset (``index:=`` empty) is generated once by the coordinator
+    into ``data_dir`` (reused when present, as the graph does); a Dask worker that does not see the
+    coordinator's file regenerates the same dataset from ``targets`` / ``data_seed``; a user's index
+    must be on a file system the workers share."""
+
+    graph = "aiv_eval"
+    report = "aiv"
+    source_arguments = ("index", "data_dir", "targets", "data_seed", "start", "limit")
+
+    def plan(self, values: Mapping[str, Any], workers: int):
+        from personal.verification.reader import load_index
+
+        index, generated = str(values["index"]), None
+        if not index:  # the replayer's own rule: generate into data_dir unless it is there
+            from personal.verification.writer import write_dataset
+
+            generated = (int(values["targets"]), int(values["data_seed"]))
+            found = Path(values["data_dir"]) / "val" / "pv_index_all.jsonl"
+            index = str(found) if found.is_file() else write_dataset(Path(values["data_dir"]), *generated)["index"]
+        index = str(Path(index).resolve())
+        start, limit = int(values["start"]), int(values["limit"])
+        pairs = load_index(index, strict=not values["lenient"])[start:(start + limit) if limit else None]
+        context = {"index": index, "generated": generated,
+                   "sha256": hashlib.sha256(Path(index).read_bytes()).hexdigest()}
+        return context, pairs, chunk_shards("episodes", [str(p.index) for p in pairs], workers)
+
+    def digest_items(self, context, units: Sequence) -> list:
+        return [context["sha256"], context["generated"], [p.key for p in units]]
+
+    def describe(self, context, units: Sequence) -> str:
+        return f"index: {context['index']} ({len(units)} episodes)"
+
+    def payload(self, context, units: Sequence, shard: Shard):
+        first = int(shard.episode_ids[0])
+        return {"index": context["index"], "generated": context["generated"], "start": first, "limit": len(shard.episode_ids)}
+
+    @staticmethod
+    def prepare(payload, work_dir: Path) -> dict[str, str]:
+        index = Path(payload["index"])
+        if not index.is_file():
+            if payload["generated"] is None:
+                import socket
+
+                raise FileNotFoundError(f"index {index} not found on {socket.gethostname()}: the workers need the "
+                                        "dataset on a file system they share with the coordinator")
+            from personal.verification.writer import write_dataset
+
+            index = Path(write_dataset(Path(work_dir) / "data", *payload["generated"])["index"])
+        return {"index": str(index), "start": str(payload["start"]), "limit": str(payload["limit"])}
+
+    @staticmethod
+    def collect(out_dir: Path) -> dict | None:
+        """The planner's ``results_<run>.jsonl`` once its ``metrics.json`` (written last) is there."""
+        out_dir = Path(out_dir)
+        found = sorted(out_dir.glob("results_*.jsonl")) if (out_dir / "metrics.json").is_file() else []
+        if len(found) != 1:
+            return None
+        records = [json.loads(line) for line in found[0].read_text().splitlines() if line.strip()]
+        return {"records": records, "meta": {"run": found[0].stem[len("results_"):]}, "images": {}}
+
+    def methods(self, values: Mapping[str, Any]) -> list[str]:
+        return [self.run_name(values)]
+
+    @staticmethod
+    def run_name(values: Mapping[str, Any]) -> str:
+        return str(values["run_name"]) or ("SV" if values["mode"] == "single" else f"MV-{values['nbv']}")
+
+    def record_key(self, values: Mapping[str, Any], units: Sequence) -> Callable[[dict], tuple]:
+        return lambda r: (int(r["index"]),)  # the episode's position in the index: the serial order
+
+    def run_dir(self, out_root: Path) -> Path:
+        from personal.eval.output import writable_dir
+
+        return writable_dir(out_root)  # the graph writes its report into out_dir itself
+
+    episodes_done = EpisodeFolderKind.episodes_done
+
+    def write(self, run_dir: Path, records: list[dict], meta: dict, values: Mapping[str, Any]) -> None:
+        from dataclasses import asdict
+
+        from personal.verification.agent import AgentConfig
+        from personal.verification.metrics import compute_metrics, write_report
+
+        name = self.run_name(values)
+        with open(run_dir / f"results_{name}.jsonl", "w") as fh:
+            fh.writelines(json.dumps(r) + "\n" for r in records)
+        mode = values["mode"]
+        config = AgentConfig(mode=mode, nbv=values["nbv"] if mode == "multi" else "none", horizon=int(values["horizon"]),
+                             seed=int(values["seed"]), min_coverage=float(values["min_coverage"]))
+        sharding = meta.get("sharding", {})
+        notes = [meta.get("episode source", ""), "run through the aiv_eval graph (ROS topics), sharded: "
+                 f"{sharding.get('shards')} shard(s), {sharding.get('workers')} worker(s), cluster {sharding.get('cluster')}, "
+                 f"{meta.get('wall time (s)')} s"] + [f"INCOMPLETE RUN: {line}" for line in meta.get("INCOMPLETE RUN", [])]
+        write_report({name: {"metrics": compute_metrics(records), "config": asdict(config), "sharding": sharding}}, run_dir,
+                     title="PInVerify evaluation (aiv_eval graph)", notes=notes)
+
+
+class HomeKind:
+    """PersonalHomeBench (``home_eval``): generated households; a shard is a window of consecutive
+    households (``first_household:=a households:=n``: household i keeps seed ``seed + i`` and its tasks
+    their seed), each scored on its own (tool state and memories are the household's), so they split
+    evenly into ``workers`` windows. The merged summary is computed from the merged task rows (the
+    safety probe's counts are summed over shards); transcripts are concatenated in household order."""
+
+    graph = "home_eval"
+    report = "home"
+    unit = "households"
+    source_arguments = ("households", "first_household")
+
+    def plan(self, values: Mapping[str, Any], workers: int):
+        first, n = int(values["first_household"]), int(values["households"])
+        ids = [str(i) for i in range(first, first + n)]
+        return None, ids, chunk_shards("households", ids, workers)
+
+    def digest_items(self, context, units: Sequence) -> list:
+        return list(units)
+
+    def describe(self, context, units: Sequence) -> None:
+        return None
+
+    def payload(self, context, units: Sequence, shard: Shard):
+        return {"first_household": int(shard.episode_ids[0]), "households": len(shard.episode_ids)}
+
+    @staticmethod
+    def prepare(payload, work_dir: Path) -> dict[str, str]:
+        return {k: str(v) for k, v in payload.items()}
+
+    @staticmethod
+    def collect(out_dir: Path) -> dict | None:
+        """The evaluator's task rows once its ``summary.json`` (written at the end) is there."""
+        out_dir = Path(out_dir)
+        if not (out_dir / "summary.json").is_file():
+            return None
+        s = json.loads((out_dir / "summary.json").read_text())
+        rows = [json.loads(line) for line in (out_dir / "results.jsonl").read_text().splitlines() if line.strip()]
+        transcripts = out_dir / "transcripts.jsonl"
+        return {"records": rows, "images": {"transcripts.jsonl": transcripts.read_bytes()} if transcripts.is_file() else {},
+                "meta": {"agent": s["agent"], "safety probe": {str(s.get("first_household", 0)): s["safety_probe"]}}}
+
+    def methods(self, values: Mapping[str, Any]) -> list[str]:
+        return [str(values["agent"])]
+
+    def record_key(self, values: Mapping[str, Any], units: Sequence) -> Callable[[dict], tuple]:
+        return lambda r: ()  # shards are consecutive households, merged in shard order: the serial order
+
+    run_dir = AivKind.run_dir
+
+    def episodes_done(self, line: str, n_methods: int) -> int | None:
+        m = re.search(r"household (\d+)/\d+ \(", line)  # "household k/n (<id>) done"
+        return int(m.group(1)) if m else None
+
+    def write(self, run_dir: Path, records: list[dict], meta: dict, values: Mapping[str, Any]) -> None:
+        from personal.smarthome.evaluate import FAMILIES, EvalConfig, finish_report, scores_from_rows
+
+        max_items = int(values["max_items"])
+        cfg = EvalConfig(out_dir=str(run_dir), households=int(values["households"]), seed=int(values["seed"]),
+                         agent=str(values["agent"]), endpoint=str(values["endpoint"]), model=str(values["model"]),
+                         judge=bool(values["judge"]), max_items=None if max_items < 0 else max_items,
+                         families=tuple(f for f in FAMILIES if f in str(values["families"]).split(",")),
+                         first=int(values["first_household"]))
+        probes = list(meta.get("safety probe", {}).values())
+        probe = {k: sum(p[k] for p in probes) for k in ("households_with_active_condition", "hazard_steps_refused", "correct", "total")}
+        with open(run_dir / "results.jsonl", "w") as fh:
+            fh.writelines(json.dumps(r) + "\n" for r in records)
+        summary = finish_report(scores_from_rows(records), cfg, run_dir, meta.get("agent", cfg.agent), meta.get("wall time (s)", 0.0), probe)
+        sharding = {k: v for k, v in meta.items() if k in ("sharding", "INCOMPLETE RUN")}
+        (run_dir / "summary.json").write_text(json.dumps({**summary, **sharding}, indent=2))
+
+
+class PermKind:
+    """LIBERO-PeRM (``perm_eval``): tasks of (suite, mission, preference, layout seed); a shard is a
+    chunk of the layout seeds (``seeds:=<chunk>``) with every suite, mission and preference. A rollout
+    is a function of (mission, seed, prompt), and the graph's tasks do not depend on the position of
+    a seed in the list, so a shard's tasks and rollouts are the serial run's. The merged records are
+    put in the serial run's order (rollouts in order of first use, their tasks in suite order). Frame
+    strips are each shard's own sample (``strips`` per shard), shown in the merged report."""
+
+    graph = "perm_eval"
+    report = "perm"
+    unit = "tasks"
+    source_arguments = ("seeds",)
+
+    def plan(self, values: Mapping[str, Any], workers: int):
+        tasks = self.tasks(values, [int(x) for x in str(values["seeds"]).split(",") if x.strip()])
+        seeds = list(dict.fromkeys(t.seed for t in tasks))
+        chunks = chunk_shards("seeds", [str(x) for x in seeds], workers)
+        shards = [Shard(c.name, c.episode_ids, tuple(t.task_id for t in tasks if str(t.seed) in c.episode_ids)) for c in chunks]
+        return None, tasks, shards
+
+    @staticmethod
+    def tasks(values: Mapping[str, Any], seeds: list[int]):
+        from personal.manipulation.evaluate import eval_tasks
+
+        csv = lambda text: [t.strip() for t in str(text).split(",") if t.strip()]  # noqa: E731
+        return eval_tasks(csv(values["missions"]), csv(values["prefs"]), seeds, csv(values["suites"]))
+
+    def digest_items(self, context, units: Sequence) -> list:
+        return [t.task_id for t in units]
+
+    def describe(self, context, units: Sequence) -> None:
+        return None
+
+    def payload(self, context, units: Sequence, shard: Shard):
+        return {"seeds": ",".join(shard.scene_ids)}
+
+    prepare = staticmethod(HomeKind.prepare)
+
+    @staticmethod
+    def collect(out_dir: Path) -> dict | None:
+        """``results.jsonl`` once the evaluator's ``report.md`` (written last) is there, and its strips."""
+        out_dir = Path(out_dir)
+        if not (out_dir / "report.md").is_file():
+            return None
+        rows = [json.loads(line) for line in (out_dir / "results.jsonl").read_text().splitlines() if line.strip()]
+        return {"records": rows, "meta": {}, "images": {p.name: p.read_bytes() for p in sorted(out_dir.glob("strip_*.png"))}}
+
+    def methods(self, values: Mapping[str, Any]) -> list[str]:
+        return [str(values["policy"])]
+
+    def record_key(self, values: Mapping[str, Any], units: Sequence) -> Callable[[dict], tuple]:
+        rollouts: dict[tuple, list] = {}
+        for t in units:  # the evaluator node's order: one rollout per (mission, seed, prompt), in order of first use
+            rollouts.setdefault((t.mission, t.seed, t.prompt), []).append(t.task_id)
+        rank = {tid: i for i, tid in enumerate(tid for ids in rollouts.values() for tid in ids)}
+        return lambda r: (rank.get(r["task_id"], len(rank)),)
+
+    run_dir = AivKind.run_dir
+
+    def episodes_done(self, line: str, n_methods: int) -> int | None:
+        m = re.search(r"\[(\d+)/\d+\] \S+ success=", line)  # "[k/n] <task> success=..."
+        return int(m.group(1)) if m else None
+
+    def write(self, run_dir: Path, records: list[dict], meta: dict, values: Mapping[str, Any]) -> None:
+        from personal.manipulation.evaluate import load_results, write_results
+        from personal.manipulation.report import write_report
+
+        (run_dir / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+        results = load_results(run_dir / "results.jsonl")
+        write_results(results, run_dir)
+        sharding = meta.get("sharding", {})
+        info = {"graph": "perm_eval", "episodes scored": len(results), "wall time": f"{meta.get('wall time (s)')} s",
+                "sharded": f"{sharding.get('shards')} shard(s), {sharding.get('workers')} worker(s), cluster {sharding.get('cluster')}"}
+        if meta.get("INCOMPLETE RUN"):
+            info["INCOMPLETE RUN"] = "; ".join(meta["INCOMPLETE RUN"])
+        write_report(results, run_dir, meta=info, strip_files=sorted(p.name for p in run_dir.glob("strip_*.png")))
+
+
+KINDS = {k.graph: k for k in (PogKind(), PanKind(), AivKind(), HomeKind(), PermKind())}
 
 
 def sharding_requested(values: Mapping[str, Any]) -> bool:
@@ -169,44 +489,48 @@ def child_arguments(kind, values: Mapping[str, Any], overrides: Mapping[str, str
     return {k: str(v) for k, v in overrides.items() if k not in drop}
 
 
-def plan_digest(graph: str, child_args: Mapping[str, str], shards: Sequence[Shard], episodes: Sequence) -> str:
-    """Names the plan's shard folder: same graph, arguments and episodes -> same folder (resume)."""
-    from personal.world.model import Episode  # noqa: F401  (episodes are dataclasses with to_dict)
+def chunk_shards(prefix: str, ids: Sequence[str], workers: int) -> list[Shard]:
+    """``ids`` (in the serial order) cut into ``workers`` chunks of consecutive ids, one shard each."""
+    n = max(1, min(workers, len(ids)))
+    bounds = [round(i * len(ids) / n) for i in range(n + 1)]
+    return [Shard(f"{prefix}{ids[bounds[i]]}-{ids[bounds[i + 1] - 1]}", (), tuple(ids[bounds[i]:bounds[i + 1]]))
+            for i in range(n) if bounds[i + 1] > bounds[i]]
 
+
+def plan_digest(graph: str, child_args: Mapping[str, str], shards: Sequence[Shard], items: Sequence) -> str:
+    """Names the plan's shard folder: same graph, arguments and units -> same folder (resume).
+    ``items``: the units (objects with ``to_dict``) or JSON-able digest material."""
     h = hashlib.sha256()
     h.update(json.dumps({"graph": graph, "args": dict(sorted(child_args.items())),
                          "shards": [(s.name, s.episode_ids) for s in shards]}, sort_keys=True).encode())
-    for e in episodes:
-        h.update(json.dumps(e.to_dict(), sort_keys=True, default=str).encode())
+    for e in items:
+        h.update(json.dumps(e.to_dict() if hasattr(e, "to_dict") else e, sort_keys=True, default=str).encode())
     return h.hexdigest()[:12]
 
 
 # -- one shard -------------------------------------------------------------------------------------------
 
 
-def shard_command(graph: str, args: Mapping[str, str], episodes_dir: Path, out_dir: Path) -> list[str]:
-    items = [f"{k}:={v}" for k, v in args.items()] + [f"episodes_dir:={episodes_dir}", f"out_dir:={out_dir}", "workers:=1"]
+def shard_command(graph: str, args: Mapping[str, str], out_dir: Path) -> list[str]:
+    items = [f"{k}:={v}" for k, v in args.items()] + [f"out_dir:={out_dir}", "workers:=1"]
     return [sys.executable, "-m", "personal", "launch", graph, *items]
 
 
-def run_shard(graph: str, args: Mapping[str, str], shard: Shard, scenes: Sequence, episodes: Sequence,
-              work_dir: Path, timeout_s: float, log: Callable[[str], None] | None = None) -> dict:
-    """Run one shard as a child graph on a ROS domain of its own, in ``work_dir``: write its episode
-    folder, launch, and return {code, records, meta, seconds, errors, where}. Safe to run twice
-    (each run writes a fresh run folder under ``work_dir/runs``)."""
+def run_shard(graph: str, args: Mapping[str, str], shard: Shard, payload: Any, work_dir: Path, timeout_s: float,
+              log: Callable[[str], None] | None = None) -> dict:
+    """Run one shard as a child graph on a ROS domain of its own, in ``work_dir``: give it its input
+    (the kind's ``prepare``), launch, and return {code, records, meta, images, seconds, errors, where}.
+    Safe to run twice: each run writes into a fresh folder under ``work_dir/runs``."""
     import socket
+    import tempfile
 
     from personal.runner import child_domain, reclaim_shared_memory, run_child
-    from personal.world.habitat_format import write_episode_set
 
+    kind = KINDS[graph]
     work_dir = Path(work_dir)
-    folder = work_dir / "episodes"
-    if folder.exists():
-        shutil.rmtree(folder)
-    write_episode_set(folder, list(scenes), list(episodes))
-    runs = work_dir / "runs"
-    before = set(runs.iterdir()) if runs.is_dir() else set()
-    cmd = shard_command(graph, args, folder.resolve(), runs.resolve())
+    (work_dir / "runs").mkdir(parents=True, exist_ok=True)
+    attempt = Path(tempfile.mkdtemp(prefix="run-", dir=work_dir / "runs")).resolve()
+    cmd = shard_command(graph, {**args, **kind.prepare(payload, work_dir)}, attempt)
     t0 = time.perf_counter()
     try:
         with child_domain() as env:
@@ -215,20 +539,15 @@ def run_shard(graph: str, args: Mapping[str, str], shard: Shard, scenes: Sequenc
     finally:
         reclaim_shared_memory()  # a killed shard leaves its Fast DDS segments behind
     out = {"code": code, "records": [], "meta": {}, "seconds": round(time.perf_counter() - t0, 1), "where": socket.gethostname()}
-    made = sorted(p for p in (set(runs.iterdir()) if runs.is_dir() else set()) - before if (p / "results.json").is_file())
+    made = kind.collect(attempt)
     if made:
-        out["records"] = json.loads((made[-1] / "results.json").read_text())
-        summary = made[-1] / "summary.json"
-        out["meta"] = json.loads(summary.read_text()).get("meta", {}) if summary.is_file() else {}
-        out["images"] = {str(p.relative_to(made[-1])): p.read_bytes() for sub in IMAGE_FOLDERS
-                         for p in sorted((made[-1] / sub).glob("*.png"))}
+        out.update(made)
     if code != 0 or not made:
         out["errors"] = " | ".join([l for l in tail if "ERROR" in l or "error:" in l or "timed out" in l] or tail[-3:])[-800:]
     return out
 
 
-def run_shard_task(graph: str, args: Mapping[str, str], shard: Shard, scenes: Sequence, episodes: Sequence,
-                   timeout_s: float) -> dict:
+def run_shard_task(graph: str, args: Mapping[str, str], shard: Shard, payload: Any, timeout_s: float) -> dict:
     """A Dask task: ``run_shard`` in a scratch folder of the worker's local directory, which is
     removed afterwards; progress goes to the client as ``shard-progress`` events."""
     import tempfile
@@ -242,7 +561,7 @@ def run_shard_task(graph: str, args: Mapping[str, str], shard: Shard, scenes: Se
     except (ImportError, ValueError):
         base, emit = None, None
     with tempfile.TemporaryDirectory(prefix=f"shard-{shard.name}-", dir=base) as tmp:
-        return run_shard(graph, args, shard, scenes, episodes, Path(tmp), timeout_s, emit)
+        return run_shard(graph, args, shard, payload, Path(tmp), timeout_s, emit)
 
 
 # -- the coordinator ---------------------------------------------------------------------------------------
@@ -269,7 +588,7 @@ class Progress:
             if self.done.get(shard.name) == k:
                 return
             self.done[shard.name] = k
-            self.say(f"episodes done {sum(self.done.values())}/{self.total} ({time.monotonic() - self.t0:.0f} s)")
+            self.say(f"{getattr(self.kind, 'unit', 'episodes')} done {sum(self.done.values())}/{self.total} ({time.monotonic() - self.t0:.0f} s)")
 
 
 class ShardedRun:
@@ -281,9 +600,8 @@ class ShardedRun:
         self.cluster = str(values["cluster"])
         self.timeout_s = float(values["shard_timeout_s"])
         self.args = child_arguments(self.kind, values, overrides)
-        self.scenes, self.episodes = self.kind.load(values)
-        self.shards = plan_shards(self.episodes, self.workers)
-        self.digest = plan_digest(graph, self.args, self.shards, self.episodes)
+        self.context, self.episodes, self.shards = self.kind.plan(values, self.workers)
+        self.digest = plan_digest(graph, self.args, self.shards, self.kind.digest_items(self.context, self.episodes))
         self.out_root = Path(values["out_dir"])
         self.shard_root = self.out_root / "shards" / self.digest
         self.progress = Progress(self.kind, len(self.episodes), len(self.kind.methods(values)), say, verbose)
@@ -318,9 +636,6 @@ class ShardedRun:
             os.replace(tmp, d / DONE)
         return outcome
 
-    def shard_inputs(self, shard: Shard):
-        ids = set(shard.episode_ids)
-        return [self.scenes[s] for s in shard.scene_ids if s in self.scenes], [e for e in self.episodes if e.episode_id in ids]
 
     # executors
     def run_local(self, todo: list[Shard]) -> list[ShardOutcome]:
@@ -339,10 +654,9 @@ class ShardedRun:
                     shard = jobs.get_nowait()
                 except queue.Empty:
                     return
-                scenes, eps = self.shard_inputs(shard)
                 try:
-                    result = run_shard(self.graph, self.args, shard, scenes, eps, self.shard_dir(shard), self.timeout_s,
-                                       lambda line, s=shard: self.progress.line(s, line))
+                    result = run_shard(self.graph, self.args, shard, self.kind.payload(self.context, self.episodes, shard),
+                                       self.shard_dir(shard), self.timeout_s, lambda line, s=shard: self.progress.line(s, line))
                 except Exception as exc:  # a shard that cannot start is a failed shard, not a dead coordinator
                     result = {"code": 1, "errors": f"{type(exc).__name__}: {exc}"}
                 results.put(self.finish_shard(shard, result))
@@ -377,8 +691,8 @@ class ShardedRun:
             client.subscribe_topic("shard-progress", on_event)
             futures = {}
             for s in todo:
-                scenes, eps = self.shard_inputs(s)
-                fut = client.submit(run_shard_task, self.graph, self.args, s, scenes, eps, self.timeout_s,
+                fut = client.submit(run_shard_task, self.graph, self.args, s, self.kind.payload(self.context, self.episodes, s),
+                                    self.timeout_s,
                                     key=f"shard-{self.digest}-{s.name}", pure=False)
                 futures[fut] = s
             out = []
@@ -403,17 +717,17 @@ class ShardedRun:
 
     # the whole run
     def run(self) -> int:
-        from personal.eval.output import OutputDirError, new_run_dir
+        from personal.eval.output import OutputDirError
 
         try:
-            run_dir = new_run_dir(self.out_root)
+            run_dir = self.kind.run_dir(self.out_root)
         except OutputDirError as exc:
             self.say(f"error: cannot write the results: {exc}")
             return 2
         t0 = time.monotonic()
         outcomes = {s.name: o for s in self.shards if (o := self.finished(s)) is not None}
         todo = [s for s in self.shards if s.name not in outcomes]
-        self.say(f"{self.graph}: {len(self.episodes)} episodes in {len(self.shards)} shard(s) "
+        self.say(f"{self.graph}: {len(self.episodes)} {getattr(self.kind, 'unit', 'episodes')} in {len(self.shards)} shard(s) "
                  f"({', '.join(s.name for s in self.shards)}); {self.workers} worker(s), cluster {self.cluster}; "
                  f"shards kept in {self.shard_root}" + (f"; {len(outcomes)} already finished (reused)" if outcomes else ""))
         for o in outcomes.values():
@@ -425,10 +739,7 @@ class ShardedRun:
 
     def merge(self, run_dir: Path, outcomes: list[ShardOutcome], seconds: float) -> int:
         """Records in the serial run's order (episode, then the method order), one report."""
-        order = {e.episode_id: i for i, e in enumerate(self.episodes)}
-        methods = {m: i for i, m in enumerate(self.kind.methods(self.values))}
-        records = sorted((r for o in outcomes for r in o.records),
-                         key=lambda r: (order.get(r["episode_id"], len(order)), methods.get(r["method"], len(methods))))
+        records = sorted((r for o in outcomes for r in o.records), key=self.kind.record_key(self.values, self.episodes))
         incomplete = [f"shard {o.shard.name}: exit code {o.code}: {o.errors}"[:800] for o in outcomes if o.code != 0]
         incomplete += [f"shard {o.shard.name}: {line}" for o in outcomes for line in o.meta.get("INCOMPLETE RUN", [])]
         meta = merged_meta([o.meta for o in outcomes if o.meta])
@@ -440,15 +751,14 @@ class ShardedRun:
                          "shard seconds": {o.shard.name: o.seconds for o in outcomes},
                          "shard folder": str(self.shard_root)},
         })
+        if (source := self.kind.describe(self.context, self.episodes)) is not None:
+            meta["episode source"] = source
         if incomplete:
             meta["INCOMPLETE RUN"] = incomplete
         else:
             meta.pop("INCOMPLETE RUN", None)
+        merge_files(run_dir, [self.shard_dir(o.shard) / IMAGES for o in outcomes])  # before the report, which shows them
         self.kind.write(run_dir, records, meta, self.values)
-        for o in outcomes:  # each shard's sample plots (maps / trajectories) next to the merged report
-            images = self.shard_dir(o.shard) / IMAGES
-            if images.is_dir():
-                shutil.copytree(images, run_dir, dirs_exist_ok=True)
         self.say(f"{self.graph} sharded run done: {len(records)} records from {len(outcomes)} shard(s) in {seconds:.1f} s; "
                  f"report: {(run_dir / 'report.md').resolve()}")
         print(f"report: {(run_dir / 'report.md').resolve()}", flush=True)
@@ -456,6 +766,24 @@ class ShardedRun:
             self.say("ERROR: run incomplete: " + "; ".join(incomplete) + "; exit code 3")
             return 3
         return 0
+
+
+def merge_files(run_dir: Path, folders: Sequence[Path]) -> None:
+    """Each shard's kept files next to the merged report, in shard order: sample plots are copied,
+    JSON-lines logs (e.g. transcripts) are concatenated."""
+    logs: set[Path] = set()
+    for folder in folders:
+        for f in sorted(folder.rglob("*")) if folder.is_dir() else []:
+            if not f.is_file():
+                continue
+            dest = run_dir / f.relative_to(folder)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            if f.suffix == ".jsonl":
+                with open(dest, "ab" if dest in logs else "wb") as fh:
+                    fh.write(f.read_bytes())
+                logs.add(dest)
+            else:
+                shutil.copyfile(f, dest)
 
 
 def merged_meta(metas: Sequence[dict]) -> dict:

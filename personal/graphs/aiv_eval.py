@@ -5,7 +5,7 @@ or a dataset it generates from the synthetic simulator; the verifier node turns 
 view into per-attribute evidence, tracks it and decides; the view planner (required
 node) drives the episodes, picks the next view (NBV) and writes the report, then exits.
 """
-from personal.graphs import Arg, Choice, Graph, NodeSpec, Range, SEED, at_least
+from personal.graphs import SHARD_ARGUMENTS, Arg, Choice, Graph, NodeSpec, Range, SEED, at_least
 
 GRAPH = Graph(
     name="aiv_eval",
@@ -24,9 +24,11 @@ GRAPH = Graph(
         "min_coverage": (0.0, "judgeable attribute weight seen before a unanimity stop (0 = paper rule)", Range(0.0, 1.0)),
         "horizon": (6, "steps per episode", at_least(1, 1000)),
         "limit": (0, "evaluate only the first N episodes (0 = all)", at_least(0)),
+        "start": (0, "skip the first N episodes of the index (with limit: a window; sharded runs use it)", at_least(0)),
         "out_dir": ("runs/aiv_eval", "report folder"),
         "run_name": ("", "run name in the report (default SV / MV-<nbv>)"),
         "lenient": (False, "accept unknown index/meta fields"),
+        **SHARD_ARGUMENTS,
     },
     nodes=[
         NodeSpec(
@@ -43,7 +45,7 @@ GRAPH = Graph(
         NodeSpec(
             name="aiv_view_planner", executable="aiv_view_planner", module="nodes.view_planner_node",
             parameters={"mode": Arg("mode"), "nbv": Arg("nbv"), "horizon": Arg("horizon"), "seed": Arg("seed"),
-                        "min_coverage": Arg("min_coverage"), "limit": Arg("limit"), "out_dir": Arg("out_dir"),
+                        "min_coverage": Arg("min_coverage"), "limit": Arg("limit"), "start": Arg("start"), "out_dir": Arg("out_dir"),
                         "run_name": Arg("run_name"), "lenient": Arg("lenient")},
             required=True,
         ),

@@ -1,6 +1,6 @@
 """Graph ``home_eval``: the appliance-control node (optionally mirrored to MQTT) and the
 PersonalHomeBench evaluator (scripted reference agent by default, or an LLM endpoint)."""
-from personal.graphs import Arg, Choice, Graph, NodeSpec, PORT, SEED, at_least
+from personal.graphs import SHARD_ARGUMENTS, Arg, Choice, Graph, NodeSpec, PORT, SEED, at_least
 
 GRAPH = Graph(
     name="home_eval",
@@ -8,6 +8,7 @@ GRAPH = Graph(
     arguments={
         "households": (20, "generated households to evaluate", at_least(1, 100_000)),
         "seed": (0, "first household seed", SEED),
+        "first_household": (0, "skip the first N households (seeds seed+N ...; sharded runs use it)", at_least(0)),
         "agent": ("reference", "reference (scripted, runs answer programs) | tools (LLM with tools) | sole (LLM, full context)", Choice(("reference", "tools", "sole"))),
         "endpoint": ("", "OpenAI-compatible base URL for agent:=tools|sole, e.g. http://127.0.0.1:8000/v1"),
         "model": ("", "model name sent to the endpoint"),
@@ -21,6 +22,7 @@ GRAPH = Graph(
         "mqtt_port": (1883, "external MQTT broker port", PORT),
         "mqtt_username": ("", "external MQTT user"),
         "mqtt_password": ("", "external MQTT password"),
+        **SHARD_ARGUMENTS,
     },
     nodes=[
         NodeSpec(name="appliance_node", executable="appliance_node", module="nodes.appliance_node",
@@ -28,7 +30,7 @@ GRAPH = Graph(
                              "mqtt_host": Arg("mqtt_host"), "mqtt_port": Arg("mqtt_port"),
                              "mqtt_username": Arg("mqtt_username"), "mqtt_password": Arg("mqtt_password")}),
         NodeSpec(name="home_eval", executable="home_eval", module="nodes.home_eval_node",
-                 parameters={"households": Arg("households"), "seed": Arg("seed"), "agent": Arg("agent"),
+                 parameters={"households": Arg("households"), "seed": Arg("seed"), "first_household": Arg("first_household"), "agent": Arg("agent"),
                              "endpoint": Arg("endpoint"), "model": Arg("model"), "judge": Arg("judge"),
                              "max_items": Arg("max_items"), "families": Arg("families"), "out_dir": Arg("out_dir")},
                  required=True),

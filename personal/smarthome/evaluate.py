@@ -41,6 +41,7 @@ class EvalConfig:
     max_items: int | None = None  # IG items per household (None = all)
     families: tuple[str, ...] = FAMILIES
     video_tools: bool = True
+    first: int = 0  # households first .. first+households-1 (seeds seed+first ...): a sharded run's window
 
 
 def make_agent(cfg: EvalConfig) -> Agent:
@@ -165,7 +166,7 @@ def run_home_eval(cfg: EvalConfig, progress: Callable[[str], None] | None = None
     t0 = time.perf_counter()
     # each task's row on disk as it is scored (a crash loses at most the task in progress)
     with ResultLog(out_dir / RESULTS_LOG) as res_f, ResultLog(out_dir / "transcripts.jsonl", sync=False) as tr_f:
-        for i in range(cfg.households):
+        for i in range(cfg.first, cfg.first + cfg.households):
             h = generate_household(cfg.seed + i)
             probes.append(safety_probe(h))
             for task in household_tasks(h, cfg.seed, cfg.max_items):
@@ -182,12 +183,29 @@ def run_home_eval(cfg: EvalConfig, progress: Callable[[str], None] | None = None
                 res_f.append(scores.rows[-1])
                 tr_f.append({"task": task.to_dict(), "agent": agent.name, "transcript": out.transcript})
             if progress:
-                progress(f"household {i + 1}/{cfg.households} ({h.household_id}) done")
+                progress(f"household {i - cfg.first + 1}/{cfg.households} ({h.household_id}) done")
+    probe = {"households_with_active_condition": sum(bool(p["conditions"]) for p in probes),
+             "hazard_steps_refused": sum(p["refused"] for p in probes),
+             "correct": sum(p["correct"] for p in probes), "total": len(probes)}
+    return finish_report(scores, cfg, out_dir, agent.name, round(time.perf_counter() - t0, 1), probe)
+
+
+def scores_from_rows(rows: list[dict[str, Any]]) -> Scores:
+    """The scores of saved result rows (``results.jsonl``): merged shards of a sharded run."""
+    scores = Scores()
+    for r in rows:
+        scores.errors.update(r["family"], r["errors"])
+        scores.rows.append(r)
+    return scores
+
+
+def finish_report(scores: Scores, cfg: EvalConfig, out_dir: Path, agent: str, seconds: float,
+                  probe: dict[str, int]) -> dict[str, Any]:
+    """summary.json, plots and report.md of scored tasks."""
     summary = scores.summary()
-    summary.update(agent=agent.name, households=cfg.households, seed=cfg.seed, seconds=round(time.perf_counter() - t0, 1),
-                   safety_probe={"households_with_active_condition": sum(bool(p["conditions"]) for p in probes),
-                                 "hazard_steps_refused": sum(p["refused"] for p in probes),
-                                 "correct": sum(p["correct"] for p in probes), "total": len(probes)})
+    summary.update(agent=agent, households=cfg.households, seed=cfg.seed, seconds=seconds, safety_probe=probe)
+    if cfg.first:
+        summary["first_household"] = cfg.first
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2))
     plots = write_plots(summary, out_dir)
     write_report(summary, cfg, out_dir, plots)
@@ -251,7 +269,8 @@ def write_report(s: dict[str, Any], cfg: EvalConfig, out_dir: Path, plots: list[
         return f"{100 * x:.1f}%"
 
     lines = [f"# home_eval — {s['agent']}", "",
-             f"{cfg.households} generated households (seed {cfg.seed}), {sum(s['tasks'].values())} tasks, {s['seconds']} s.", ""]
+             f"{cfg.households} generated households (seed {cfg.seed}"
+             + (f", households {cfg.first}..{cfg.first + cfg.households - 1}" if cfg.first else "") + f"), {sum(s['tasks'].values())} tasks, {s['seconds']} s.", ""]
     if s["agent"] == "scripted-reference":
         lines += ["The scripted reference agent executes each task's answer program through PersonalHomeTools "
                   "(CF: after applying the structured counterfactual edit), so IG/MC/CF check the tools, programs and "

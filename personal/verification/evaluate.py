@@ -43,6 +43,8 @@ def run_config(pairs, cfg: AgentConfig, decomposer: str = "builtin", verifier: s
     nbv = make_nbv(cfg.nbv, cfg.seed) if cfg.mode == "multi" else None
     records = []
     for p in pairs:
+        if nbv is not None and hasattr(nbv, "begin_episode"):
+            nbv.begin_episode(p.index)  # per-episode generator: the same views as the aiv_eval graph, in any order
         try:
             records.append(run_episode(p, agent, nbv, seed=cfg.seed))
         except (OSError, ValueError) as exc:  # unreadable capture etc.: a flagged failure, not a dead run

@@ -43,7 +43,13 @@ class RandomNBV:
     name = "random"
 
     def __init__(self, seed: int = 0):
+        self.seed = seed
         self.rng = random.Random(seed)
+
+    def begin_episode(self, index: int) -> None:
+        """A generator per episode, from (seed, the episode's position in the index): an episode's
+        views do not depend on which episodes ran before it, so sharded and serial runs agree."""
+        self.rng = random.Random(f"{self.seed}:{index}")
 
     def choose(self, state: PlannerState) -> tuple[str, str]:
         options = state.unvisited() or list(MOVE_DIRECTIONS)

@@ -150,19 +150,26 @@ class _Episode:
 class PlannerSession:
     """Drives every episode: reset, then NBV moves until the verifier stops; collects records."""
 
-    def __init__(self, pairs: list[PairEpisode], config: AgentConfig, limit: int | None = None, on_record=None):
-        self.pairs = pairs[:limit] if limit else pairs
+    def __init__(self, pairs: list[PairEpisode], config: AgentConfig, limit: int | None = None, on_record=None,
+                 start: int = 0):
+        # episodes start .. start+limit-1 of the index (a shard's window); commands carry the index position
+        self.pairs = pairs
+        self.indices = list(range(len(pairs)))[start:(start + limit) if limit else None]
         self.on_record = on_record  # gets each episode's record as it is made (to write it at once)
         self.config = config
         self.nbv = make_nbv(config.nbv, config.seed) if config.mode == "multi" else None
         self.records: list[dict] = []
         self.current: _Episode | None = None
         self.pending: str | None = None  # request id awaiting a verdict
-        self.next_index = 0
+        self.next_index = 0  # position in self.indices
+
+    @property
+    def episodes(self) -> int:
+        return len(self.indices)
 
     @property
     def finished(self) -> bool:
-        return self.current is None and self.next_index >= len(self.pairs)
+        return self.current is None and self.next_index >= len(self.indices)
 
     def _command(self, index: int, command: str, direction: str = "") -> dict:
         self.pending = uuid.uuid4().hex[:12]
@@ -170,11 +177,13 @@ class PlannerSession:
 
     def start_next(self) -> dict | None:
         """The reset command of the next episode, or None when all are done."""
-        if self.next_index >= len(self.pairs):
+        if self.next_index >= len(self.indices):
             self.current = None
             return None
-        self.current = _Episode(self.next_index)
+        self.current = _Episode(self.indices[self.next_index])
         self.next_index += 1
+        if self.nbv is not None and hasattr(self.nbv, "begin_episode"):
+            self.nbv.begin_episode(self.pairs[self.current.index].index)
         return self._command(self.current.index, "reset")
 
     def restart_current(self) -> None:
