@@ -80,18 +80,51 @@ class ShardOutcome:
 # -- the evaluations that shard ---------------------------------------------------------------------------
 #
 # A kind says, for one graph: what the evaluation's units are (episodes) and how they split into shards
-# (``load`` / ``plan``), what a shard's input is (``payload``, picklable: it travels to Dask workers),
+# (``plan``), what a shard's input is (``payload``, picklable: it travels to Dask workers),
 # how a shard's child graph gets it (``prepare``, run where the shard runs: extra graph arguments), where
 # the child's records are (``collect``), the serial order of records (``record_key``) and how merged
 # records become the graph's report (``run_dir`` / ``write``).
 
 
-class EpisodeFolderKind:
-    """POG and PAN: PersONAL episodes; a shard is a household (or a chunk of one household's episodes),
-    written as its own episode folder (``episodes_dir:=<shard folder>``); the child writes a run folder."""
+class Kind:
+    """Defaults of every kind."""
 
     graph = report = ""
-    source_arguments: tuple[str, ...] = ()
+    unit = "episodes"  # what progress counts
+    source_arguments: tuple[str, ...] = ()  # the coordinator's; a shard's child graph gets its own (``prepare``)
+
+    def digest_items(self, context, units: Sequence) -> Sequence:
+        return units
+
+    def describe(self, context, units: Sequence) -> str | None:
+        return None
+
+    @staticmethod
+    def prepare(payload, work_dir: Path) -> dict[str, str]:
+        return {k: str(v) for k, v in payload.items()}
+
+    def run_dir(self, out_root: Path) -> Path:
+        from personal.eval.output import new_run_dir
+
+        return new_run_dir(out_root)
+
+    def episodes_done(self, line: str, n_methods: int) -> int | None:
+        m = re.search(r"episodes done (\d+)/\d+", line)
+        return int(m.group(1)) if m else None
+
+
+class ReportInOutDirKind(Kind):
+    """Graphs that write their report into ``out_dir`` itself (no run folder per run)."""
+
+    def run_dir(self, out_root: Path) -> Path:
+        from personal.eval.output import writable_dir
+
+        return writable_dir(out_root)
+
+
+class EpisodeFolderKind(Kind):
+    """POG and PAN: PersONAL episodes; a shard is a household (or a chunk of one household's episodes),
+    written as its own episode folder (``episodes_dir:=<shard folder>``); the child writes a run folder."""
 
     def plan(self, values: Mapping[str, Any], workers: int):
         """(context, units, shards): the full set as the graph would load it, split into shards."""
@@ -125,26 +158,11 @@ class EpisodeFolderKind:
                 "images": {str(p.relative_to(made[-1])): p.read_bytes() for sub in IMAGE_FOLDERS
                            for p in sorted((made[-1] / sub).glob("*.png"))}}
 
-    def digest_items(self, context, units: Sequence) -> Sequence:
-        return units
-
-    def describe(self, context, units: Sequence) -> str | None:
-        return None
-
     def record_key(self, values: Mapping[str, Any], units: Sequence) -> Callable[[dict], tuple]:
         """The serial run's order: episode order of the full set, then the method order."""
         order = {e.episode_id: i for i, e in enumerate(units)}
         methods = {m: i for i, m in enumerate(self.methods(values))}
         return lambda r: (order.get(r["episode_id"], len(order)), methods.get(r["method"], len(methods)))
-
-    def run_dir(self, out_root: Path) -> Path:
-        from personal.eval.output import new_run_dir
-
-        return new_run_dir(out_root)
-
-    def episodes_done(self, line: str, n_methods: int) -> int | None:
-        m = re.search(r"episodes done (\d+)/\d+", line)
-        return int(m.group(1)) if m else None
 
 
 class PogKind(EpisodeFolderKind):
@@ -208,7 +226,7 @@ class PanKind(EpisodeFolderKind):
         write_report_html(run_dir, self.report)
 
 
-class AivKind:
+class AivKind(ReportInOutDirKind):
     """PInVerify (``aiv_eval``): the pair episodes of one index; a shard is a window of consecutive
     episodes of the same index (``index:=<the index> start:=a limit:=n``), so every episode keeps its
     position in the index — the seed of its start sector and of its random next-best views. Episodes
@@ -283,13 +301,6 @@ class AivKind:
     def record_key(self, values: Mapping[str, Any], units: Sequence) -> Callable[[dict], tuple]:
         return lambda r: (int(r["index"]),)  # the episode's position in the index: the serial order
 
-    def run_dir(self, out_root: Path) -> Path:
-        from personal.eval.output import writable_dir
-
-        return writable_dir(out_root)  # the graph writes its report into out_dir itself
-
-    episodes_done = EpisodeFolderKind.episodes_done
-
     def write(self, run_dir: Path, records: list[dict], meta: dict, values: Mapping[str, Any]) -> None:
         from dataclasses import asdict
 
@@ -310,7 +321,7 @@ class AivKind:
                      title="PInVerify evaluation (aiv_eval graph)", notes=notes)
 
 
-class HomeKind:
+class HomeKind(ReportInOutDirKind):
     """PersonalHomeBench (``home_eval``): generated households; a shard is a window of consecutive
     households (``first_household:=a households:=n``: household i keeps seed ``seed + i`` and its tasks
     their seed), each scored on its own (tool state and memories are the household's), so they split
@@ -327,18 +338,8 @@ class HomeKind:
         ids = [str(i) for i in range(first, first + n)]
         return None, ids, chunk_shards("households", ids, workers)
 
-    def digest_items(self, context, units: Sequence) -> list:
-        return list(units)
-
-    def describe(self, context, units: Sequence) -> None:
-        return None
-
     def payload(self, context, units: Sequence, shard: Shard):
         return {"first_household": int(shard.episode_ids[0]), "households": len(shard.episode_ids)}
-
-    @staticmethod
-    def prepare(payload, work_dir: Path) -> dict[str, str]:
-        return {k: str(v) for k, v in payload.items()}
 
     @staticmethod
     def collect(out_dir: Path) -> dict | None:
@@ -357,8 +358,6 @@ class HomeKind:
 
     def record_key(self, values: Mapping[str, Any], units: Sequence) -> Callable[[dict], tuple]:
         return lambda r: ()  # shards are consecutive households, merged in shard order: the serial order
-
-    run_dir = AivKind.run_dir
 
     def episodes_done(self, line: str, n_methods: int) -> int | None:
         m = re.search(r"household (\d+)/\d+ \(", line)  # "household k/n (<id>) done"
@@ -382,7 +381,7 @@ class HomeKind:
         (run_dir / "summary.json").write_text(json.dumps({**summary, **sharding}, indent=2))
 
 
-class PermKind:
+class PermKind(ReportInOutDirKind):
     """LIBERO-PeRM (``perm_eval``): tasks of (suite, mission, preference, layout seed); a shard is a
     chunk of the layout seeds (``seeds:=<chunk>``) with every suite, mission and preference. A rollout
     is a function of (mission, seed, prompt), and the graph's tasks do not depend on the position of
@@ -412,13 +411,8 @@ class PermKind:
     def digest_items(self, context, units: Sequence) -> list:
         return [t.task_id for t in units]
 
-    def describe(self, context, units: Sequence) -> None:
-        return None
-
     def payload(self, context, units: Sequence, shard: Shard):
         return {"seeds": ",".join(shard.scene_ids)}
-
-    prepare = staticmethod(HomeKind.prepare)
 
     @staticmethod
     def collect(out_dir: Path) -> dict | None:
@@ -438,8 +432,6 @@ class PermKind:
             rollouts.setdefault((t.mission, t.seed, t.prompt), []).append(t.task_id)
         rank = {tid: i for i, tid in enumerate(tid for ids in rollouts.values() for tid in ids)}
         return lambda r: (rank.get(r["task_id"], len(rank)),)
-
-    run_dir = AivKind.run_dir
 
     def episodes_done(self, line: str, n_methods: int) -> int | None:
         m = re.search(r"\[(\d+)/\d+\] \S+ success=", line)  # "[k/n] <task> success=..."
@@ -588,7 +580,7 @@ class Progress:
             if self.done.get(shard.name) == k:
                 return
             self.done[shard.name] = k
-            self.say(f"{getattr(self.kind, 'unit', 'episodes')} done {sum(self.done.values())}/{self.total} ({time.monotonic() - self.t0:.0f} s)")
+            self.say(f"{self.kind.unit} done {sum(self.done.values())}/{self.total} ({time.monotonic() - self.t0:.0f} s)")
 
 
 class ShardedRun:
@@ -727,7 +719,7 @@ class ShardedRun:
         t0 = time.monotonic()
         outcomes = {s.name: o for s in self.shards if (o := self.finished(s)) is not None}
         todo = [s for s in self.shards if s.name not in outcomes]
-        self.say(f"{self.graph}: {len(self.episodes)} {getattr(self.kind, 'unit', 'episodes')} in {len(self.shards)} shard(s) "
+        self.say(f"{self.graph}: {len(self.episodes)} {self.kind.unit} in {len(self.shards)} shard(s) "
                  f"({', '.join(s.name for s in self.shards)}); {self.workers} worker(s), cluster {self.cluster}; "
                  f"shards kept in {self.shard_root}" + (f"; {len(outcomes)} already finished (reused)" if outcomes else ""))
         for o in outcomes.values():
