@@ -35,6 +35,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -172,63 +173,58 @@ def explore_rates(tmp: Path, steps: int, width: int, height: int, encoder: str =
 # -- 3. PAN: serial, 2 local workers, 2 Dask workers -------------------------------------------------------
 
 
-def pan(tmp: Path, episodes: int, methods: str, max_steps: int) -> tuple[list[tuple], dict]:
+def serial_local_dask(tmp: Path, graph: str, base: list[str], label: str,
+                      read: Callable[[Path], list[dict]]) -> tuple[list[tuple], dict, dict]:
+    """``graph`` serial, with ``workers:=2`` and on a 2-worker Dask LocalCluster (processes on
+    127.0.0.1): table rows (wall time, records, identical to serial?) and {name: out_dir}, {name: wall}."""
     from distributed import LocalCluster
 
-    scenes = max(1, math.ceil(episodes / 3))
-    base = [f"scenes:={scenes}", "split:=all", "episodes_per_scene:=1", f"methods:={methods}", f"max_steps:={max_steps}"]
-    rows, recs, walls, shard_s = [], {}, {}, {}
+    rows, recs, walls, dirs = [], {}, {}, {}
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None,
-                           local_directory=str(tmp / "dask"))
+                           local_directory=str(tmp / f"dask_{graph}"))
     try:
         for name, extra in (("serial (one graph)", []), ("workers:=2 (local child graphs)", ["workers:=2"]),
                             ("2-worker Dask LocalCluster", ["cluster:=dask", f"scheduler:={cluster.scheduler_address}", "workers:=2"])):
-            d = tmp / f"pan_{len(walls)}"
-            wall, out, code = launch("pan_eval", base + [f"out_dir:={d}"] + extra)
-            recs[name], walls[name] = records(d), wall
-            runs = sorted(p for p in d.iterdir() if (p / "summary.json").is_file())
-            meta = json.loads((runs[-1] / "summary.json").read_text())["meta"] if runs else {}
-            shard_s[name] = meta.get("sharding", {}).get("shard seconds", {})
+            d = dirs[name] = tmp / f"{graph}_{len(walls)}"
+            wall, out, code = launch(graph, base + [f"out_dir:={d}"] + extra)
+            recs[name], walls[name] = read(d), wall
             cpu = "workers' CPU not counted" if "Dask" in name else f"{CPU['last']:.0f} CPU-s"
-            rows.append((f"PAN {scenes * 3} episodes, {name}", f"{wall:.1f} s wall, {cpu}", code, len(recs[name]),
+            rows.append((f"{label}, {name}", f"{wall:.1f} s wall, {cpu}", code, len(recs[name]),
                          f"{walls['serial (one graph)'] / wall:.2f}x serial" if wall else ""))
-            print(f"  PAN {name}: {wall:.1f} s, exit {code} (load {load()})", flush=True)
+            print(f"  {label} {name}: {wall:.1f} s, exit {code} (load {load()})", flush=True)
     finally:
         cluster.close()
     ref = recs["serial (one graph)"]
     for name in list(recs)[1:]:
-        rows.append((f"PAN results {name} == serial", "identical" if ref and recs[name] == ref else "DIFFERENT", "", "", ""))
+        rows.append((f"{label}: results {name} == serial", "identical" if ref and recs[name] == ref else "DIFFERENT", "", "", ""))
+    return rows, dirs, walls
+
+
+def pan(tmp: Path, episodes: int, methods: str, max_steps: int) -> tuple[list[tuple], dict]:
+    scenes = max(1, math.ceil(episodes / 3))
+    base = [f"scenes:={scenes}", "split:=all", "episodes_per_scene:=1", f"methods:={methods}", f"max_steps:={max_steps}"]
+    rows, dirs, walls = serial_local_dask(tmp, "pan_eval", base, f"PAN {scenes * 3} episodes", records)
+    shard_s = {}
+    for name, d in dirs.items():
+        runs = sorted(p for p in d.iterdir() if (p / "summary.json").is_file()) if d.is_dir() else []
+        meta = json.loads((runs[-1] / "summary.json").read_text())["meta"] if runs else {}
+        shard_s[name] = meta.get("sharding", {}).get("shard seconds", {})
     return rows, {"walls": walls, "shard_seconds": shard_s, "episodes": scenes * 3, "shards": scenes}
 
 
-def aiv(tmp: Path, targets: int, nbv: str) -> list[tuple]:
-    """aiv_eval serial / workers:=2 / 2-worker Dask on one generated dataset (generated before timing)."""
-    from distributed import LocalCluster
+# -- 5. AIV: serial, 2 local workers, 2 Dask workers -------------------------------------------------------
 
+
+def aiv(tmp: Path, targets: int, nbv: str) -> list[tuple]:
+    """aiv_eval on one generated dataset (generated before timing); records compared whole."""
     from personal.verification.writer import write_dataset
 
+    def read(d: Path) -> list[dict]:
+        found = sorted(d.glob("results_*.jsonl"))
+        return [json.loads(x) for x in found[0].read_text().splitlines() if x.strip()] if found else []
+
     index = write_dataset(tmp / "aiv_data", targets, 0)["index"]
-    base = [f"index:={index}", f"nbv:={nbv}"]
-    rows, recs, walls = [], {}, {}
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None,
-                           local_directory=str(tmp / "dask_aiv"))
-    try:
-        for name, extra in (("serial (one graph)", []), ("workers:=2 (local child graphs)", ["workers:=2"]),
-                            ("2-worker Dask LocalCluster", ["cluster:=dask", f"scheduler:={cluster.scheduler_address}", "workers:=2"])):
-            d = tmp / f"aiv_{len(walls)}"
-            wall, out, code = launch("aiv_eval", base + [f"out_dir:={d}"] + extra)
-            found = sorted(d.glob("results_*.jsonl"))
-            recs[name] = [json.loads(x) for x in found[0].read_text().splitlines() if x.strip()] if found else []
-            walls[name] = wall
-            cpu = "workers' CPU not counted" if "Dask" in name else f"{CPU['last']:.0f} CPU-s"
-            rows.append((f"AIV {3 * targets} episodes (nbv {nbv}), {name}", f"{wall:.1f} s wall, {cpu}", code, len(recs[name]),
-                         f"{walls['serial (one graph)'] / wall:.2f}x serial" if wall else ""))
-            print(f"  AIV {name}: {wall:.1f} s, exit {code} (load {load()})", flush=True)
-    finally:
-        cluster.close()
-    ref = recs["serial (one graph)"]
-    for name in list(recs)[1:]:
-        rows.append((f"AIV records {name} == serial", "identical" if ref and recs[name] == ref else "DIFFERENT", "", "", ""))
+    rows, _, _ = serial_local_dask(tmp, "aiv_eval", [f"index:={index}", f"nbv:={nbv}"], f"AIV {3 * targets} episodes (nbv {nbv})", read)
     return rows
 
 
