@@ -364,13 +364,13 @@ class HomeKind(ReportInOutDirKind):
         return int(m.group(1)) if m else None
 
     def write(self, run_dir: Path, records: list[dict], meta: dict, values: Mapping[str, Any]) -> None:
-        from personal.smarthome.evaluate import FAMILIES, EvalConfig, finish_report, scores_from_rows
+        from personal.smarthome.evaluate import EvalConfig, finish_report, scores_from_rows
 
         max_items = int(values["max_items"])
         cfg = EvalConfig(out_dir=str(run_dir), households=int(values["households"]), seed=int(values["seed"]),
                          agent=str(values["agent"]), endpoint=str(values["endpoint"]), model=str(values["model"]),
                          judge=bool(values["judge"]), max_items=None if max_items < 0 else max_items,
-                         families=tuple(f for f in FAMILIES if f in str(values["families"]).split(",")),
+                         families=tuple(f.strip() for f in str(values["families"]).split(",") if f.strip()),
                          first=int(values["first_household"]))
         probes = list(meta.get("safety probe", {}).values())
         probe = {k: sum(p[k] for p in probes) for k in ("households_with_active_condition", "hazard_steps_refused", "correct", "total")}
@@ -438,12 +438,11 @@ class PermKind(ReportInOutDirKind):
         return int(m.group(1)) if m else None
 
     def write(self, run_dir: Path, records: list[dict], meta: dict, values: Mapping[str, Any]) -> None:
-        from personal.manipulation.evaluate import load_results, write_results
+        from personal.manipulation.evaluate import load_results
         from personal.manipulation.report import write_report
 
         (run_dir / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-        results = load_results(run_dir / "results.jsonl")
-        write_results(results, run_dir)
+        results = load_results(run_dir / "results.jsonl")  # the evaluator's results, for its report writer
         sharding = meta.get("sharding", {})
         info = {"graph": "perm_eval", "episodes scored": len(results), "wall time": f"{meta.get('wall time (s)')} s",
                 "sharded": f"{sharding.get('shards')} shard(s), {sharding.get('workers')} worker(s), cluster {sharding.get('cluster')}"}
