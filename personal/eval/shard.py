@@ -4,7 +4,7 @@ into one report whose per-episode results are those of a serial run.
 
     personal launch pog_eval workers:=2                       # 2 child graphs at a time, this machine
     personal launch pan_eval cluster:=dask scheduler:=tcp://head:8786 workers:=64
-    personal launch aiv_eval workers:=4                       # also home_eval, perm_eval
+    personal launch aiv_eval workers:=4                       # also home_eval
 
 How it works (docs/scaling.md):
 
@@ -13,8 +13,8 @@ How it works (docs/scaling.md):
   household, one household into ``workers`` chunks of consecutive episodes, each shard written as its
   own PersONAL episode folder (``episodes_dir:=<shard>``); AIV into windows of consecutive episodes of
   one index (``start:=a limit:=n``); home into windows of consecutive households
-  (``first_household:=a households:=n``); PeRM into chunks of layout seeds (``seeds:=...``). A shard is
-  the same graph on a part of the same units, with the same seeds — hence the same per-episode results.
+  (``first_household:=a households:=n``). A shard is the same graph on a part of the same units, with
+  the same seeds — hence the same per-episode results. (PeRM does not shard: docs/scaling.md says why.)
 - **Run.** A shard is ``personal launch <graph> … workers:=1`` on a ROS domain of its own
   (``personal.runner.child_domain``), started with ``run_child`` so it dies with its parent. Local
   shards run on ``workers`` threads of the coordinator; Dask shards are tasks (``run_shard_task``)
@@ -27,8 +27,8 @@ How it works (docs/scaling.md):
   fresh folder).
 - **Merge.** Records are put in the serial run's order and the graph's own report writer writes the
   report: POG / PAN into ``<out_dir>/<UTC time>/`` (``results.json``, ``summary.json``, ``report.md``,
-  ``report.html``), AIV / home / PeRM into ``out_dir`` itself, as their graphs do. Progress is the
-  total over shards: ``episodes done k/N`` (``households`` / ``tasks`` for home / PeRM).
+  ``report.html``), AIV / home into ``out_dir`` itself, as their graphs do. Progress is the
+  total over shards: ``episodes done k/N`` (``households done k/N`` for home).
 
 Exit codes are the graph's: 0 done; 3 the report is written but a shard failed or was incomplete
 (named in the report's ``INCOMPLETE RUN`` entry); 2 bad arguments / unwritable out_dir.
@@ -381,77 +381,7 @@ class HomeKind(ReportInOutDirKind):
         (run_dir / "summary.json").write_text(json.dumps({**summary, **sharding}, indent=2))
 
 
-class PermKind(ReportInOutDirKind):
-    """LIBERO-PeRM (``perm_eval``): tasks of (suite, mission, preference, layout seed); a shard is a
-    chunk of the layout seeds (``seeds:=<chunk>``) with every suite, mission and preference. A rollout
-    is a function of (mission, seed, prompt), and the graph's tasks do not depend on the position of
-    a seed in the list, so a shard's tasks and rollouts are the serial run's. The merged records are
-    put in the serial run's order (rollouts in order of first use, their tasks in suite order). Frame
-    strips are each shard's own sample (``strips`` per shard), shown in the merged report."""
-
-    graph = "perm_eval"
-    report = "perm"
-    unit = "tasks"
-    source_arguments = ("seeds",)
-
-    def plan(self, values: Mapping[str, Any], workers: int):
-        tasks = self.tasks(values, [int(x) for x in str(values["seeds"]).split(",") if x.strip()])
-        seeds = list(dict.fromkeys(t.seed for t in tasks))
-        chunks = chunk_shards("seeds", [str(x) for x in seeds], workers)
-        shards = [Shard(c.name, c.episode_ids, tuple(t.task_id for t in tasks if str(t.seed) in c.episode_ids)) for c in chunks]
-        return None, tasks, shards
-
-    @staticmethod
-    def tasks(values: Mapping[str, Any], seeds: list[int]):
-        from personal.manipulation.evaluate import eval_tasks
-
-        csv = lambda text: [t.strip() for t in str(text).split(",") if t.strip()]  # noqa: E731
-        return eval_tasks(csv(values["missions"]), csv(values["prefs"]), seeds, csv(values["suites"]))
-
-    def digest_items(self, context, units: Sequence) -> list:
-        return [t.task_id for t in units]
-
-    def payload(self, context, units: Sequence, shard: Shard):
-        return {"seeds": ",".join(shard.scene_ids)}
-
-    @staticmethod
-    def collect(out_dir: Path) -> dict | None:
-        """``results.jsonl`` once the evaluator's ``report.md`` (written last) is there, and its strips."""
-        out_dir = Path(out_dir)
-        if not (out_dir / "report.md").is_file():
-            return None
-        rows = [json.loads(line) for line in (out_dir / "results.jsonl").read_text().splitlines() if line.strip()]
-        return {"records": rows, "meta": {}, "images": {p.name: p.read_bytes() for p in sorted(out_dir.glob("strip_*.png"))}}
-
-    def methods(self, values: Mapping[str, Any]) -> list[str]:
-        return [str(values["policy"])]
-
-    def record_key(self, values: Mapping[str, Any], units: Sequence) -> Callable[[dict], tuple]:
-        rollouts: dict[tuple, list] = {}
-        for t in units:  # the evaluator node's order: one rollout per (mission, seed, prompt), in order of first use
-            rollouts.setdefault((t.mission, t.seed, t.prompt), []).append(t.task_id)
-        rank = {tid: i for i, tid in enumerate(tid for ids in rollouts.values() for tid in ids)}
-        return lambda r: (rank.get(r["task_id"], len(rank)),)
-
-    def episodes_done(self, line: str, n_methods: int) -> int | None:
-        m = re.search(r"\[(\d+)/\d+\] \S+ success=", line)  # "[k/n] <task> success=..."
-        return int(m.group(1)) if m else None
-
-    def write(self, run_dir: Path, records: list[dict], meta: dict, values: Mapping[str, Any]) -> None:
-        from personal.manipulation.evaluate import load_results
-        from personal.manipulation.report import write_report
-
-        (run_dir / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-        results = load_results(run_dir / "results.jsonl")  # the evaluator's results, for its report writer
-        sharding = meta.get("sharding", {})
-        info = {"graph": "perm_eval", "episodes scored": len(results), "wall time": f"{meta.get('wall time (s)')} s",
-                "sharded": f"{sharding.get('shards')} shard(s), {sharding.get('workers')} worker(s), cluster {sharding.get('cluster')}"}
-        if meta.get("INCOMPLETE RUN"):
-            info["INCOMPLETE RUN"] = "; ".join(meta["INCOMPLETE RUN"])
-        write_report(results, run_dir, meta=info, strip_files=sorted(p.name for p in run_dir.glob("strip_*.png")))
-
-
-KINDS = {k.graph: k for k in (PogKind(), PanKind(), AivKind(), HomeKind(), PermKind())}
+KINDS = {k.graph: k for k in (PogKind(), PanKind(), AivKind(), HomeKind())}
 
 
 def sharding_requested(values: Mapping[str, Any]) -> bool:

@@ -1,5 +1,5 @@
 """Graph ``perm_eval``: tabletop sim + policy node + PeRM evaluator (LIBERO-PeRM-style SR/SA)."""
-from personal.graphs import SHARD_ARGUMENTS, Arg, Choice, Graph, NodeSpec, PORT, Range, at_least
+from personal.graphs import Arg, Choice, Graph, NodeSpec, PORT, Range, at_least
 
 # personal.manipulation.preferences.PREFERENCES (listed here: graph modules import no library code)
 PREFERENCE_IDS = ("speed_up", "slow_down", "smooth", "keep_away", "move_higher", "close_to_ground", "rotate_when_placing",
@@ -24,8 +24,7 @@ GRAPH = Graph(
         "out_dir": ("runs/perm_eval_graph", "results.jsonl + report.md folder"),
         "image_every": (10, "render the two cameras every N control steps (1 for image-based policies)", at_least(1, 10_000)),
         "max_steps": (400, "control steps per episode (20 Hz)", at_least(1, 100_000)),
-        "strips": (2, "rollouts with frame strips in the report (per shard in a sharded run)", at_least(0, 1000)),
-        **SHARD_ARGUMENTS,
+        "strips": (2, "rollouts with frame strips in the report", at_least(0, 1000)),
     },
     nodes=[
         NodeSpec(name="tabletop_sim", executable="tabletop_sim", module="nodes.tabletop_sim_node",

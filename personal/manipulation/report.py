@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Sequence
 from pathlib import Path
 
 import matplotlib
@@ -75,10 +74,7 @@ def save_strip(frames: list[tuple[int, np.ndarray]], path: Path, title: str, max
     plt.close(fig)
 
 
-def write_report(results: list[EpisodeResult], out_dir: Path, strips: dict | None = None, meta: dict | None = None,
-                 strip_files: Sequence[str] = ()) -> Path:
-    """``strips``: {task_id: frames} drawn here; ``strip_files``: strips already drawn in ``out_dir``
-    (a sharded run's shards drew their own)."""
+def write_report(results: list[EpisodeResult], out_dir: Path, strips: dict | None = None, meta: dict | None = None) -> Path:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = with_without_table(results)
@@ -109,10 +105,9 @@ def write_report(results: list[EpisodeResult], out_dir: Path, strips: dict | Non
         lines += ["", "## Compose and conflict episodes", "", "| task | success | d per preference | SA |", "|---|---|---|---|"]
         for r in multi:
             lines.append(f"| {r.task_id} | {int(r.success)} | {', '.join(f'{k}={v:g}' for k, v in r.d.items())} | {r.sa:.2f} |")
-    if strips or strip_files:
+    if strips:
         lines += ["", "## Frame strips (agentview, sample episodes)", ""]
-        lines += [f"![{name[len('strip_'):-len('.png')]}]({name})" for name in strip_files]
-        for task_id, frames in (strips or {}).items():
+        for task_id, frames in strips.items():
             name = "strip_" + task_id.replace("/", "_").replace("[", "").replace("]", "") + ".png"
             save_strip(frames, out_dir / name, task_id)
             lines.append(f"![{task_id}]({name})")
