@@ -51,6 +51,7 @@ class ViewPlannerNode(Node):
         self.last_sent = 0.0
         self.last_cmd: dict | None = None
         self.resent = False
+        self.held_verdict: dict | None = None  # a verdict that came before its observation (other topic)
         self.cmd_pub = self.create_publisher(AivCommand, "aiv/command", RELIABLE)
         subscribe(self, AivDataset, "aiv/dataset", self._on_dataset, LATCHED)
         subscribe(self, AivObservation, "aiv/observation", self._on_obs, RELIABLE)
@@ -113,19 +114,28 @@ class ViewPlannerNode(Node):
         if cmd["command"] == "reset" and done and done % max(1, s.episodes // 10) == 0:
             self.get_logger().info(f"episodes done {done}/{s.episodes} ({time.monotonic() - self.t0:.0f} s)")
         self.last_sent = time.monotonic()
-        self.last_cmd, self.resent = cmd, False
+        self.last_cmd, self.resent, self.held_verdict = cmd, False, None
         self.cmd_pub.publish(from_dict(AivCommand, cmd))
 
     def _on_obs(self, msg: AivObservation) -> None:
         if self.session is None:
             return
         self.session.on_observation(to_dict(msg))
+        held = self.held_verdict
+        if held is not None and self.session.observed(held["request_id"]):
+            self.held_verdict = None
+            self._send(self.session.on_verdict(held))
 
     def _on_verdict(self, msg: AivVerdict) -> None:
         if self.session is None:
             return
         verdict = to_dict(msg)
         if verdict["request_id"] != self.session.pending:
+            return
+        if not self.session.observed(verdict["request_id"]):
+            # the verifier answered before our copy of the observation arrived: the next view depends
+            # on it (visited / failed poses), so the verdict waits for it (the step timeout still applies)
+            self.held_verdict = verdict
             return
         self._send(self.session.on_verdict(verdict))
 

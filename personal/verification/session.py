@@ -161,6 +161,7 @@ class PlannerSession:
         self.records: list[dict] = []
         self.current: _Episode | None = None
         self.pending: str | None = None  # request id awaiting a verdict
+        self.last_observed: str | None = None  # request id of the last observation taken in
         self.next_index = 0  # position in self.indices
 
     @property
@@ -190,11 +191,17 @@ class PlannerSession:
         """Forget the current episode's progress (before re-sending its lost reset)."""
         if self.current is not None:
             self.current = _Episode(self.current.index)
+            self.last_observed = None  # the re-sent reset's observation is taken in again
+
+    def observed(self, request_id: str) -> bool:
+        """Whether the observation of ``request_id`` has been taken in (its verdict may be scored)."""
+        return self.last_observed == request_id
 
     def on_observation(self, obs: dict) -> None:
         ep = self.current
-        if ep is None or obs["request_id"] != self.pending:
+        if ep is None or obs["request_id"] != self.pending or self.last_observed == obs["request_id"]:
             return
+        self.last_observed = obs["request_id"]
         ep.statuses.append(obs["status"])
         ep.azimuth = obs["azimuth_deg"]
         ep.warning = obs.get("visibility_warning") or None
