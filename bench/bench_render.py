@@ -53,18 +53,20 @@ def _run(renderer: Renderer, poses) -> dict[str, float]:
     return {"fps": n / total, "ms": 1e3 * total / n, "cores_busy": busy, **{k: 1e3 * v / n for k, v in stages.items()}}
 
 
-def _step_rate(scene, n: int, threads: int) -> float:
-    b = SyntheticBackend(render_threads=threads)
+def step_rate(scene, n: int, threads: int, camera: CameraSpec | None = None) -> tuple[float, float]:
+    """Simulator steps (move + render RGB, depth, ids) from the central free cell, on a seeded random
+    walk: (steps per wall second, steps per CPU-second of this process)."""
+    b = SyntheticBackend(camera=camera, render_threads=threads)
     b.load_scene(scene)
     grid = NavGrid(scene, 0)
     iy, ix = np.nonzero(grid.free)
     x, y = grid.cell_center(int(iy[len(iy) // 2]), int(ix[len(ix) // 2]))
     b.reset(state=AgentState(x, y, grid.floor_z, 0.0))
     rng = random.Random(1)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for _ in range(n):
         b.step(rng.choice((Action.MOVE_FORWARD, Action.MOVE_FORWARD, Action.TURN_LEFT, Action.TURN_RIGHT)))
-    return n / (time.perf_counter() - t0)
+    return n / (time.perf_counter() - t0), n / (time.process_time() - c0)
 
 
 def main() -> None:
@@ -85,7 +87,7 @@ def main() -> None:
             print(f"{mode:<9} {label:>7} {r['fps']:7.1f} {r['ms']:9.2f} {r['raycast']:8.2f} {r['shading']:8.2f} "
                   f"{r['cores_busy']:8.2f} {r['fps'] / r['cores_busy']:12.1f}")
     print(f"SyntheticBackend.step (adaptive, 1 thread, incl. dynamics + Observation): "
-          f"{_step_rate(scene, args.frames, 1):.1f} steps/s")
+          f"{step_rate(scene, args.frames, 1)[0]:.1f} steps/s")
 
 
 if __name__ == "__main__":

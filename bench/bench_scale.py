@@ -126,31 +126,15 @@ def explore_rates(tmp: Path, steps: int, width: int, height: int, encoder: str =
             os.environ[k] = v
     from personal.models.base import make_encoder
     from personal.world.generator import generate_scene
-    from sim_bridge.backends.base import Action, AgentState, CameraSpec
-    from sim_bridge.backends.synthetic import SyntheticBackend
-    from sim_bridge.navgrid import NavGrid
-    import random
-
-    import numpy as np
+    from bench.bench_render import step_rate
+    from sim_bridge.backends.base import CameraSpec
 
     wall, out, code = launch("explore", ["seed:=0", f"maps_dir:={tmp / 'explore_maps'}", f"max_steps:={steps}",
                                          f"width:={width}", f"height:={height}", f"encoder:={encoder}"])
     m = re.search(r"exploration finished: .*?(\d+) steps, .*?([\d.]+) steps/s over ([\d.]+) s", out)
     graph = float(m.group(2)) if m else float("nan")
     # the renderer alone: simulator steps (move + render RGB, depth, ids) at the same size, one thread
-    scene = generate_scene(0)
-    be = SyntheticBackend(camera=CameraSpec(width=width, height=height), render_threads=1)
-    be.load_scene(scene)
-    grid = NavGrid(scene, 0)
-    iy, ix = np.nonzero(grid.free)
-    x, y = grid.cell_center(int(iy[len(iy) // 2]), int(ix[len(ix) // 2]))
-    be.reset(state=AgentState(x, y, grid.floor_z, 0.0))
-    rng = random.Random(1)
-    t0, c0 = time.perf_counter(), time.process_time()
-    n = 60
-    for _ in range(n):
-        be.step(rng.choice((Action.MOVE_FORWARD, Action.MOVE_FORWARD, Action.TURN_LEFT, Action.TURN_RIGHT)))
-    render, render_cpu = n / (time.perf_counter() - t0), n / (time.process_time() - c0)
+    render, render_cpu = step_rate(generate_scene(0), 60, 1, CameraSpec(width=width, height=height))
     # the mapping library alone: MapBuilder with the same encoder on rendered frames of the same size
     _, frames = render_walk(3, 40, width, height)
     enc = make_encoder(encoder)
