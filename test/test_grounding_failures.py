@@ -179,3 +179,24 @@ def test_offline_evaluation_records_every_episode(tmp_path):
     assert codes[("good", "rpg-owner")] is None
     report = (tmp_path / "report.md").read_text()
     assert "target_missing" in report and "Recorded failures" in report
+
+
+def test_scene_relative_methods_get_the_structure_texts():
+    from personal.grounding.methods import SCENE_CONTEXT_TEXTS
+
+    class Recording(HashEncoder):
+        def __init__(self):
+            self.seen = []
+
+        def encode_text(self, texts):
+            self.seen += list(texts)
+            return super().encode_text(texts)
+
+    enc = Recording()
+    g = ground_episode(make_map(), episode(), SentenceExtractor(), enc, ["qs", "rpg"])
+    assert not set(SCENE_CONTEXT_TEXTS) & set(enc.seen)  # the paper's methods need no structure texts
+    g = ground_episode(make_map(), episode(), SentenceExtractor(), enc, ["rpg-scene", "rpg-owner-scene"])
+    assert set(SCENE_CONTEXT_TEXTS) <= set(enc.seen)
+    res = {r.method: r for r in score_grounding(g, episode(), SCENE)}
+    assert res["rpg-owner-scene"].failure is None and res["rpg-owner-scene"].predictions[0] == [2.5, 2.5]
+    assert res["rpg-scene"].failure is None

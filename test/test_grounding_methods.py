@@ -213,3 +213,65 @@ def test_registry_and_params():
         make_method("rpg", top_k=0)
     with pytest.raises(ValueError):
         make_method("qs", backend="jax")
+
+
+# -- scene-relative RPG (beyond the paper) ---------------------------------------------------
+
+MUG, LAMP, SOFA, WALL7, NAME_CLARA, NAME_TOM, NOISE = np.eye(7)
+
+
+def _unit(v):
+    return v / np.linalg.norm(v)
+
+
+def scene_map():
+    """5×5 map, 1 m cells: Clara's mug seen noisily at (1, 1) (closest to the mug phrase of all
+    descriptions, with some wall in it), a blurred cell at (3, 3) (an even mix of every described
+    object: closer to the query by cosine than the mug cell, but it prefers no description),
+    walls elsewhere."""
+    f = np.tile(WALL7, (5, 5, 1)).astype(np.float32)
+    f[1, 1] = MUG + 1.5 * NOISE + 0.3 * WALL7
+    f[3, 3] = MUG + LAMP + SOFA
+    return f, np.ones((5, 5), bool)
+
+
+def scene_inputs(f, valid, owner="Clara", context=True):
+    phrases = np.array([MUG + NAME_CLARA, LAMP + NAME_CLARA, SOFA + NAME_TOM], np.float32)
+    return GroundingInputs(
+        features=f, valid=valid, origin=(0.0, 0.0), resolution=1.0, phrases=phrases,
+        phrase_people=["Clara", "Clara", "Tom"], query=(MUG + NAME_CLARA).astype(np.float32), owner=owner,
+        context=np.array([WALL7], np.float32) if context else None,
+    )
+
+
+def test_scene_relative_rpg_prefers_the_cell_that_prefers_the_query_phrase():
+    f, valid = scene_map()
+    inp = scene_inputs(f, valid)
+    # the paper's cosine RPG is drawn to the blurred cell (cos 0.408 vs 0.387 for the mug cell)
+    assert make_method("rpg", top_k=3, nhood=0).ground(inp).cells[0] == (3, 3)
+    scene = make_method("rpg-scene", top_k=3, nhood=0)
+    out = scene.ground(inp)
+    assert out.cells[0] == (1, 1)
+    # the score is the cell's softmax share (tau 0.3) of the phrases the query is about: a = softmax of
+    # cos(query, phrase) / 0.02, which is one-hot on the mug phrase to float precision
+    texts = np.array([_unit(MUG + NAME_CLARA), _unit(LAMP + NAME_CLARA), _unit(SOFA + NAME_TOM), WALL7])
+    s = texts @ _unit(f[1, 1])
+    p = np.exp(s / 0.3) / np.exp(s / 0.3).sum()
+    assert out.scores[0] == pytest.approx(p[0], rel=1e-4)
+    # the structure texts take their share: without them the mug cell's share is larger
+    assert scene.ground(scene_inputs(f, valid, context=False)).scores[0] > out.scores[0] + 0.1
+
+
+def test_scene_relative_owner_routes_only_to_the_queried_person():
+    f, valid = scene_map()
+    f[3, 3] = SOFA  # Tom's sofa, clearly seen
+    inp = scene_inputs(f, valid, owner="Tom")
+    inp.query = (MUG + 0.5 * NAME_TOM).astype(np.float32)  # "Tom's mug": Tom owns only the sofa
+    assert make_method("rpg-scene", nhood=0).ground(inp).cells[0] == (1, 1)  # nearest phrase by text: the mug
+    assert make_method("rpg-owner-scene", nhood=0).ground(inp).cells[0] == (3, 3)  # only Tom's phrases count
+    with pytest.raises(GroundingFailure) as exc:
+        make_method("rpg-owner-scene").ground(scene_inputs(f, valid, owner="Ann"))
+    assert exc.value.code == "unknown_person"
+    with pytest.raises(ValueError):
+        make_method("rpg-scene", tau=0)
+    assert make_method("rpg_owner_scene").params()["tau"] == 0.3

@@ -190,7 +190,7 @@ def test_lit_map_reads_rgb_only(shipped):
 
 def test_short_non_oracle_pog_run_leads_the_report(shipped, tmp_path):
     """POG with the learned encoder (maps from RGB) beside the ORACLE upper bound, same frames."""
-    from personal.eval.pog_run import compare_offline
+    from personal.eval.pog_run import COMPARE_METHODS, compare_offline
 
     summaries = compare_offline(tmp_path, encoder="lit", upper_bound="oracle", scenes=1, episodes_per_split=1, seed=2,
                                 max_steps=40)
@@ -198,11 +198,18 @@ def test_short_non_oracle_pog_run_leads_the_report(shipped, tmp_path):
     assert learned["meta"]["encoder"] == f"lit:{SHIPPED_NAME}" and not learned["meta"]["encoder_is_oracle"]
     assert oracle["meta"]["encoder_is_oracle"]
     results = json.loads((tmp_path / "learned" / "results.json").read_text())
-    assert len(results) == 3 * 5 and all(r["failure"] is None for r in results if r["method"] in ("qs", "rpg"))
+    assert len(results) == 3 * len(COMPARE_METHODS)
+    assert all(r["failure"] is None for r in results if r["method"] in ("qs", "rpg", "rpg-scene"))
     report = (tmp_path / "report.md").read_text().splitlines()
     first_table = next(i for i, line in enumerate(report) if line.startswith("## "))
     assert "Learned encoder" in report[first_table] and "ORACLE" not in report[first_table]
     assert any("ORACLE upper bound" in line for line in report[first_table + 1:])
+    # the learned / ORACLE table is computed from the two summaries
+    ratio = report.index("## Learned / ORACLE, SR@top-1 (%)")
+    row = next(line for line in report[ratio:] if line.startswith("| Region-Gated (RPG) |")).split("|")
+    lt, ut = learned["methods"]["rpg"]["total"]["sr_top1"], oracle["methods"]["rpg"]["total"]["sr_top1"]
+    assert float(row[2]) == pytest.approx(lt, abs=0.05) and float(row[3]) == pytest.approx(ut, abs=0.05)
+    assert row[4].strip() == (f"{100 * lt / ut:.0f} %" if ut else "–")
 
 
 def test_pan_value_map_explorer_maps_from_rgb_with_the_learned_encoder(shipped):

@@ -56,6 +56,8 @@ METHOD_LABELS = {
     "qs": "Query-Score (QS)",
     "rpg": "Region-Gated (RPG)",
     "rpg-owner": "RPG-owner (ours, beyond paper)",
+    "rpg-scene": "RPG scene-relative (ours, beyond paper)",
+    "rpg-owner-scene": "RPG-owner scene-relative (ours, beyond paper)",
 }
 COLUMNS = (*SPLITS, "total")
 

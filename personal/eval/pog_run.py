@@ -443,9 +443,28 @@ def run_offline(inputs: EvalInputs, out_dir: str | Path, sample_maps: int = 6, p
     return summary
 
 
+COMPARE_METHODS = ("random", "centre", "qs", "rpg", "rpg-owner", "rpg-scene", "rpg-owner-scene")
+
+
+def ratio_lines(s_l: dict, s_u: dict, key: str = "sr_top1") -> list[str]:
+    """Learned / ORACLE SR per method (total and hard), computed from the two summaries."""
+    from personal.eval.pog import METHOD_LABELS
+
+    out = ["| Method | Learned total | ORACLE total | Learned / ORACLE | Learned hard | ORACLE hard |", "|---|---|---|---|---|---|"]
+    for m, per in s_l["methods"].items():
+        u = s_u["methods"].get(m)
+        if u is None or m in ("random", "centre"):
+            continue
+        lt, ut, lh, uh = per["total"][key], u["total"][key], per["hard"][key], u["hard"][key]
+        ratio = f"{100 * lt / ut:.0f} %" if lt is not None and ut else "–"
+        f = lambda v: "–" if v is None else f"{v:.1f}"  # noqa: E731
+        out.append(f"| {METHOD_LABELS.get(m, m)} | {f(lt)} | {f(ut)} | {ratio} | {f(lh)} | {f(uh)} |")
+    return out
+
+
 def compare_offline(out_dir: str | Path, *, encoder: str = "lit", upper_bound: str = "oracle", scenes: int = 3,
                     splits: Sequence[str] = SPLITS, episodes_per_split: int = 10, resolution: float = 0.5, seed: int = 0,
-                    extractor: str = "builtin", methods: Sequence[str] = ("random", "centre", "qs", "rpg", "rpg-owner"),
+                    extractor: str = "builtin", methods: Sequence[str] = COMPARE_METHODS,
                     max_steps: int = 2500, width: int = 320, height: int = 240, progress=None) -> dict:
     """POG with ``encoder`` (leading) and ``upper_bound`` (an ORACLE, labelled so) on the same
     households, episodes and exploration frames: ``out_dir/learned``, ``out_dir/upper_bound`` and a
@@ -482,6 +501,7 @@ def compare_offline(out_dir: str | Path, *, encoder: str = "lit", upper_bound: s
     lines += table_v(s_l, "sr_top1")
     lines += ["", f"## ORACLE upper bound ({s_u['meta']['encoder']}: ground-truth instance ids + captions) — SR@top-1 (%)"]
     lines += table_v(s_u, "sr_top1")
+    lines += ["", "## Learned / ORACLE, SR@top-1 (%)", ""] + ratio_lines(s_l, s_u)
     lines += ["", "## SR@top-3 (%)", "", "Learned:"] + table_v(s_l, "sr_top3") + ["", "ORACLE upper bound:"] + table_v(s_u, "sr_top3")
     lines += ["", f"Exploration per household: {infos}", "",
               "Per-method details, failures and map images: `learned/report.md`, `upper_bound/report.md`."]

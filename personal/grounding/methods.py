@@ -19,6 +19,17 @@ Methods (seed: PersONAL §V-B, Algorithm 1):
 - ``rpg-owner`` – beyond the paper: RPG gated only by the phrases that name the
   queried person, so other people's objects of the same category cannot win
   (also covers "one of X's …": all of X's regions stay open).
+- ``rpg-scene`` / ``rpg-owner-scene`` – beyond the paper: the same gate-then-score
+  steps with *scene-relative* scores instead of raw cosines (:func:`rpg_scene_numpy`).
+  A cell is compared with every phrase of the scene description plus a few
+  structure texts (``SCENE_CONTEXT_TEXTS``: wall, floor, ceiling, door frame) at once:
+  its per-phrase gate map is the log-softmax of its cosines over those texts at
+  temperature ``tau``, and the query is scored on the gated map as
+  ``sum_j p(phrase j | cell) * a_j`` with ``a = softmax_j(cos(q, d_j) / tau_q)`` (which
+  phrases the query is about: text against text). A cell that resembles every
+  description (a blurred or mixed cell) no longer wins on raw cosine. Only text inputs
+  of the task and the map are used; the temperatures were chosen on validation
+  households (docs/grounding.md).
 
 Conventions (documented because the paper leaves them open):
 
@@ -72,6 +83,7 @@ class GroundingInputs:
     query: np.ndarray | None = None  # (E,)
     owner: str | None = None  # queried person (for rpg-owner)
     seed: int = 0  # per-episode seed for the random baseline
+    context: np.ndarray | None = None  # (C, E) embeddings of SCENE_CONTEXT_TEXTS (scene-relative methods)
     # cached ||F|| per cell (H, W); computed on demand, reusable across queries
     feature_norms: np.ndarray | None = field(default=None, repr=False)
 
@@ -189,6 +201,69 @@ def qs_numpy(features, valid, query, norms=None) -> np.ndarray:
     qv = qv / np.maximum(np.linalg.norm(qv, axis=-1, keepdims=True), EPS)
     v = np.einsum("bne,be->bn", f, qv) / np.maximum(fn, EPS)
     return np.where(valid.reshape(b, -1), v, NEG_INF).reshape(b, h, w)
+
+
+# Texts a scene-relative method compares every cell with besides the scene description:
+# what a cell shows when it shows none of the described objects (the same four structure
+# classes the crop tower is trained on; plain English, not read from any scene).
+SCENE_CONTEXT_TEXTS = ("a wall", "the floor", "the ceiling", "a door frame")
+
+
+def log_softmax(z: np.ndarray, axis: int = -1) -> np.ndarray:
+    m = np.max(z, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    return z - (m + np.log(np.sum(np.exp(z - m), axis=axis, keepdims=True)))
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float32)
+    return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), EPS)
+
+
+def rpg_scene_numpy(
+    features: np.ndarray,
+    valid: np.ndarray,
+    phrases: np.ndarray,
+    phrase_mask: np.ndarray,
+    query: np.ndarray,
+    context: np.ndarray | None = None,
+    top_k: int = 3,
+    nhood: int = 1,
+    nms_r: int = 1,
+    tau: float = 0.3,
+    tau_q: float = 0.02,
+    norms: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Scene-relative RPG on one map: F (H,W,E), valid (H,W), D (K,E), phrase_mask (K,), q (E,),
+    context (C,E) or None. Returns (V, M) like :func:`rpg_numpy`.
+
+    - S = cos(cell, [D; context]) (H·W, K+C); P = softmax(S / tau) over the texts of each cell.
+    - Gate: per phrase of ``phrase_mask`` the map log P[:, j]; NMS-TopK peaks (``top_k``,
+      ``nms_r``), dilated by ``nhood``: M.
+    - a = softmax over the masked phrases of cos(q, d_j) / tau_q (0 for the others).
+    - V = P[:, :K] @ a inside M, −inf elsewhere.
+    """
+    h, w, e = features.shape
+    f = features.reshape(h * w, e).astype(np.float32, copy=False)
+    fn = feature_norms(f) if norms is None else norms.reshape(h * w).astype(np.float32)
+    f = f / np.maximum(fn, EPS)[:, None]
+    d = _unit(np.atleast_2d(phrases))
+    k = len(d)
+    ctx = _unit(np.atleast_2d(context)) if context is not None and len(context) else np.zeros((0, e), np.float32)
+    log_p = log_softmax((f @ np.concatenate([d, ctx]).T) / tau, axis=1)[:, :k]  # (H·W, K)
+    vm = valid.reshape(-1)
+    pm = np.asarray(phrase_mask, bool)
+    gates = np.where(vm[:, None] & pm[None, :], log_p, NEG_INF).T.reshape(k, h, w)
+    peaks, peak_val = nms_topk_numpy(gates, top_k, nms_r)
+    p = np.zeros((h, w), dtype=bool)
+    ki, ti = np.nonzero(np.isfinite(peak_val))
+    p[peaks[ki, ti, 0], peaks[ki, ti, 1]] = True
+    m = dilate_numpy(p, nhood) & valid
+    q = _unit(query)
+    a = np.where(pm, (d @ q) / tau_q, NEG_INF)
+    a = np.exp(log_softmax(a))
+    v = np.exp(log_p) @ a
+    return np.where(m.reshape(-1), v, NEG_INF).reshape(h, w), m
 
 
 # -- torch kernels (same maths; used when backend="torch") ----------------------
@@ -309,6 +384,7 @@ class Method:
     name = ""
     label = ""
     uses_summary = False  # needs ownership phrases
+    uses_context = False  # needs the embeddings of SCENE_CONTEXT_TEXTS (GroundingInputs.context)
 
     def __init__(self, n_predictions: int = 3, pred_sep_m: float = 1.0):
         self.n_predictions = int(n_predictions)
@@ -451,6 +527,43 @@ class OwnerGated(RegionGated):
         return mask
 
 
+class SceneRelative(RegionGated):
+    """RPG with scene-relative scores (beyond the paper; :func:`rpg_scene_numpy`). numpy only:
+    ``backend`` is accepted for a uniform interface and recorded, the maths runs in numpy."""
+
+    name, label = "rpg-scene", "RPG scene-relative (ours)"
+    uses_context = True
+
+    def __init__(self, tau: float = 0.3, tau_q: float = 0.02, **kw):
+        super().__init__(**kw)
+        if not (tau > 0 and tau_q > 0):
+            raise ValueError(f"{self.name}: need tau > 0 and tau_q > 0 (got {tau}, {tau_q})")
+        self.tau, self.tau_q = float(tau), float(tau_q)
+
+    def params(self) -> dict:
+        return {**super().params(), "tau": self.tau, "tau_q": self.tau_q,
+                "context_texts": list(SCENE_CONTEXT_TEXTS)}
+
+    def score_map(self, inp: GroundingInputs) -> tuple[np.ndarray, np.ndarray]:
+        _check_map(inp)
+        e = inp.features.shape[-1]
+        q = _check_vector("query", inp.query, e)
+        if inp.phrases is None or len(inp.phrases) == 0:
+            raise GroundingFailure("no_phrases", "no ownership phrases were extracted from the summary")
+        d = _check_vector("phrase", np.atleast_2d(inp.phrases), e)
+        ctx = None if inp.context is None or len(inp.context) == 0 else _check_vector("context", np.atleast_2d(inp.context), e)
+        pm = self.phrase_mask(inp, len(d))
+        return rpg_scene_numpy(inp.features, inp.valid, d, pm, q, ctx, top_k=self.top_k, nhood=self.nhood,
+                               nms_r=self.nms_r, tau=self.tau, tau_q=self.tau_q, norms=inp.norms())
+
+
+class OwnerSceneRelative(SceneRelative):
+    """Scene-relative RPG gated and routed by the queried person's phrases only."""
+
+    name, label = "rpg-owner-scene", "RPG-owner scene-relative (ours)"
+    phrase_mask = OwnerGated.phrase_mask
+
+
 def _norm_name(name: str) -> str:
     return " ".join(name.lower().split())
 
@@ -471,6 +584,10 @@ METHODS: dict[str, Callable[..., Method]] = {
     "rpg": RegionGated,
     "rpg-owner": OwnerGated,
     "rpg_owner": OwnerGated,
+    "rpg-scene": SceneRelative,
+    "rpg_scene": SceneRelative,
+    "rpg-owner-scene": OwnerSceneRelative,
+    "rpg_owner_scene": OwnerSceneRelative,
 }
 
 DEFAULT_METHODS = ("random", "centre", "qs", "rpg", "rpg-owner")

@@ -20,7 +20,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from personal.grounding.methods import Grounding, GroundingFailure, GroundingInputs, Method, feature_norms, make_method
+from personal.grounding.methods import (SCENE_CONTEXT_TEXTS, Grounding, GroundingFailure, GroundingInputs, Method, feature_norms,
+                                        make_method)
 
 
 # -- the map ---------------------------------------------------------------------------
@@ -227,11 +228,13 @@ def ground_query(
         issues.append(summary_failure)
 
     t1 = time.perf_counter()
-    q_vec = d_vec = None
+    q_vec = d_vec = c_vec = None
     embed_failure = None
+    context = list(SCENE_CONTEXT_TEXTS) if any(getattr(m, "uses_context", False) for m in meths) else []
     try:
-        vecs = embed([query] + list(texts))
-        q_vec, d_vec = vecs[0], vecs[1:]
+        vecs = embed([query] + list(texts) + context)
+        q_vec, d_vec = vecs[0], vecs[1:1 + len(texts)]
+        c_vec = vecs[1 + len(texts):] if context else None
     except Exception as exc:
         embed_failure = _failure("encoder_error", f"{type(exc).__name__}: {exc}")
         issues.append(embed_failure)
@@ -242,16 +245,16 @@ def ground_query(
     for m in meths:
         pre = embed_failure if m.name not in ("random", "centre") else None
         pre = pre or (summary_failure if m.uses_summary else None)
-        outcomes.append(_run_method(m, view, pre, q_vec, d_vec, list(people), owner, rng_seed))
+        outcomes.append(_run_method(m, view, pre, q_vec, d_vec, list(people), owner, rng_seed, c_vec))
     return QueryGrounding(episode_id, query, owner, list(texts), list(people), outcomes, extract_ms, embed_ms, issues)
 
 
-def _run_method(m: Method, view: MapView, pre: dict | None, q, d, people, owner, seed) -> MethodOutcome:
+def _run_method(m: Method, view: MapView, pre: dict | None, q, d, people, owner, seed, context=None) -> MethodOutcome:
     if pre is not None:
         return MethodOutcome(m.name, None, pre, float("nan"))
     t = time.perf_counter()
     try:
-        g = m.ground(view.inputs(phrases=d, phrase_people=people, query=q, owner=owner, seed=seed))
+        g = m.ground(view.inputs(phrases=d, phrase_people=people, query=q, owner=owner, seed=seed, context=context))
         g.info["observed_cells"] = int(view.valid.sum())
         return MethodOutcome(m.name, g, None, (time.perf_counter() - t) * 1e3)
     except GroundingFailure as exc:
