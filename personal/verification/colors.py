@@ -5,6 +5,8 @@ generator's palette, so the built-in verifier is not tuned to the renderer.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 COLOR_NAMES: dict[str, tuple[int, int, int]] = {
@@ -49,26 +51,56 @@ def srgb_to_lab(rgb: np.ndarray) -> np.ndarray:
 # differently (shadowed side to lit top), so a colour name matches a pixel if some
 # plausible gain brings the named colour close to it.
 GAINS = np.array([0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2])
+# Glossy materials (metal, glass) show less of their own colour: a darker diffuse part and a
+# reflection of the (near-neutral) room mixed in, so their colours are also tried darker and
+# mixed towards a neutral grey.
+GLOSSY_GAINS = np.array([0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2])
+GLOSSY_MIX = np.array([0.0, 0.2, 0.4])
+REFLECTION_GREY = 200.0
+ACHROMATIC_CHROMA = 20.0  # CIELAB chroma below which a name is (near) achromatic: white, greys, silver, cream
+GLOSSY_MATERIALS = {"metal", "metallic", "steel", "aluminium", "aluminum", "iron", "chrome", "copper", "brass", "glass"}
 
 
-def _name_lab_table(names: list[str]) -> np.ndarray:
-    """(len(names), len(GAINS), 3) Lab of each named colour under each gain."""
+def _name_lab_table(names: list[str], gains: np.ndarray, mixes: np.ndarray = np.zeros(1)) -> np.ndarray:
+    """(len(names), len(gains) * len(mixes), 3) Lab of each named colour under each gain and
+    mix towards a neutral reflection."""
     rgb = np.array([COLOR_NAMES[n] for n in names], dtype=np.float64)
-    lit = np.clip(rgb[:, None, :] * GAINS[None, :, None], 0, 255)
-    return srgb_to_lab(lit)
+    mixed = rgb[:, None, :] * (1 - mixes[None, :, None]) + REFLECTION_GREY * mixes[None, :, None]  # (K, M, 3)
+    lit = np.clip(mixed[:, :, None, :] * gains[None, None, :, None], 0, 255)
+    return srgb_to_lab(lit.reshape(len(names), -1, 3))
 
 
 _ALL_NAMES = list(COLOR_NAMES)
-_ALL_TABLE = _name_lab_table(_ALL_NAMES)
+_ALL_TABLE = _name_lab_table(_ALL_NAMES, GAINS)
 
 
-def shading_invariant_distance(lab: np.ndarray, names: list[str]) -> np.ndarray:
-    """(N, len(names)) min over gains of the CIE76 ΔE between pixels and each named colour.
+def _glossy_table() -> np.ndarray:
+    """The glossy appearances of chromatic names; achromatic names (white, greys, black, silver...)
+    keep the plain table: their only cue is lightness, which reflections scramble, so widening it
+    would make white, silver, grey and black one colour."""
+    wide = _name_lab_table(_ALL_NAMES, GLOSSY_GAINS, GLOSSY_MIX)
+    plain = _ALL_TABLE[:, np.arange(wide.shape[1]) % _ALL_TABLE.shape[1]]
+    lab = srgb_to_lab(np.array([COLOR_NAMES[n] for n in _ALL_NAMES], dtype=np.float64))
+    chromatic = np.hypot(lab[:, 1], lab[:, 2]) >= ACHROMATIC_CHROMA
+    return np.where(chromatic[:, None, None], wide, plain)
+
+
+_GLOSSY_TABLE = _glossy_table()
+
+
+def is_glossy(material_text: str) -> bool:
+    """Whether a described material reflects its surroundings (metal, glass)."""
+    return any(w in GLOSSY_MATERIALS for w in re.findall(r"[a-z]+", material_text.lower()))
+
+
+def shading_invariant_distance(lab: np.ndarray, names: list[str], glossy: bool = False) -> np.ndarray:
+    """(N, len(names)) min over gains of the CIE76 ΔE between pixels and each named colour
+    (``glossy``: also darker and mixed with a reflection, see ``GLOSSY_GAINS``).
 
     Lightness differences count half (shading moves L more than hue/chroma).
     """
     idx = [_ALL_NAMES.index(n) for n in names]
-    table = _ALL_TABLE[idx]  # (K, G, 3)
+    table = (_GLOSSY_TABLE if glossy else _ALL_TABLE)[idx]  # (K, G, 3)
     diff = lab[:, None, None, :] - table[None]
     diff[..., 0] *= 0.5
     return np.sqrt((diff ** 2).sum(-1)).min(-1)
@@ -97,3 +129,4 @@ def color_names_in(text: str) -> list[str]:
                     taken[k] = True
             start = end
     return [n for _, n in sorted(found)]
+

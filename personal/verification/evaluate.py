@@ -85,7 +85,8 @@ def evaluate(index: str | Path, out_dir: str | Path, configs: dict[str, AgentCon
     base_notes = [
         f"index: {index} ({len(pairs)} episodes)",
         f"decomposer: {decomposer}; verifier: {verifier}"
-        + (" (built-in colour measurer on the GT mask; category gates from metric extent and from the category box model fitted to mask + depth; non-colour attributes Unsure)"
+        + (" (built-in colour measurer on the GT mask; category gates from metric extent and from the category's drawn shape fitted to mask + depth; "
+           "body and part colours read where the fitted shape draws them; non-colour attributes Unsure)"
            if verifier == "builtin" else ""),
         "LLM NBV: " + ("run" if any(c.nbv == "llm" for c in configs.values()) else
                        "not run (no OpenAI-compatible endpoint configured: PERSONAL_LLM_BASE_URL/PERSONAL_LLM_MODEL)"),

@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from personal.verification.attributes import Attribute
-from personal.verification.colors import COLOR_NAMES, color_names_in, shading_invariant_distance, srgb_to_lab
+from personal.verification.colors import (
+    COLOR_NAMES, color_names_in, is_glossy, shading_invariant_distance, srgb_to_lab,
+)
 from personal.verification.openai_compat import ChatClient, LLMError, extract_json
 from personal.verification.schema import mask_threshold
 from personal.verification.shape import ShapeChecker
@@ -123,12 +125,17 @@ class BuiltinImageVerifier:
 
     def __init__(self, main_yes: float = 0.30, main_no: float = 0.10, part_yes: float = 0.015,
                  unexplained_no: float = 0.04, min_part_px: int = 12, size_upper: float = 1.2, size_lower: float = 0.35,
-                 category_gate: bool = True, shape_check: bool = True):
+                 category_gate: bool = True, shape_check: bool = True, locate_parts: bool = True,
+                 part_region_yes: float = 0.30, part_region_no: float = 0.10, min_body_px: int = 30,
+                 max_orientations: int = 8):
         self.main_yes, self.main_no = main_yes, main_no
         self.part_yes, self.unexplained_no, self.min_part_px = part_yes, unexplained_no, min_part_px
         self.size_upper, self.size_lower = size_upper, size_lower
         self.category_gate = category_gate
         self.shape = ShapeChecker() if shape_check else None
+        self.locate_parts = locate_parts and self.shape is not None
+        self.part_region_yes, self.part_region_no, self.min_body_px = part_region_yes, part_region_no, min_body_px
+        self.max_orientations = max_orientations
         self._extents = category_extent_prior()
 
     # -- public -----------------------------------------------------------
@@ -151,25 +158,40 @@ class BuiltinImageVerifier:
             return ViewVerdict([Judgement(a.name, "Unsure", reason) for a in attributes], TRAP_CONFIDENCE, visible, [reason])
         # Nearest-neighbour upscaling repeats every pixel k*k times, so the colour proportions
         # measured here are those of the paper's upscaled crop; skip the copy.
-        crop, cmask = crop_for_verification(view.rgb, mask, view.bbox_xyxy, min_short=0)
+        rgb = view.rgb
+        crop, cmask = crop_for_verification(rgb, mask, view.bbox_xyxy, min_short=0)
         # visibility-aware weight: 0.6 at the threshold, 1.0 from three times the threshold
         confidence = view.detection_confidence * min(1.0, 0.4 + 0.2 * visible / tau)
         notes = []
         gate = self._category_check(mask, view, category) if self.category_gate else None
+        fit = None
         if gate is None and self.shape is not None and view.mask is not None:
-            gate = self._shape_check(view, category)
+            fit = self.shape.check(category, view.mask, view.depth, view.distance_m or 0.0, view.pitch_deg or 0.0,
+                                   view.hfov_deg, exhaustive=self.locate_parts)
+            gate = None if fit is None or fit.consistent else fit.reason(category)
         if gate is not None:
             notes.append(gate)
             return ViewVerdict([Judgement(a.name, "No", gate, "other category") for a in attributes], confidence, visible, notes)
         extent = self._extent(mask, view, category)
         ratio = max(extent[0], extent[1]) / max(extent[2]) if extent else None
         pixels = crop[_erode(cmask)] if cmask is not None else crop.reshape(-1, 3)
-        stats = _ColorStats(pixels)
+        # a described metal or glass object shows its colour darker and mixed with reflections
+        glossy = any(a.type == "material" and is_glossy(a.expected) for a in (context or attributes))
+        stats = _ColorStats(pixels, glossy)
         described = sorted({n for a in (context or attributes) if a.type in ("color", "pattern")
                             for n in color_names_in(a.expected)})
+        regions = []
+        if self.locate_parts and fit is not None and fit.used_depth:
+            for yaw in fit.plausible_yaws_deg[: self.max_orientations]:
+                r = self._regions(view, category, yaw)
+                if r is not None:
+                    regions.append(r)
         out = []
         for a in attributes:
-            out.append(self._judge(a, stats, described, context or attributes))
+            if regions and a.type == "color" and color_names_in(a.expected):
+                out.append(self._judge_located(a, rgb, regions, glossy))
+            else:
+                out.append(self._judge(a, stats, described, context or attributes))
         return ViewVerdict(out, max(confidence, TRAP_CONFIDENCE), visible, notes, ratio)
 
     # -- helpers ----------------------------------------------------------
@@ -213,11 +235,55 @@ class BuiltinImageVerifier:
                     f"(nominal {W:.2f}x{D:.2f}x{H:.2f} m)")
         return None
 
-    def _shape_check(self, view: ViewInput, category: str) -> str | None:
-        """A reason string when no orientation of the category's box model fits the mask (and depth)."""
-        fit = self.shape.check(category, view.mask, view.depth, view.distance_m or 0.0, view.pitch_deg or 0.0,
-                               view.hfov_deg)
-        return None if fit is None or fit.consistent else fit.reason(category)
+    def _regions(self, view: ViewInput, category: str, yaw_deg: float) -> dict[str, np.ndarray] | None:
+        """Mask pixels per piece of the category's fitted shape: "body" (body and its darker accent
+        pieces) and one entry per coloured part ("handle", "spine label"...)."""
+        located = self.shape.role_map(category, view.mask, view.distance_m or 0.0, view.pitch_deg or 0.0,
+                                      view.hfov_deg, yaw_deg)
+        if located is None:
+            return None
+        roles, names = located
+        out: dict[str, np.ndarray] = {}
+        for i, name in enumerate(names):
+            key = "body" if name in ("body", "accent") else name[5:] if name.startswith("part:") else None
+            if key is not None:
+                out[key] = out.get(key, np.zeros(roles.shape, bool)) | (roles == i)
+        return out
+
+    def _judge_located(self, a: Attribute, rgb: np.ndarray, orientations: list[dict[str, np.ndarray]],
+                       glossy: bool = False) -> Judgement:
+        """A colour judged on the pixels where the fitted shape draws the body (``color``) or the part.
+
+        ``orientations``: the regions of every orientation that fits the view about as well as
+        the best (a flat or symmetric object fits several). Yes if the colour fills the region
+        in one of them; No only if every one shows the region and none has the colour."""
+        expected = color_names_in(a.expected)[0]
+        part = None if a.name == "color" else a.name[:-len("_color")].replace("_", " ") if a.name.endswith("_color") else a.name
+        where = "body" if part is None else part
+        if all(where not in r for r in orientations):
+            return Judgement(a.name, "Unsure", f"a {where} is not part of the shape of this category", "")
+        yes, no = (self.main_yes, self.main_no) if part is None else (self.part_region_yes, self.part_region_no)
+        least = self.min_body_px if part is None else self.min_part_px
+        seen = []  # (fraction, pixels, dominant) per orientation that shows the region
+        for regions in orientations:
+            region = regions.get(where)
+            if region is None:
+                continue
+            if part is None:
+                region = _erode(region)
+            n = int(region.sum())
+            if n < least:
+                return Judgement(a.name, "Unsure", f"the {where} is not visible from this view ({n} px where a fitting "
+                                 f"orientation of the shape draws it)", "")
+            stats = _ColorStats(rgb[region], glossy)
+            seen.append((stats.fraction(expected), n, stats.dominant()))
+        frac, n, dominant = max(seen)
+        if frac >= yes:
+            return Judgement(a.name, "Yes", f"{frac:.0%} of the {where} ({n} px) is {expected}", expected)
+        if frac < no:
+            return Judgement(a.name, "No", f"only {frac:.0%} of the {where} ({n} px) is {expected}; mostly {dominant}"
+                             + (f" (in each of {len(seen)} fitting orientations)" if len(seen) > 1 else ""), dominant)
+        return Judgement(a.name, "Unsure", f"{frac:.0%} of the {where} ({n} px) is {expected}", dominant)
 
     def _judge(self, a: Attribute, stats: "_ColorStats", described: list[str],
                context: list[Attribute] | None = None) -> Judgement:
@@ -265,7 +331,7 @@ class _ColorStats:
     MAX_DE = 22.0
     EXPLAIN_DE = 16.0  # a pixel this close to a described colour is never evidence of another part colour
 
-    def __init__(self, pixels: np.ndarray):
+    def __init__(self, pixels: np.ndarray, glossy: bool = False):
         px = np.ascontiguousarray(pixels.reshape(-1, 3)).astype(np.int32)
         keys, counts = np.unique((px[:, 0] << 16) | (px[:, 1] << 8) | px[:, 2], return_counts=True)
         colors = np.stack([keys >> 16, (keys >> 8) & 255, keys & 255], axis=1)
@@ -273,7 +339,7 @@ class _ColorStats:
         self.counts = counts.astype(np.float64)
         self.lab = srgb_to_lab(colors)
         self.names = list(COLOR_NAMES)
-        self.dist = shading_invariant_distance(self.lab, self.names)  # (U, K)
+        self.dist = shading_invariant_distance(self.lab, self.names, glossy)  # (U, K)
         self.best = self.dist.min(1)
 
     def _consistent(self, name: str) -> np.ndarray:
