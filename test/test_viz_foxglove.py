@@ -2,6 +2,7 @@
 server, read back by a client speaking the Foxglove protocol (subscribe, receive, decode with
 the advertised protobuf schema). In-process for the conversions; the viz node as a process fed
 over ROS (its own domain and a child graph's domain) for the wiring."""
+import itertools
 import math
 import struct
 
@@ -66,7 +67,14 @@ def ros_messages():
                 results=results, agent=agent, verdict=verdict, tf=TFMessage(transforms=[tf]))
 
 
-def check_frames(frames: dict) -> None:
+def check_agent_frames(frames: dict) -> None:
+    """The agent's pose is the last of the three states and its path holds all three, in order."""
+    pose, path = frames["/agent/pose"][-1], frames["/agent/path"][-1]
+    assert pose.schema == "foxglove.PoseInFrame" and pose.message.pose.position.x == 1.0
+    assert path.schema == "foxglove.PosesInFrame" and [p.position.x for p in path.message.poses] == [0.0, 0.5, 1.0]
+
+
+def check_frames(frames: dict, agent: bool = True) -> None:
     """One decoded frame per Foxglove topic, with the content of the ROS message it came from."""
     first = {t: fs[-1].message for t, fs in frames.items()}
     schemas = {t: fs[-1].schema for t, fs in frames.items()}
@@ -94,9 +102,8 @@ def check_frames(frames: dict) -> None:
     assert [e.id for e in pred.entities] == ["prediction/qs", "prediction/rpg-owner"]
     assert [t.text for t in pred.entities[0].texts] == ["qs #1 0.80", "qs #2 0.40"]
     assert pred.entities[1].spheres[0].pose.position.x == 1.0 and pred.deletions  # the previous request is cleared
-    assert schemas["/agent/pose"] == "foxglove.PoseInFrame" and first["/agent/pose"].pose.position.x == 1.0
-    path = first["/agent/path"]
-    assert schemas["/agent/path"] == "foxglove.PosesInFrame" and [p.position.x for p in path.poses] == [0.0, 0.5, 1.0]
+    if agent:
+        check_agent_frames(frames)
     v = first["/aiv/verdicts"]
     assert schemas["/aiv/verdicts"] == "foxglove.Log" and "step 2: Yes (stop)" in v.message and "colour=red:Matched" in v.message
     tf = first["/tf"]
@@ -248,19 +255,32 @@ def test_viz_node_forwards_ros_topics_and_a_child_domain(ros_context, run_node):
     results = node.create_publisher(GroundingResult, "grounding/result", reliable)
     agent = node.create_publisher(AgentState, "agent_state", reliable)
 
+    rounds = itertools.count()
+
     def feed():
         for pub, msg in pubs:
             pub.publish(msg)
         for r in m["results"]:
             results.publish(r)
+        episode = f"ep7-{next(rounds)}"  # a new episode each round restarts the path: a whole round reads [0, 0.5, 1]
         for a in m["agent"]:
-            agent.publish(a)
+            agent.publish(AgentState(episode_id=episode, position=a.position, yaw=a.yaw, step=a.step))
 
     timer = node.create_timer(0.2, feed)
     got = probe(f"ws://127.0.0.1:{port}", ALL_TOPICS, count=1, duration=40)
-    node.destroy_timer(timer)
     assert set(got.frames) == set(ALL_TOPICS), f"missing {set(ALL_TOPICS) - set(got.frames)}\n{viz.log()[-3000:]}"
-    check_frames({t: fs[:1] for t, fs in got.frames.items()})
+    check_frames({t: fs[:1] for t, fs in got.frames.items()}, agent=False)
+
+    def whole_round_seen() -> bool:  # the first look may join mid-round (under load); a later one sees a whole round
+        frames = probe(f"ws://127.0.0.1:{port}", ["/agent/pose", "/agent/path"], count=1, duration=1.5, connect_timeout=5).frames
+        try:
+            check_agent_frames({t: fs[:1] for t, fs in frames.items()})
+        except (AssertionError, KeyError):
+            return False
+        return True
+
+    wait_for(whole_round_seen, timeout=40, period=0.1)
+    node.destroy_timer(timer)
 
     # a child graph on its own domain (as pog_eval's exploration runs): announced, then viewed
     domain, lock = claim_domain_id()
