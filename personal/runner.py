@@ -79,11 +79,21 @@ def node_command(
     return cmd
 
 
-def _die_with_parent() -> None:
-    """In the child, before exec: ask Linux to SIGTERM it when the runner dies.
+_RESET_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
-    The runner stops its nodes itself on SIGINT/SIGTERM; this covers SIGKILL and crashes,
-    where nothing else would stop processes living in their own sessions."""
+
+def _die_with_parent() -> None:
+    """In the child, before exec: default SIGINT / SIGTERM handling and no blocked signals, and ask
+    Linux to SIGTERM it when the runner dies.
+
+    The runner stops its nodes with SIGINT, then SIGTERM. Ignored signals and the blocked-signal
+    mask survive exec, so a runner started with SIGINT ignored (a bare ``cmd &`` job of a
+    non-interactive shell: bash ignores SIGINT for it) would otherwise pass that on, and its nodes
+    would stop only through the SIGTERM fallback. The parent-death signal covers SIGKILL and
+    crashes, where nothing else would stop processes living in their own sessions."""
+    for sig in _RESET_SIGNALS:
+        signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
     if sys.platform.startswith("linux"):
         import ctypes
 

@@ -33,6 +33,14 @@ from personal.ros_env import ros_environment
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# A suite started as a bare `cmd &` job of a non-interactive shell inherits SIGINT ignored, and every process
+# it starts would too (ignored signals survive exec): the tests that stop a graph or a node with SIGINT, as a
+# terminal's Ctrl-C does, would then see it ignored. Give this process Python's own SIGINT handling (its
+# children then start with the default) and no blocked signals. (`personal launch` resets its nodes' signals
+# itself: test_runner.py checks that with SIGINT ignored in the runner.)
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.pthread_sigmask(signal.SIG_SETMASK, [])
 
 
 def _claim_domain_id() -> int:

@@ -213,6 +213,42 @@ def test_sigterm_to_runner_stops_children(dummy_pkg, tmp_path):
     assert "received SIGTERM: stopping the graph" in text and "[n1] got SIGINT" in text
 
 
+def _ignore_and_block_sigint():
+    # what a non-interactive shell does to a bare `cmd &` job (SIGINT ignored), and a blocked SIGINT on top
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT])
+
+
+def test_nodes_take_sigint_when_the_runner_ignores_it(dummy_pkg, tmp_path):
+    """Ignored signals and the signal mask survive exec: a runner started with SIGINT ignored (and blocked)
+    must still give its nodes default SIGINT handling, so that they stop on the first SIGINT of the
+    runner's stop sequence, not on the SIGTERM fallback."""
+    script = tmp_path / "run_graph.py"
+    script.write_text(textwrap.dedent(
+        """
+        import sys
+        from personal.graphs import Graph, NodeSpec
+        from personal.runner import run_graph
+        sys.exit(run_graph(Graph("t", "", [NodeSpec("n1", "x", "dummy_node")]), colour=False, sigint_timeout=20.0))
+        """
+    ))
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, env=os.environ, start_new_session=True, preexec_fn=_ignore_and_block_sigint)
+    lines = []
+    while not any("args --ros-args" in line for line in lines):
+        line = proc.stdout.readline()
+        assert line, "".join(lines)
+        lines.append(line)
+    start = time.monotonic()
+    proc.terminate()  # the runner stops its node: SIGINT first, SIGTERM only 20 s later
+    rest, _ = proc.communicate(timeout=40)
+    elapsed = time.monotonic() - start
+    text = "".join(lines) + rest
+    assert proc.returncode == 128 + signal.SIGTERM, text
+    assert "[n1] got SIGINT" in text and "sending SIGTERM" not in text, text
+    assert elapsed < 15.0, text
+
+
 def test_cli_launch_and_graphs():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out = subprocess.run([sys.executable, "-m", "personal", "graphs", "-v"], capture_output=True, text=True, cwd=root)
