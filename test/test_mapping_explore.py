@@ -107,3 +107,31 @@ def test_explores_a_generated_household():
     cov = reachable_coverage(backend, mb, start)
     assert ex.status.done and ex.status.steps <= 2500
     assert cov >= 0.90, f"coverage {cov:.3f} after {ex.status.steps} steps ({ex.status.reason})"
+
+
+def test_planner_shortcuts_equal_the_scipy_operations_they_replace():
+    """The explorer's cheaper operations give exactly what the scipy calls they replace gave (the
+    exploration, and so the maps, must not change): the thresholded distance transform, the disc
+    minimum at frontier cells, the frontier mask's dilations."""
+    from personal.mapping.exploration import _disc_min_at, _near
+    from personal.mapping.frontier import frontier_mask
+    from personal.mapping.occupancy import FREE, OCCUPIED, UNKNOWN
+
+    rng = np.random.default_rng(0)
+    eight = np.ones((3, 3), bool)
+    for _ in range(150):
+        shape = (int(rng.integers(1, 45)), int(rng.integers(1, 45)))
+        occ = rng.random(shape) < rng.random() * 0.1
+        res, clearance = float(rng.choice([0.025, 0.05, 0.1])), float(rng.choice([0.0, 0.05, 0.09, 0.18, 0.35]))
+        edt = ndimage.distance_transform_edt(~occ) * res if occ.any() else np.full(shape, np.inf)
+        assert np.array_equal(_near(occ, res, clearance), ~(edt > clearance))
+        values = np.where(rng.random(shape) < 0.4, np.inf, rng.random(shape) * 50)
+        r = int(rng.integers(1, 8))
+        yy, xx = np.mgrid[-r : r + 1, -r : r + 1]
+        ref = ndimage.minimum_filter(values, footprint=(yy**2 + xx**2) <= r * r, mode="constant", cval=np.inf)
+        rows, cols = rng.integers(0, shape[0], 30), rng.integers(0, shape[1], 30)
+        assert np.array_equal(_disc_min_at(values, rows, cols, r), ref[rows, cols])
+        state = rng.choice(np.array([UNKNOWN, FREE, OCCUPIED], np.int8), size=shape, p=rng.dirichlet([1, 1, 1]))
+        near_unknown = ndimage.binary_dilation(state == UNKNOWN, structure=ndimage.generate_binary_structure(2, 1))
+        near_occupied = ndimage.binary_dilation(state == OCCUPIED, structure=eight)
+        assert np.array_equal(frontier_mask(state), (state == FREE) & near_unknown & ~near_occupied)

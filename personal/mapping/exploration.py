@@ -17,10 +17,9 @@ from enum import IntEnum
 
 import numpy as np
 import scipy.sparse as sp
-from scipy import ndimage
 from scipy.sparse.csgraph import dijkstra
 
-from personal.mapping.frontier import Frontier, detect_frontiers
+from personal.mapping.frontier import Frontier, frontier_clusters, frontier_labels
 from personal.mapping.grid import GridGeometry, snap_to_cell
 from personal.mapping.occupancy import FREE, OCCUPIED
 
@@ -71,9 +70,16 @@ class ExplorerStatus:
     steps: int = 0
     done: bool = False
     reason: str = ""
-    frontiers: list[Frontier] = field(default_factory=list)
     collisions: int = 0
     blacklisted: int = 0
+    _frontier_labels: tuple | None = field(default=None, repr=False)  # (labels, geometry) of the last decision
+
+    @property
+    def frontiers(self) -> list[Frontier]:
+        """The frontiers of the last decision (built on demand: the policy itself needs only their cells)."""
+        if self._frontier_labels is None:
+            return []
+        return frontier_clusters(*self._frontier_labels)
 
 
 class FrontierExplorer:
@@ -88,6 +94,7 @@ class FrontierExplorer:
         self._blacklist: list[tuple[float, float]] = []
         self._spin_left = int(round(360.0 / self.cfg.turn_deg)) if self.cfg.initial_spin else 0
         self._last_collision_at: tuple[float, float] | None = None
+        self._planners: dict[float, _CoarsePlanner] = {}  # the last planner per clearance scale (reused graphs)
 
     # -- main entry --------------------------------------------------------------
     def act(self, state: np.ndarray, geometry: GridGeometry, pose: tuple[float, float, float], collided: bool = False) -> int:
@@ -135,8 +142,8 @@ class FrontierExplorer:
 
     # -- planning -----------------------------------------------------------------
     def _navigate(self, state, geometry, x, y, yaw) -> int | None:
-        frontiers, labels = detect_frontiers(state, geometry, self.cfg.min_frontier_cells)
-        self.status.frontiers = frontiers
+        labels, _ = frontier_labels(state, self.cfg.min_frontier_cells)
+        self.status._frontier_labels = (labels, geometry)
         planner: _CoarsePlanner | None = None
         for _ in range(8):  # a few goals may be given up in one decision
             frontier_cells = labels > 0
@@ -150,7 +157,9 @@ class FrontierExplorer:
                     self.plan = None  # explored meanwhile
             if not frontier_cells.any():
                 return None
-            planner = planner or _CoarsePlanner(state, geometry, self.cfg, self._blocked)
+            if planner is None:
+                planner = self._planners[1.0] = _CoarsePlanner(state, geometry, self.cfg, self._blocked,
+                                                               previous=self._planners.get(1.0))
             if self.plan is not None:
                 self.plan = planner.replan(x, y, self.plan)  # None when no longer reachable
             if self.plan is None:
@@ -158,7 +167,9 @@ class FrontierExplorer:
             if self.plan is None:
                 # noisy obstacle cells can wall the agent into a pocket at the full radius:
                 # retry with a tighter clearance before declaring the exploration finished
-                tight = _CoarsePlanner(state, geometry, self.cfg, self._blocked, radius_scale=self.cfg.tight_radius_scale)
+                scale = self.cfg.tight_radius_scale
+                tight = self._planners[scale] = _CoarsePlanner(state, geometry, self.cfg, self._blocked, radius_scale=scale,
+                                                               previous=self._planners.get(scale))
                 self.plan = tight.plan_to_frontier(x, y, frontier_cells)
                 if self.plan is None:
                     return None
@@ -219,7 +230,8 @@ class FrontierExplorer:
 class _CoarsePlanner:
     """Shortest paths on a coarsened navigable grid (8-connected, Dijkstra)."""
 
-    def __init__(self, state: np.ndarray, geometry: GridGeometry, cfg: ExplorerConfig, blocked, radius_scale: float = 1.0) -> None:
+    def __init__(self, state: np.ndarray, geometry: GridGeometry, cfg: ExplorerConfig, blocked, radius_scale: float = 1.0,
+                 previous: "_CoarsePlanner | None" = None) -> None:
         self.cfg = cfg
         self.fine = geometry
         k = max(1, int(round(cfg.plan_resolution / geometry.resolution)))
@@ -227,22 +239,33 @@ class _CoarsePlanner:
         occ = state == OCCUPIED
         if blocked:
             occ = occ | FrontierExplorer._disc_mask(geometry, blocked, cfg.collision_block_m)
-        clearance = ndimage.distance_transform_edt(~occ) * geometry.resolution if occ.any() else np.full(state.shape, np.inf)
-        nav = (state == FREE) & (clearance > cfg.agent_radius * radius_scale)
+        # free cells whose centre is farther than the clearance from every occupied cell (the Euclidean
+        # distance transform thresholded, computed as a dilation by the disc of offsets within it)
+        nav = (state == FREE) & ~_near(occ, geometry.resolution, cfg.agent_radius * radius_scale)
         ny, nx = -(-state.shape[0] // k), -(-state.shape[1] // k)
         pad = np.zeros((ny * k, nx * k), bool)
         pad[: state.shape[0], : state.shape[1]] = nav
-        # a coarse cell is navigable when most of its fine cells are
-        self.nav = pad.reshape(ny, k, nx, k).mean(axis=(1, 3)) >= 0.5
+        # a coarse cell is navigable when most (at least half) of its fine cells are
+        self.nav = 2 * pad.reshape(ny, k, nx, k).sum(axis=(1, 3), dtype=np.int64) >= k * k
         self.geo = GridGeometry(geometry.resolution * k, geometry.origin, (ny, nx))
-        self._graph = _grid_graph(self.nav)
+        # the graph and the shortest-path trees depend on the navigable cells only: when they are those of
+        # the previous decision's planner (a turn that revealed nothing navigable, a blocked move), reuse them
+        if previous is not None and previous.geo == self.geo and np.array_equal(previous.nav, self.nav):
+            self._graph, self._trees = previous._graph, previous._trees
+        else:
+            self._graph, self._trees = _grid_graph(self.nav), {}
 
     def _start(self, x: float, y: float) -> int | None:
         return snap_to_cell(self.nav, self.geo, x, y, max_snap=0.6)
 
     def _dijkstra(self, start: int):
-        dist, pred = dijkstra(self._graph, directed=False, indices=start, return_predecessors=True)
-        return dist.reshape(self.nav.shape), pred
+        """(distances (coarse grid shape), predecessors) from ``start``; computed once per graph and start
+        (the arrays are shared: read them only)."""
+        tree = self._trees.get(start)
+        if tree is None:
+            dist, pred = dijkstra(self._graph, directed=False, indices=start, return_predecessors=True)
+            tree = self._trees[start] = (dist.reshape(self.nav.shape), pred)
+        return tree
 
     def _path(self, pred: np.ndarray, goal: int) -> list[tuple[float, float]]:
         nx = self.nav.shape[1]
@@ -263,11 +286,9 @@ class _CoarsePlanner:
         dist, pred = self._dijkstra(start)
         # per coarse cell: min path distance of any navigable cell within reach
         r = max(1, int(round(self.cfg.reach_m / self.geo.resolution)))
-        yy, xx = np.mgrid[-r : r + 1, -r : r + 1]
-        near = ndimage.minimum_filter(dist, footprint=(yy**2 + xx**2) <= r * r, mode="constant", cval=np.inf)
         fr, fc = np.nonzero(frontier_cells)
         cr, cc = fr // self.k, fc // self.k
-        cost = near[cr, cc]
+        cost = _disc_min_at(dist, cr, cc, r)
         if not np.isfinite(cost).any():
             return None
         j = int(np.argmin(cost))
@@ -299,6 +320,56 @@ class _CoarsePlanner:
             return None
         plan.path = self._path(pred, gy * nx + gx)
         return plan
+
+
+def _disc_min_at(values: np.ndarray, rows: np.ndarray, cols: np.ndarray, r: int) -> np.ndarray:
+    """``ndimage.minimum_filter(values, footprint=disc of radius r, mode="constant", cval=inf)[rows, cols]``,
+    computed at those cells only (the frontier cells are a small part of the map)."""
+    if len(rows) == 0:
+        return np.empty(0, values.dtype)
+    ny, nx = values.shape
+    cells, inverse = np.unique(rows * nx + cols, return_inverse=True)
+    yy, xx = np.mgrid[-r : r + 1, -r : r + 1]
+    disc = (yy**2 + xx**2) <= r * r
+    padded = np.full((ny + 2 * r, nx + 2 * r), np.inf, dtype=values.dtype)
+    padded[r : r + ny, r : r + nx] = values
+    # flat offsets of the disc in the padded array, from each cell's (padded) position
+    offsets = (yy[disc] * (nx + 2 * r) + xx[disc]).astype(np.int64)
+    centres = (cells // nx + r) * (nx + 2 * r) + (cells % nx + r)
+    best = padded.reshape(-1)[centres[:, None] + offsets[None, :]].min(axis=1)
+    return best[inverse.reshape(-1)]
+
+
+def _near(occ: np.ndarray, resolution: float, clearance: float) -> np.ndarray:
+    """Cells whose distance to some ``occ`` cell, ``sqrt(dy^2 + dx^2) * resolution`` in float64 as the
+    Euclidean distance transform gives it, is at most ``clearance`` — ``edt(~occ) * resolution <= clearance``
+    exactly (the same distances, compared offset by offset), without the transform: the disc of those
+    offsets is a union of horizontal runs, so this is a few shifted ORs of row dilations."""
+    r = int(math.floor(clearance / resolution)) + 1
+    half: dict[int, int] = {}  # row offset -> half width of the disc's run
+    for dy in range(-r, r + 1):
+        for dx in range(r + 1):
+            if math.sqrt(float(dy * dy + dx * dx)) * resolution <= clearance:
+                half[dy] = dx
+    ny, nx = occ.shape
+    out = np.zeros_like(occ)
+    if not half or not occ.any():
+        return out
+    rows: dict[int, np.ndarray] = {}
+    cur, w = occ, 0
+    for want in sorted(set(half.values())):
+        while w < want:  # dilate the rows by one more cell each side
+            nxt = cur.copy()
+            nxt[:, 1:] |= cur[:, :-1]
+            nxt[:, :-1] |= cur[:, 1:]
+            cur, w = nxt, w + 1
+        rows[want] = cur
+    for dy, w in half.items():
+        if abs(dy) >= ny:
+            continue
+        src = rows[w]
+        out[max(dy, 0) : ny + min(dy, 0)] |= src[max(-dy, 0) : ny - max(dy, 0)]
+    return out
 
 
 def _grid_graph(nav: np.ndarray) -> sp.csr_matrix:

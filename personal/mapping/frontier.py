@@ -23,6 +23,24 @@ class Frontier:
         return int(len(self.cells))
 
 
+def _dilate(mask: np.ndarray, eight: bool) -> np.ndarray:
+    """Binary dilation by the 3x3 cross (4-neighbours) or the 3x3 square (8-neighbours), nothing
+    outside the array: ``ndimage.binary_dilation`` with those structures, by shifted ORs (several
+    times faster on a map-sized array)."""
+    out = mask.copy()
+    out[1:] |= mask[:-1]
+    out[:-1] |= mask[1:]
+    rows = out if eight else mask
+    if not eight:
+        out[:, 1:] |= mask[:, :-1]
+        out[:, :-1] |= mask[:, 1:]
+        return out
+    cols = rows.copy()
+    cols[:, 1:] |= rows[:, :-1]
+    cols[:, :-1] |= rows[:, 1:]
+    return cols
+
+
 def frontier_mask(state: np.ndarray) -> np.ndarray:
     """Free cells with a 4-connected unknown neighbour and no occupied 8-neighbour.
 
@@ -30,25 +48,27 @@ def frontier_mask(state: np.ndarray) -> np.ndarray:
     misread as free (floor-height points at a wall's base) does not make a frontier into
     the unseen inside of the wall.
     """
-    unknown = state == UNKNOWN
-    near_unknown = ndimage.binary_dilation(unknown, structure=ndimage.generate_binary_structure(2, 1))
-    near_occupied = ndimage.binary_dilation(state == OCCUPIED, structure=_EIGHT)
+    near_unknown = _dilate(state == UNKNOWN, eight=False)
+    near_occupied = _dilate(state == OCCUPIED, eight=True)
     return (state == FREE) & near_unknown & ~near_occupied
 
 
-def detect_frontiers(state: np.ndarray, geometry: GridGeometry, min_size: int = 3) -> tuple[list[Frontier], np.ndarray]:
-    """Clusters (8-connected) of frontier cells with at least ``min_size`` cells.
-
-    Returns the frontiers and the label image (0 = none) for vectorised per-cluster queries.
-    """
-    mask = frontier_mask(state)
-    labels, n = ndimage.label(mask, structure=_EIGHT)
+def frontier_labels(state: np.ndarray, min_size: int = 3) -> tuple[np.ndarray, int]:
+    """The label image of :func:`detect_frontiers` (clusters under ``min_size`` cells set to 0) and
+    the number of labels before that, without building the per-cluster list (the explorer needs
+    only the cells)."""
+    labels, n = ndimage.label(frontier_mask(state), structure=_EIGHT)
     if n == 0:
-        return [], labels
+        return labels, 0
     sizes = np.bincount(labels.ravel(), minlength=n + 1)
     small = sizes < min_size
     small[0] = False
     labels[small[labels]] = 0
+    return labels, n
+
+
+def frontier_clusters(labels: np.ndarray, geometry: GridGeometry) -> list[Frontier]:
+    """The frontiers of a label image from :func:`frontier_labels`, in label order."""
     rows, cols = np.nonzero(labels)
     lab = labels[rows, cols]
     order = np.argsort(lab, kind="stable")
@@ -60,4 +80,15 @@ def detect_frontiers(state: np.ndarray, geometry: GridGeometry, min_size: int = 
             continue
         x, y = geometry.center(r, c)
         out.append(Frontier(label=int(l[0]), cells=np.stack([r, c], axis=1), centroid=(float(np.mean(x)), float(np.mean(y)))))
-    return out, labels
+    return out
+
+
+def detect_frontiers(state: np.ndarray, geometry: GridGeometry, min_size: int = 3) -> tuple[list[Frontier], np.ndarray]:
+    """Clusters (8-connected) of frontier cells with at least ``min_size`` cells.
+
+    Returns the frontiers and the label image (0 = none) for vectorised per-cluster queries.
+    """
+    labels, n = frontier_labels(state, min_size)
+    if n == 0:
+        return [], labels
+    return frontier_clusters(labels, geometry), labels
