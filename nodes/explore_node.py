@@ -2,7 +2,7 @@
 bridge with discrete actions until no reachable frontier is left (PersONAL pre-exploration,
 at most ``max_steps`` = 2,500 actions), then asks the mapping node to save its maps.
 
-Loop (event driven: each input is acted on at once; a 20 ms timer covers the timeouts): send
+Loop (event driven: each input is acted on at once; a 0.1 s timer covers the timeouts): send
 ``action`` (personal/msg/DiscreteAction, request id ``explore-<n>``) ->
 wait for ``agent_state`` echoing that id (pose, collision) -> wait until the mapping node
 reports (``map/status``, personal/msg/MapStatus) a frame integrated at that pose and the ``map`` (OccupancyGrid)
@@ -80,7 +80,7 @@ class ExploreNode(Node):
         subscribe(self, EpisodeDescriptor, "episode", self._on_episode, LATCHED)
         self.save_client = self.create_client(Trigger, "map/save")
         self.next_client = self.create_client(Trigger, "episode/next")
-        self.create_timer(0.02, self._tick)
+        self.create_timer(0.1, self._tick)  # timeouts only: every input acts at once
         self.get_logger().info(f"explore ready: frontier policy, budget {self.p['max_steps']} steps")
 
     def _new_explorer(self) -> FrontierExplorer:

@@ -362,7 +362,7 @@ class MappingNode(Node):
             return
         x, y, yaw = base_pose_from_camera(T)
         try:
-            fp = self.builder.integrate_geometry(depth, K, T, agent_xy=(x, y))
+            fp = self.builder.integrate_geometry(depth, K, T, agent_xy=(x, y), cloud=False)
         except Exception as exc:  # never die on one bad frame
             self._skip(f"integration failed: {exc}")
             return
@@ -374,6 +374,10 @@ class MappingNode(Node):
         self._publish_grid(g["_stamp"])
         self.pub_status.publish(self._header(MapStatus(x=float(x), y=float(y), yaw=float(yaw), frames=self.frames,
                                                        scene_id=self.scene_id), int(g["_stamp"])))
+        try:  # after the grid went out: its compaction (tens of ms every few dozen frames) is off the loop's path
+            self.builder.add_cloud(fp)
+        except Exception as exc:
+            self._skip(f"cloud integration failed: {exc}")
         if self.worker is not None:  # encoded in the child process while the next frame is rendered and mapped
             self.worker.submit(depth, rgb, ids, fp)
             return

@@ -26,6 +26,7 @@ Publishes (relative names, so a namespace or remap moves them):
   an agent that reads it is an oracle.
 - ``/clock`` (rosgraph_msgs/Clock) when ``publish_clock`` is true: simulated time
   advancing 1/rate per tick; every stamp then uses it.
+The camera topics, ``odom`` and ``/tf`` go out (and are built) only while someone subscribes.
 
 Accepts:
 - ``action`` (``personal/msg/DiscreteAction``): one discrete step.
@@ -114,6 +115,7 @@ class SimBridgeNode(Node):
         self.index = -1
         self.obs: Observation | None = None
         self.frame: dict | None = None  # messages of the latest observation, re-stamped each tick
+        self._built: dict = {}  # those of them built so far (a topic without subscribers is not built)
         self.step_count = 0
         self.stopped = False
         self.sim_time_ns = 0
@@ -288,7 +290,7 @@ class SimBridgeNode(Node):
 
     def _new_observation(self, obs: Observation, request_id: str) -> None:
         self.obs = obs
-        self.frame = self._build_frame(obs)
+        self.frame, self._built = self._build_frame(obs), {}
         self._publish_frame()
         s = obs.state
         ep = self.episodes[self.index]
@@ -314,8 +316,27 @@ class SimBridgeNode(Node):
         return msg
 
     def _build_frame(self, obs: Observation) -> dict:
+        """The latest observation's messages, each built when first sent: {key: (publisher, build)}.
+        A topic nobody subscribes to is neither built nor sent (in the explore graph: the instance ids,
+        odometry and /tf, about a third of the bridge's per-frame work)."""
+        return {
+            "rgb": (self.pub_rgb, lambda: self._image(obs.rgb, "rgb8", 3)),
+            "depth": (self.pub_depth, lambda: self._image(*self._depth(obs))),
+            "ids": (self.pub_ids, lambda: self._image(*self._ids(obs))),
+            "info": (self.pub_info, lambda: self._info(obs)),
+            "odom": (self.pub_odom, lambda: self._odom(obs)),
+            "camera_pose": (self.pub_cam_pose, lambda: self._camera_pose(obs)),
+        }
+
+    def _depth(self, obs: Observation):
         depth, dbytes = encode_depth(obs.depth, self.p["depth_encoding"])
+        return depth, self.p["depth_encoding"], dbytes
+
+    def _ids(self, obs: Observation):
         ids, ibytes = encode_ids(obs.instance_ids, self.p["semantic_encoding"])
+        return ids, self.p["semantic_encoding"], ibytes
+
+    def _info(self, obs: Observation) -> CameraInfo:
         K = np.asarray(obs.K, dtype=float)
         info = CameraInfo()
         info.header.frame_id = self.p["camera_frame"]
@@ -325,44 +346,54 @@ class SimBridgeNode(Node):
         info.k = K.reshape(-1).tolist()
         info.r = np.eye(3).reshape(-1).tolist()
         info.p = [K[0, 0], 0.0, K[0, 2], 0.0, 0.0, K[1, 1], K[1, 2], 0.0, 0.0, 0.0, 1.0, 0.0]
+        return info
+
+    def _odom(self, obs: Observation) -> Odometry:
         s = obs.state
         odom = Odometry()
         odom.header.frame_id = self.p["map_frame"]
         odom.child_frame_id = self.p["base_frame"]
         odom.pose.pose.position.x, odom.pose.pose.position.y, odom.pose.pose.position.z = float(s.x), float(s.y), float(s.z)
         odom.pose.pose.orientation.z, odom.pose.pose.orientation.w = math.sin(s.yaw / 2), math.cos(s.yaw / 2)
+        return odom
+
+    def _camera_pose(self, obs: Observation) -> PoseStamped:
         cam = PoseStamped()
         cam.header.frame_id = self.p["map_frame"]
         T = np.asarray(obs.T_map_camera, dtype=float)
         cam.pose.position.x, cam.pose.position.y, cam.pose.position.z = (float(v) for v in T[:3, 3])
         qx, qy, qz, qw = _quat_from_matrix(T[:3, :3])
         cam.pose.orientation.x, cam.pose.orientation.y, cam.pose.orientation.z, cam.pose.orientation.w = qx, qy, qz, qw
-        if self.tf is not None:
-            T_map_base = np.eye(4)
-            T_map_base[:3, 3] = (s.x, s.y, s.z)
-            c, sn = math.cos(s.yaw), math.sin(s.yaw)
-            T_map_base[:2, :2] = [[c, -sn], [sn, c]]
-            self._transforms = [
-                transform_stamped(self.p["map_frame"], self.p["base_frame"], T_map_base, None),
+        return cam
+
+    def _transforms(self, obs: Observation) -> list:
+        s = obs.state
+        T = np.asarray(obs.T_map_camera, dtype=float)
+        T_map_base = np.eye(4)
+        T_map_base[:3, 3] = (s.x, s.y, s.z)
+        c, sn = math.cos(s.yaw), math.sin(s.yaw)
+        T_map_base[:2, :2] = [[c, -sn], [sn, c]]
+        return [transform_stamped(self.p["map_frame"], self.p["base_frame"], T_map_base, None),
                 transform_stamped(self.p["base_frame"], self.p["camera_frame"], _rigid_inverse(T_map_base) @ T, None)]
-        return {
-            "rgb": (self.pub_rgb, self._image(obs.rgb, "rgb8", 3)),
-            "depth": (self.pub_depth, self._image(depth, self.p["depth_encoding"], dbytes)),
-            "ids": (self.pub_ids, self._image(ids, self.p["semantic_encoding"], ibytes)),
-            "info": (self.pub_info, info),
-            "odom": (self.pub_odom, odom),
-            "camera_pose": (self.pub_cam_pose, cam),
-        }
 
     def _publish_frame(self) -> None:
         if self.frame is None:
             return
         stamp = self._stamp()
-        if self.tf is not None:  # first, so that a frame's transform is there when the frame is
-            for t in self._transforms:
+        built = self._built
+        # first, so that a frame's transform is there when the frame is
+        if self.tf is not None and self.tf.pub.get_subscription_count():
+            if "tf" not in built:
+                built["tf"] = self._transforms(self.obs)
+            for t in built["tf"]:
                 t.header.stamp = stamp
-            self.tf.send(self._transforms)
-        for pub, msg in self.frame.values():
+            self.tf.send(built["tf"])
+        for key, (pub, build) in self.frame.items():
+            if not pub.get_subscription_count():
+                continue
+            msg = built.get(key)
+            if msg is None:
+                msg = built[key] = build()
             msg.header.stamp = stamp
             pub.publish(msg)
         self.published += 1

@@ -89,10 +89,13 @@ class MapBuilder:
         return fp
 
     def integrate_geometry(self, depth: np.ndarray, K: np.ndarray, T_map_camera: np.ndarray,
-                           agent_xy: tuple[float, float] | None = None) -> FramePoints:
+                           agent_xy: tuple[float, float] | None = None, cloud: bool = True) -> FramePoints:
         """The geometric half of ``integrate``: back-projection, occupancy, cloud. A caller that only
         needs the occupancy at once (the explore loop) can run ``integrate_features`` later; applied
-        in the same frame order, the two halves give exactly the maps of ``integrate``."""
+        in the same frame order, the two halves give exactly the maps of ``integrate``. ``cloud=False``
+        leaves the frame's cloud points to a later :meth:`add_cloud` (the accumulated cloud keeps the
+        first point seen per voxel, so when a frame's points go in does not change it, as long as
+        frames go in in order)."""
         c, t = self.cfg, self.timer
         t0 = time.perf_counter()
         fp = backproject(depth, K, T_map_camera, min_depth=c.min_depth, max_depth=c.max_depth, stride=c.stride)
@@ -103,12 +106,18 @@ class MapBuilder:
             self.occupancy.mark_free_disc(agent_xy[0], agent_xy[1])
         t2 = time.perf_counter()
         t.add("occupancy", t2 - t1)
-        # a cheap subsample per frame; the accumulated cloud is voxelised when it grows large
-        self._add_cloud(fp.points[:: max(1, len(fp) // c.cloud_frame_points)])
-        t.add("cloud", time.perf_counter() - t2)
+        if cloud:
+            self.add_cloud(fp)
         t.frames += 1
         self.last_points = fp
         return fp
+
+    def add_cloud(self, fp: FramePoints) -> None:
+        """A frame's share of the accumulated cloud (see ``integrate_geometry(cloud=False)``)."""
+        t0 = time.perf_counter()
+        # a cheap subsample per frame; the accumulated cloud is voxelised when it grows large
+        self._add_cloud(fp.points[:: max(1, len(fp) // self.cfg.cloud_frame_points)])
+        self.timer.add("cloud", time.perf_counter() - t0)
 
     def integrate_features(self, depth: np.ndarray, K: np.ndarray, fp: FramePoints, rgb: np.ndarray | None = None,
                            instance_ids: np.ndarray | None = None) -> None:
