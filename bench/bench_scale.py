@@ -114,8 +114,30 @@ def main_job(tmp: Path) -> list[tuple]:
                      + "; SR@1 m top-1: " + headline(d / "out")))
         print(f"  main job workers:={workers}: {wall:.1f} s, exit {code} (load {load()})", flush=True)
     same = bool(recs[1]) and recs[1] == recs[2]
-    rows.append(("per-episode results workers:=2 == workers:=1", "identical" if same else "DIFFERENT", "", "", ""))
+    rows.append(("per-episode results workers:=2 == workers:=1", "identical" if same else "DIFFERENT", "", "",
+                 "" if same else differences(recs[1], recs[2])))
+    rows.append(("saved maps workers:=2 == workers:=1", same_files(tmp / "main_w1" / "maps", tmp / "main_w2" / "maps"), "", "", ""))
     return rows
+
+
+def differences(a: list[dict], b: list[dict]) -> str:
+    """Which records differ, in which fields (by household)."""
+    if len(a) != len(b):
+        return f"{len(a)} against {len(b)} records"
+    where: dict[str, set] = {}
+    for x, y in zip(a, b):
+        if x != y:
+            fields = where.setdefault(str(x.get("scene_id") or x.get("episode_id", "?")), set())
+            fields.update(k for k in set(x) | set(y) if x.get(k) != y.get(k))
+    n = sum(x != y for x, y in zip(a, b))
+    return f"{n} of {len(a)} records differ: " + "; ".join(f"{s}: {', '.join(sorted(f))}" for s, f in sorted(where.items()))
+
+
+def same_files(a: Path, b: Path) -> str:
+    """'byte-identical' or the files that differ (relative paths)."""
+    files = sorted({p.relative_to(a) for p in a.rglob("*") if p.is_file()} | {p.relative_to(b) for p in b.rglob("*") if p.is_file()})
+    diff = [str(f) for f in files if not ((a / f).is_file() and (b / f).is_file() and (a / f).read_bytes() == (b / f).read_bytes())]
+    return f"byte-identical ({len(files)} files)" if not diff else f"DIFFERENT: {', '.join(diff)}"
 
 
 # -- 2. explore graph against the renderer and the mapping library ---------------------------------------
