@@ -197,6 +197,7 @@ def test_scene_relative_methods_get_the_structure_texts():
     assert not set(SCENE_CONTEXT_TEXTS) & set(enc.seen)  # the paper's methods need no structure texts
     g = ground_episode(make_map(), episode(), SentenceExtractor(), enc, ["rpg-scene", "rpg-owner-scene"])
     assert set(SCENE_CONTEXT_TEXTS) <= set(enc.seen)
+    assert {"the white bed", "the red bed", "the green lamp"} <= set(enc.seen)  # each phrase's object part
     res = {r.method: r for r in score_grounding(g, episode(), SCENE)}
     assert res["rpg-owner-scene"].failure is None and res["rpg-owner-scene"].predictions[0] == [2.5, 2.5]
     assert res["rpg-scene"].failure is None

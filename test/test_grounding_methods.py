@@ -252,11 +252,11 @@ def test_scene_relative_rpg_prefers_the_cell_that_prefers_the_query_phrase():
     scene = make_method("rpg-scene", top_k=3, nhood=0)
     out = scene.ground(inp)
     assert out.cells[0] == (1, 1)
-    # the score is the cell's softmax share (tau 0.3) of the phrases the query is about: a = softmax of
+    # the score is the cell's softmax share (tau 0.2) of the phrases the query is about: a = softmax of
     # cos(query, phrase) / 0.02, which is one-hot on the mug phrase to float precision
     texts = np.array([_unit(MUG + NAME_CLARA), _unit(LAMP + NAME_CLARA), _unit(SOFA + NAME_TOM), WALL7])
     s = texts @ _unit(f[1, 1])
-    p = np.exp(s / 0.3) / np.exp(s / 0.3).sum()
+    p = np.exp(s / 0.2) / np.exp(s / 0.2).sum()
     assert out.scores[0] == pytest.approx(p[0], rel=1e-4)
     # the structure texts take their share: without them the mug cell's share is larger
     assert scene.ground(scene_inputs(f, valid, context=False)).scores[0] > out.scores[0] + 0.1
@@ -274,4 +274,22 @@ def test_scene_relative_owner_routes_only_to_the_queried_person():
     assert exc.value.code == "unknown_person"
     with pytest.raises(ValueError):
         make_method("rpg-scene", tau=0)
-    assert make_method("rpg_owner_scene").params()["tau"] == 0.3
+    assert make_method("rpg_owner_scene").params()["tau"] == 0.2
+
+
+def test_scene_relative_compares_cells_with_the_object_part_of_each_phrase():
+    f, valid = scene_map()
+    inp = scene_inputs(f, valid)
+    by_phrase = make_method("rpg-scene", nhood=0).ground(inp)
+    # the cameras see objects, not owners: with the object parts given, the cell side uses them
+    inp.phrase_objects = np.array([MUG, LAMP, SOFA], np.float32)
+    out = make_method("rpg-scene", nhood=0).ground(inp)
+    assert out.cells[0] == (1, 1)
+    s = np.array([MUG, LAMP, SOFA, WALL7]) @ _unit(f[1, 1])
+    p = np.exp(s / 0.2) / np.exp(s / 0.2).sum()
+    assert out.scores[0] == pytest.approx(p[0], rel=1e-4)
+    assert out.scores[0] > by_phrase.scores[0] + 0.05  # the names no longer dilute the mug's share
+    inp.phrase_objects = inp.phrase_objects[:2]
+    with pytest.raises(GroundingFailure) as exc:
+        make_method("rpg-scene").ground(inp)
+    assert exc.value.code == "bad_phrases"

@@ -21,10 +21,11 @@ Methods (seed: PersONAL §V-B, Algorithm 1):
   (also covers "one of X's …": all of X's regions stay open).
 - ``rpg-scene`` / ``rpg-owner-scene`` – beyond the paper: the same gate-then-score
   steps with *scene-relative* scores instead of raw cosines (:func:`rpg_scene_numpy`).
-  A cell is compared with every phrase of the scene description plus a few
-  structure texts (``SCENE_CONTEXT_TEXTS``: wall, floor, ceiling, door frame) at once:
-  its per-phrase gate map is the log-softmax of its cosines over those texts at
-  temperature ``tau``, and the query is scored on the gated map as
+  A cell is compared with every phrase of the scene description (its object part:
+  no owner's name, no room) plus a few structure texts (``SCENE_CONTEXT_TEXTS``:
+  wall, floor, ceiling, door frame) at once: its per-phrase gate map is the
+  log-softmax of its cosines over those texts at temperature ``tau``, and the query
+  (against the full phrases) is scored on the gated map as
   ``sum_j p(phrase j | cell) * a_j`` with ``a = softmax_j(cos(q, d_j) / tau_q)`` (which
   phrases the query is about: text against text). A cell that resembles every
   description (a blurred or mixed cell) no longer wins on raw cosine. Only text inputs
@@ -84,6 +85,9 @@ class GroundingInputs:
     owner: str | None = None  # queried person (for rpg-owner)
     seed: int = 0  # per-episode seed for the random baseline
     context: np.ndarray | None = None  # (C, E) embeddings of SCENE_CONTEXT_TEXTS (scene-relative methods)
+    # (K, E) embeddings of what each phrase says about the object alone ("the black wallet on the
+    # nightstand": no owner, no room), which is what a camera can see (scene-relative methods)
+    phrase_objects: np.ndarray | None = None
     # cached ||F|| per cell (H, W); computed on demand, reusable across queries
     feature_norms: np.ndarray | None = field(default=None, repr=False)
 
@@ -230,14 +234,16 @@ def rpg_scene_numpy(
     top_k: int = 3,
     nhood: int = 1,
     nms_r: int = 1,
-    tau: float = 0.3,
+    tau: float = 0.2,
     tau_q: float = 0.02,
     norms: np.ndarray | None = None,
+    objects: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Scene-relative RPG on one map: F (H,W,E), valid (H,W), D (K,E), phrase_mask (K,), q (E,),
-    context (C,E) or None. Returns (V, M) like :func:`rpg_numpy`.
+    context (C,E) or None, objects (K,E) or None: each phrase's object part, compared with the
+    cells instead of the full phrase when given. Returns (V, M) like :func:`rpg_numpy`.
 
-    - S = cos(cell, [D; context]) (H·W, K+C); P = softmax(S / tau) over the texts of each cell.
+    - S = cos(cell, [objects or D; context]) (H·W, K+C); P = softmax(S / tau) over the texts of each cell.
     - Gate: per phrase of ``phrase_mask`` the map log P[:, j]; NMS-TopK peaks (``top_k``,
       ``nms_r``), dilated by ``nhood``: M.
     - a = softmax over the masked phrases of cos(q, d_j) / tau_q (0 for the others).
@@ -250,7 +256,10 @@ def rpg_scene_numpy(
     d = _unit(np.atleast_2d(phrases))
     k = len(d)
     ctx = _unit(np.atleast_2d(context)) if context is not None and len(context) else np.zeros((0, e), np.float32)
-    log_p = log_softmax((f @ np.concatenate([d, ctx]).T) / tau, axis=1)[:, :k]  # (H·W, K)
+    seen = d if objects is None else _unit(np.atleast_2d(objects))
+    if seen.shape != d.shape:
+        raise ValueError(f"objects {seen.shape} must match phrases {d.shape}")
+    log_p = log_softmax((f @ np.concatenate([seen, ctx]).T) / tau, axis=1)[:, :k]  # (H·W, K)
     vm = valid.reshape(-1)
     pm = np.asarray(phrase_mask, bool)
     gates = np.where(vm[:, None] & pm[None, :], log_p, NEG_INF).T.reshape(k, h, w)
@@ -384,7 +393,7 @@ class Method:
     name = ""
     label = ""
     uses_summary = False  # needs ownership phrases
-    uses_context = False  # needs the embeddings of SCENE_CONTEXT_TEXTS (GroundingInputs.context)
+    uses_context = False  # needs GroundingInputs.context (SCENE_CONTEXT_TEXTS) and .phrase_objects
 
     def __init__(self, n_predictions: int = 3, pred_sep_m: float = 1.0):
         self.n_predictions = int(n_predictions)
@@ -534,7 +543,7 @@ class SceneRelative(RegionGated):
     name, label = "rpg-scene", "RPG scene-relative (ours)"
     uses_context = True
 
-    def __init__(self, tau: float = 0.3, tau_q: float = 0.02, **kw):
+    def __init__(self, tau: float = 0.2, tau_q: float = 0.02, **kw):
         super().__init__(**kw)
         if not (tau > 0 and tau_q > 0):
             raise ValueError(f"{self.name}: need tau > 0 and tau_q > 0 (got {tau}, {tau_q})")
@@ -552,9 +561,14 @@ class SceneRelative(RegionGated):
             raise GroundingFailure("no_phrases", "no ownership phrases were extracted from the summary")
         d = _check_vector("phrase", np.atleast_2d(inp.phrases), e)
         ctx = None if inp.context is None or len(inp.context) == 0 else _check_vector("context", np.atleast_2d(inp.context), e)
+        objects = None
+        if inp.phrase_objects is not None:
+            objects = _check_vector("phrase_object", np.atleast_2d(inp.phrase_objects), e)
+            if len(objects) != len(d):
+                raise GroundingFailure("bad_phrases", f"{len(d)} phrase embeddings but {len(objects)} phrase-object embeddings")
         pm = self.phrase_mask(inp, len(d))
         return rpg_scene_numpy(inp.features, inp.valid, d, pm, q, ctx, top_k=self.top_k, nhood=self.nhood,
-                               nms_r=self.nms_r, tau=self.tau, tau_q=self.tau_q, norms=inp.norms())
+                               nms_r=self.nms_r, tau=self.tau, tau_q=self.tau_q, norms=inp.norms(), objects=objects)
 
 
 class OwnerSceneRelative(SceneRelative):

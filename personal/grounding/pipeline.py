@@ -142,6 +142,16 @@ def _phrase_fields(p: Any) -> tuple[str, str]:
     return str(getattr(p, "text")), str(getattr(p, "person", ""))
 
 
+def _phrase_object(p: Any) -> str:
+    """What a phrase says about the object alone, as a camera could see it: ``"the " + object`` of an
+    ``OwnershipPhrase`` (no owner, no room); a plain-string phrase is used whole."""
+    obj = getattr(p, "object", None)
+    if isinstance(p, str) or not obj:
+        return _phrase_fields(p)[0]
+    obj = str(obj).strip()
+    return obj if obj.lower().startswith(("the ", "a ", "an ")) else f"the {obj}"
+
+
 def _extract(extractor: Any, summary: str, extracted_summary: Sequence[str] | None = None) -> list:
     """Phrases of a summary; an extractor that reads the episode's own ``extracted_summary``
     (``uses_extracted_summary``, e.g. ``EpisodeExtractor``) gets it too."""
@@ -230,11 +240,16 @@ def ground_query(
     t1 = time.perf_counter()
     q_vec = d_vec = c_vec = None
     embed_failure = None
-    context = list(SCENE_CONTEXT_TEXTS) if any(getattr(m, "uses_context", False) for m in meths) else []
+    scene_relative = any(getattr(m, "uses_context", False) for m in meths)
+    context = list(SCENE_CONTEXT_TEXTS) if scene_relative else []
+    objects = [_phrase_object(p) for p in phrases] if scene_relative else []
+    o_vec = None
     try:
-        vecs = embed([query] + list(texts) + context)
-        q_vec, d_vec = vecs[0], vecs[1:1 + len(texts)]
-        c_vec = vecs[1 + len(texts):] if context else None
+        vecs = embed([query] + list(texts) + context + objects)
+        k, n = len(texts), len(context)
+        q_vec, d_vec = vecs[0], vecs[1:1 + k]
+        c_vec = vecs[1 + k:1 + k + n] if context else None
+        o_vec = vecs[1 + k + n:] if objects else None
     except Exception as exc:
         embed_failure = _failure("encoder_error", f"{type(exc).__name__}: {exc}")
         issues.append(embed_failure)
@@ -245,16 +260,17 @@ def ground_query(
     for m in meths:
         pre = embed_failure if m.name not in ("random", "centre") else None
         pre = pre or (summary_failure if m.uses_summary else None)
-        outcomes.append(_run_method(m, view, pre, q_vec, d_vec, list(people), owner, rng_seed, c_vec))
+        outcomes.append(_run_method(m, view, pre, q_vec, d_vec, list(people), owner, rng_seed, c_vec, o_vec))
     return QueryGrounding(episode_id, query, owner, list(texts), list(people), outcomes, extract_ms, embed_ms, issues)
 
 
-def _run_method(m: Method, view: MapView, pre: dict | None, q, d, people, owner, seed, context=None) -> MethodOutcome:
+def _run_method(m: Method, view: MapView, pre: dict | None, q, d, people, owner, seed, context=None, objects=None) -> MethodOutcome:
     if pre is not None:
         return MethodOutcome(m.name, None, pre, float("nan"))
     t = time.perf_counter()
     try:
-        g = m.ground(view.inputs(phrases=d, phrase_people=people, query=q, owner=owner, seed=seed, context=context))
+        g = m.ground(view.inputs(phrases=d, phrase_people=people, query=q, owner=owner, seed=seed, context=context,
+                                 phrase_objects=objects))
         g.info["observed_cells"] = int(view.valid.sum())
         return MethodOutcome(m.name, g, None, (time.perf_counter() - t) * 1e3)
     except GroundingFailure as exc:
