@@ -195,7 +195,8 @@ class NavigationNode(Node):
                 if float(self.p["phrase_floor"]) >= -1.0:
                     loop.policy.scorer.phrase_floor = float(self.p["phrase_floor"])
                 self.get_logger().info(f"{policy}: detection threshold {loop.policy.vcfg.threshold:g}, phrase floor "
-                                       f"{loop.policy.scorer.phrase_floor:g} ({loop.policy.thresholds.source})")
+                                       f"{loop.policy.scorer.phrase_floor:g}, relative margin "
+                                       f"{loop.policy.scorer.relative_margin} ({loop.policy.thresholds.source})")
             self._loops[policy] = loop
             if needs_model:
                 comps.embed(["warm up the text model"])  # load it now, not inside a timed step

@@ -66,3 +66,32 @@ def test_calibration_refuses_evaluation_households(tmp_path):
 
     with pytest.raises(ValueError, match="evaluation households"):
         calibrate("lit", [100, 20000], 1, 10, tmp_path)
+
+
+def test_the_cell_sweep_finds_the_margin_that_skips_a_generic_cell():
+    """Cell records (every confident cell per step): a generic cell scores highest from step 3
+    but singles out no described object (margin 0); the target appears at step 8 with margin
+    0.1. Without a margin the first detection is the generic cell; a margin of 0.05 waits for
+    the target, and the sweep keeps a rule with a margin."""
+    import numpy as np
+
+    from personal.eval.pan_calibrate import CELL_FIELDS, first_detection, sweep_cells
+
+    target = [Box((5.0, 5.0, 0.5), (0.4, 0.4, 0.4))]
+    rows = []  # step, x, y, score (all scorers), phrase sim, margin
+    for step in range(1, 12):
+        rows.append((step, 1.0, 1.0, 0.30, 0.40, 0.0))
+        if step >= 8:
+            rows.append((step, 5.1, 5.0, 0.25, 0.45, 0.10))
+    a = np.array(rows, np.float32)
+    arrays = {"step": a[:, 0].astype(np.int16), "x": a[:, 1], "y": a[:, 2]}
+    for f in CELL_FIELDS:
+        arrays[f] = a[:, 3] if f in ("qs", "v_rpg", "v_rpgo") else a[:, 4] if f.startswith("psim") else a[:, 5]
+    assert first_detection(arrays, "rpg", 0.2) == (1, 1.0, 1.0)
+    assert first_detection(arrays, "rpg", 0.2, margin=0.05)[0] == 8
+    assert first_detection(arrays, "rpg", 0.2, floor=0.5) is None
+    res = sweep_cells([{"episode_id": "e", "arrays": arrays}], {"e": target}, thresholds=(0.2, 0.35),
+                      floors=(-1.0,), margins=(None, 0.05))
+    for m in ("rpg", "rpg-owner"):
+        assert res["chosen"][m]["margin"] == 0.05 and res["chosen"][m]["proxy_sr"] == 100.0
+    assert res["chosen"]["qs"]["proxy_sr"] == 0.0  # QS has no margin: the generic cell first

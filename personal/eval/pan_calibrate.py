@@ -169,3 +169,210 @@ def sweep_records(records_path: str | Path, out_path: str | Path | None = None) 
     if out_path:
         Path(out_path).write_text(json.dumps(result, indent=1))
     return result
+
+
+# -- cell records: every confident cell at every step (scene-relative detection) --------------
+
+CELL_FIELDS = ("qs", "v_rpg", "psim_rpg", "rel_rpg", "v_rpgo", "psim_rpgo", "rel_rpgo")
+MARGINS = (None, -0.05, 0.0, 0.02, 0.04, 0.06, 0.08, 0.10, 0.12, 0.15)
+CELL_FLOORS = (-1.0, 0.10, 0.15, 0.20, 0.25, 0.30, 0.35, 0.40)
+
+
+def record_blind_cells(sim, episode, comps, max_steps: int, guide: str = "rpg") -> dict:
+    """Drive one blind value-map explorer episode (frontiers ranked by ``guide``'s values, no
+    detection) and keep, at every step, every confident feature cell's centre and its scores
+    (``CELL_FIELDS``: QS; RPG's and RPG-owner's gated value, best gating-phrase similarity and
+    scene-relative margin). Any detection rule on these scores can then be swept offline."""
+    from personal.eval.pan_run import build_loop
+    from personal.grounding.pipeline import MapView
+    from personal.navigation.loop import frame_from_observation
+    from personal.navigation.policies import EpisodeSpec
+    from sim_bridge.backends.base import Action
+
+    loop = build_loop(f"value-map-{guide}", comps, max_steps=max_steps)
+    loop.policy.vcfg.threshold = math.inf  # never detects: the pure exploration path
+    loop.policy.scorer.phrase_floor = -math.inf
+    scorers = {m: GroundingScorer(m, phrase_floor=-math.inf, ownership_margin=loop.policy.scorer.ownership_margin)
+               for m in ("rpg", "rpg-owner")}
+    obs = sim.reset(episode)
+    spec = EpisodeSpec(episode.episode_id, episode.query, episode.summary, episode.owner, obs.state.z, episode.floor_id)
+    loop.reset(spec)
+    for s in scorers.values():
+        s.prepare(spec.query, spec.summary, spec.owner, comps.embed, comps.extractor)
+    min_conf = loop.policy.vcfg.min_confidence
+    cols = {k: [] for k in ("step", "x", "y", *CELL_FIELDS)}
+    while not loop.done:
+        action = loop.step(frame_from_observation(obs, True))
+        fmap = loop.mapper.feature_map
+        maps = {m: s.maps(fmap) for m, s in scorers.items()}
+        if maps["rpg"] is not None:
+            view = MapView.of(fmap)
+            keep = view.valid & (view.confidence >= min_conf)
+            rr, cc = np.nonzero(keep)
+            if len(rr):
+                res, (ox, oy) = view.resolution, view.origin
+                cols["step"].append(np.full(len(rr), loop.step_count, np.int16))
+                cols["x"].append((ox + (cc + 0.5) * res).astype(np.float32))
+                cols["y"].append((oy + (rr + 0.5) * res).astype(np.float32))
+                cols["qs"].append(view.similarity(scorers["rpg"].q)[rr, cc].astype(np.float32))
+                for m, tag in (("rpg", "rpg"), ("rpg-owner", "rpgo")):
+                    mp = maps[m]
+                    n = len(rr)
+                    if mp is None or mp.phrase_sim is None:  # grounding failure: no RPG detection
+                        cols[f"v_{tag}"].append(np.full(n, np.nan, np.float32))
+                        cols[f"psim_{tag}"].append(np.full(n, np.nan, np.float32))
+                        cols[f"rel_{tag}"].append(np.full(n, np.nan, np.float32))
+                        continue
+                    v = mp.detect[rr, cc]  # -inf outside the gate (and, rpg-owner, where another person's phrase wins)
+                    cols[f"v_{tag}"].append(np.where(np.isfinite(v), v, np.nan).astype(np.float32))
+                    cols[f"psim_{tag}"].append(mp.phrase_sim[rr, cc].astype(np.float32))
+                    rel = mp.relative[rr, cc] if mp.relative is not None else np.full(n, np.nan)
+                    cols[f"rel_{tag}"].append(np.asarray(rel, np.float32))
+        if action == Action.STOP:
+            break
+        obs = sim.step(Action(action))
+    arrays = {k: (np.concatenate(v) if v else np.zeros(0, np.float32)) for k, v in cols.items()}
+    return {"episode_id": episode.episode_id, "scene_id": episode.scene_id, "split": episode.split,
+            "steps": loop.step_count, "guide": guide, "arrays": arrays}
+
+
+def first_detection(arrays: dict, scorer: str, threshold: float, floor: float = -1.0,
+                    margin: float | None = None) -> tuple[int, float, float] | None:
+    """(step, x, y) of the first detection a rule would make on a cell record: the best cell by
+    the scorer's grounded value among cells passing floor and margin, once that value reaches
+    ``threshold``. None when it never does."""
+    hit = _first_detections(arrays, scorer, (threshold,), floor, margin)[0]
+    return hit
+
+
+def _first_detections(arrays: dict, scorer: str, thresholds, floor: float = -1.0, margin: float | None = None):
+    step = arrays["step"]
+    if len(step) == 0:
+        return [None] * len(thresholds)
+    if scorer == "qs":
+        v = arrays["qs"].astype(np.float64)
+        ok = np.isfinite(v)
+    else:
+        tag = {"rpg": "rpg", "rpg-owner": "rpgo"}[scorer]
+        v = arrays[f"v_{tag}"].astype(np.float64)
+        ok = np.isfinite(v) & (np.nan_to_num(arrays[f"psim_{tag}"], nan=-np.inf) >= floor)
+        if margin is not None:
+            ok &= np.nan_to_num(arrays[f"rel_{tag}"], nan=-np.inf) >= margin
+    v = np.where(ok, v, -np.inf)
+    starts = np.flatnonzero(np.r_[True, step[1:] != step[:-1]])
+    best = np.maximum.reduceat(v, starts)
+    out = []
+    for t in thresholds:
+        k = np.flatnonzero(best >= t)
+        if len(k) == 0:
+            out.append(None)
+            continue
+        s0 = starts[k[0]]
+        s1 = starts[k[0] + 1] if k[0] + 1 < len(starts) else len(v)
+        j = s0 + int(np.argmax(v[s0:s1]))
+        out.append((int(step[j]), float(arrays["x"][j]), float(arrays["y"][j])))
+    return out
+
+
+def sweep_cells(records: Sequence[dict], boxes_of: dict, thresholds=THRESHOLDS, floors=CELL_FLOORS,
+                margins=MARGINS, radius: float = HIT_RADIUS_M) -> dict:
+    """Proxy SR (%) per scorer for every (threshold, phrase floor, relative margin); the best rule
+    per scorer (ties: larger margin, higher threshold, higher floor: fewer false stops)."""
+    from personal.eval.pan import distance_to_boxes
+
+    table = []
+    for m in SCORERS:
+        for fl in (floors if m != "qs" else (-1.0,)):
+            for mg in (margins if m != "qs" else (None,)):
+                dets = [_first_detections(r["arrays"], m, thresholds, fl, mg) for r in records]
+                for i, t in enumerate(thresholds):
+                    hits = wrong = 0
+                    for r, d in zip(records, dets):
+                        if d[i] is None:
+                            continue
+                        if distance_to_boxes(d[i][1], d[i][2], boxes_of[r["episode_id"]]) <= radius:
+                            hits += 1
+                        else:
+                            wrong += 1
+                    n = max(len(records), 1)
+                    table.append({"scorer": m, "threshold": t, "phrase_floor": fl, "margin": mg,
+                                  "proxy_sr": round(100.0 * hits / n, 2), "wrong_first": wrong,
+                                  "none": len(records) - hits - wrong})
+    chosen = {}
+    for m in SCORERS:
+        rows = [r for r in table if r["scorer"] == m]
+        chosen[m] = max(rows, key=lambda r: (r["proxy_sr"], -r["wrong_first"],
+                                             -1.0 if r["margin"] is None else r["margin"], r["threshold"], r["phrase_floor"]))
+    return {"table": table, "chosen": chosen}
+
+
+def calibrate_cells(encoder: str, seeds: Sequence[int], per_split: int, max_steps: int, out: str | Path,
+                    guide: str = "rpg", progress: Callable[[str], None] | None = None) -> dict:
+    """Blind cell records on the validation ``seeds`` (one split per household, rotating), one
+    ``out/cells/<episode>.npz`` each as it ends (an interrupted run keeps what it finished); then
+    :func:`sweep_cell_records` writes ``out/sweep_relative.json``."""
+    from personal.eval.pan_run import make_components
+    from personal.perception.splits import VAL_SEEDS, check_training_seeds
+    from personal.world.episodes import generate_episodes
+    from personal.world.generator import generate_scene
+    from personal.world.model import SPLITS
+    from sim_bridge.backends import make_backend
+
+    check_training_seeds(list(seeds))  # validation households only, never evaluation ones
+    cells = Path(out) / "cells"
+    cells.mkdir(parents=True, exist_ok=True)
+    comps = make_components(encoder)
+    sim = make_backend("synthetic")
+    t0 = time.perf_counter()
+    for seed in seeds:
+        scene = generate_scene(seed)
+        sim.load_scene(scene)
+        if hasattr(comps.encoder, "set_captions"):  # ORACLE perception: this scene's captions
+            from personal.models.oracle import captions_from_scene
+
+            comps.encoder.set_captions(captions_from_scene(scene))
+        for ep in generate_episodes(scene, SPLITS[(seed - VAL_SEEDS.start) % len(SPLITS)], per_split, seed):
+            if (cells / f"{ep.episode_id}.npz").exists():
+                continue
+            rec = record_blind_cells(sim, ep, comps, max_steps, guide)
+            meta = {"episode_id": ep.episode_id, "scene_id": ep.scene_id, "split": ep.split, "seed": seed,
+                    "steps": rec["steps"], "guide": guide, "encoder": comps.encoder.name, "max_steps": max_steps}
+            np.savez_compressed(cells / f"{ep.episode_id}.npz", meta=json.dumps(meta), **rec["arrays"])
+            if progress:
+                progress(f"{ep.episode_id} [{ep.split}] {rec['steps']} steps, {time.perf_counter() - t0:.0f} s")
+    return sweep_cell_records(out)
+
+
+def load_cell_records(out: str | Path) -> list[dict]:
+    recs = []
+    for f in sorted((Path(out) / "cells").glob("*.npz")):
+        with np.load(f) as z:
+            meta = json.loads(str(z["meta"]))
+            meta["arrays"] = {k: z[k] for k in z.files if k != "meta"}
+        recs.append(meta)
+    if not recs:
+        raise ValueError(f"{out}/cells: no blind cell records")
+    return recs
+
+
+def sweep_cell_records(out: str | Path) -> dict:
+    """Sweep every cell record under ``out/cells``; writes ``out/sweep_relative.json``."""
+    from personal.eval.pan import GoalGeometry
+    from personal.world.episodes import generate_episodes
+    from personal.world.generator import generate_scene
+    from sim_bridge.backends import make_backend
+
+    records = load_cell_records(out)
+    sim, boxes_of = make_backend("synthetic"), {}
+    for r in records:
+        scene = generate_scene(int(r["seed"]))
+        sim.load_scene(scene)
+        n = 1 + int(r["episode_id"].rsplit("_", 1)[1])
+        ep = next(e for e in generate_episodes(scene, r["split"], n, int(r["seed"])) if e.episode_id == r["episode_id"])
+        boxes_of[ep.episode_id] = GoalGeometry(sim, ep).boxes
+    result = sweep_cells(records, boxes_of)
+    result.update({"episodes": [r["episode_id"] for r in records], "hit_radius_m": HIT_RADIUS_M,
+                   "max_steps": max(r["max_steps"] for r in records), "guide": records[0]["guide"],
+                   "encoder": records[0]["encoder"]})
+    (Path(out) / "sweep_relative.json").write_text(json.dumps(result, indent=1))
+    return result

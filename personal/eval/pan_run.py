@@ -162,7 +162,7 @@ def _thresholds_note(comps: PanComponents) -> str:
     from personal.navigation.thresholds import thresholds_for
 
     th = thresholds_for(getattr(comps.encoder, "name", None))
-    return f"grounded score ≥ {th.threshold:g}, phrase floor {th.phrase_floor:g} ({th.source})"
+    return f"{th.describe()} ({th.source})"
 
 
 def _small_info(traj) -> dict:

@@ -72,6 +72,9 @@ def calibrate(
     max_steps: int = typer.Option(500, "--max-steps", min=1, help="Blind-run budget."),
     out: Path = typer.Option(Path("runs/pan_calibrate"), "--out", help="records.jsonl + sweep.json"),
     sweep_only: bool = typer.Option(False, "--sweep-only", help="Only sweep the blind runs already in --out/records.jsonl."),
+    relative: bool = typer.Option(False, "--relative", help="Keep every confident cell per step (--out/cells/*.npz) and "
+                                  "sweep threshold x phrase floor x scene-relative margin per scorer."),
+    guide: str = typer.Option("rpg", "--guide", help="--relative: whose frontier values the blind runs follow."),
 ) -> None:
     """Sweep (threshold, phrase floor) on validation households from blind value-map runs."""
     from personal.eval.pan_calibrate import calibrate as run
@@ -79,7 +82,12 @@ def calibrate(
     from personal.perception.splits import parse_seeds
 
     try:
-        if sweep_only:
+        if relative:
+            from personal.eval.pan_calibrate import calibrate_cells, sweep_cell_records
+
+            res = (sweep_cell_records(out) if sweep_only else
+                   calibrate_cells(encoder, parse_seeds(seeds), per_split, max_steps, out, guide, progress=typer.echo))
+        elif sweep_only:
             res = sweep_records(out / "records.jsonl", out / "sweep.json")
         else:
             res = run(encoder, parse_seeds(seeds), per_split, max_steps, out, progress=typer.echo)

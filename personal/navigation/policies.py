@@ -451,10 +451,12 @@ def make_policy(name: str, *, embed=None, extractor=None, seed: int = 0, value_c
         if embed is None:
             raise ValueError(f"policy {name!r} needs a text embedder (embed=...)")
         th = thresholds or ORACLE_THRESHOLDS
-        scorer = GroundingScorer(key[len("value-map-"):], phrase_floor=th.phrase_floor)
+        method = key[len("value-map-"):]
+        rule = th.rule(method)
+        scorer = GroundingScorer(method, phrase_floor=rule.phrase_floor, relative_margin=rule.relative_margin)
         if scorer.method != "qs" and extractor is None:
             raise ValueError(f"policy {name!r} needs an ownership-phrase extractor (extractor=...)")
-        cfg = replace(value_config or ValueMapConfig(), threshold=th.threshold)
+        cfg = replace(value_config or ValueMapConfig(), threshold=rule.threshold)
         explorer = ValueMapExplorer(scorer, embed, extractor, cfg)
         explorer.thresholds = th
         return explorer

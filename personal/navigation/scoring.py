@@ -18,6 +18,17 @@ alone, top-k peaks of a partial map, always picks *something* even before the ta
 ``rpg-owner`` also asks that no other person's phrase match the cell better by more than
 ``ownership_margin`` (ownership consistency: a look-alike owned by someone else is not the
 target, a shared object still is).
+
+Scene-relative detection (``relative_margin``, RPG scorers): the summary describes several
+objects; a cell counts only if it resembles the queried object's description more than every
+other described object's, by at least the margin: ``relative`` = cos(cell, target description)
+− max over the other descriptions. Descriptions are the extracted phrases' objects without their
+owners (``the {object} in the {room}``), one per distinct object (co-owners' phrases of a shared
+object are one description); the target is the object of the gating phrase (all phrases for
+``rpg``, the queried person's for ``rpg-owner``) whose text is most similar to the query. Only
+task text is used. A learned encoder's cells sit at cosines that vary from object to object
+and frame to frame, so an absolute threshold alone lets a generic cell through; the margin asks
+that the cell single out the queried object among the ones the summary names.
 """
 from __future__ import annotations
 
@@ -40,6 +51,7 @@ class ScoreMaps:
     resolution: float
     confidence: np.ndarray  # (H, W) feature-map confidence
     phrase_sim: np.ndarray | None = None  # (H, W) best gating-phrase similarity (RPG scorers)
+    relative: np.ndarray | None = None  # (H, W) target description's cosine minus the best other one's
     failure: dict | None = None  # grounding failure that made the scorer fall back to QS
 
 
@@ -48,6 +60,7 @@ class GroundingScorer:
     method: str = "qs"
     phrase_floor: float = 0.68  # the ORACLE encoder's; per encoder: personal.navigation.thresholds
     ownership_margin: float = 0.05
+    relative_margin: float | None = None  # RPG scorers: scene-relative detection gate (None: off)
     top_k: int = 3
     failure: dict | None = field(default=None, init=False)
 
@@ -58,6 +71,8 @@ class GroundingScorer:
         self.d = None
         self.people: list[str] = []
         self.owner = ""
+        self.objects = None  # (M, E) unit embeddings of the described objects (owner-free)
+        self.target_object: int | None = None
 
     # -- per episode ---------------------------------------------------------------
     def prepare(self, query: str, summary: str, owner: str, embed: TextEmbedder, extractor=None) -> None:
@@ -66,6 +81,7 @@ class GroundingScorer:
         self.owner = (owner or "").strip() or query_owner(query)
         self.q = embed([query])[0]
         self.d, self.people = None, []
+        self.objects, self.target_object = None, None
         if self.method == "qs":
             return
         try:
@@ -78,6 +94,42 @@ class GroundingScorer:
             return
         self.d = embed([p.text for p in phrases])
         self.people = [p.person for p in phrases]
+        self._prepare_objects(phrases, embed)
+
+    def _prepare_objects(self, phrases, embed) -> None:
+        """Owner-free descriptions of the described objects and the one the query asks for."""
+        keys, index = [], []
+        for p in phrases:
+            k = (" ".join(str(p.object).lower().split()), " ".join(str(p.room or "").lower().split()))
+            if k not in keys:
+                keys.append(k)
+            index.append(keys.index(k))
+        texts = [f"the {o} in the {r}" if r else f"the {o}" for o, r in keys]
+        objs = np.asarray(embed(texts), dtype=np.float32)
+        self.objects = objs / np.maximum(np.linalg.norm(objs, axis=1, keepdims=True), 1e-8)
+        gate = np.ones(len(phrases), bool)
+        if self.method == "rpg-owner":
+            want = " ".join(self.owner.lower().split())
+            gate = np.array([" ".join(p.person.lower().split()) == want for p in phrases], bool)
+        if not gate.any():
+            return  # the query names nobody the summary does: the grounding method fails per step
+        q = self.q / max(float(np.linalg.norm(self.q)), 1e-8)
+        dn = self.d / np.maximum(np.linalg.norm(self.d, axis=1, keepdims=True), 1e-8)
+        text_sim = np.where(gate, dn @ q, -np.inf)
+        self.target_object = index[int(np.argmax(text_sim))]
+
+    def relative_map(self, f_unit: np.ndarray, valid: np.ndarray) -> np.ndarray | None:
+        """cos(cell, target description) − max cos(cell, other description); +inf where the
+        summary describes only the target, NaN where unobserved; None without a target."""
+        if self.objects is None or self.target_object is None:
+            return None
+        sims = f_unit @ self.objects.T  # (H, W, M)
+        t = self.target_object
+        if sims.shape[-1] == 1:
+            rel = np.full(sims.shape[:2], np.inf, np.float32)
+        else:
+            rel = sims[..., t] - np.delete(sims, t, axis=-1).max(axis=-1)
+        return np.where(valid, rel, np.nan)
 
     # -- per step --------------------------------------------------------------------
     def _method(self, resolution: float):
@@ -110,7 +162,10 @@ class GroundingScorer:
         sims = f @ self.d.T  # (H, W, K) cosine to every ownership phrase
         psim = np.where(view.valid, sims[..., gate_phr].max(axis=-1), np.nan)
         out.phrase_sim = psim
+        out.relative = self.relative_map(f, view.valid)
         ok = np.nan_to_num(psim, nan=-np.inf) >= self.phrase_floor
+        if self.relative_margin is not None and out.relative is not None:
+            ok &= np.nan_to_num(out.relative, nan=-np.inf) >= self.relative_margin
         if self.method == "rpg-owner":
             # ownership consistency: the cell matches the queried person's object about as well
             # as anybody else's (a look-alike owned by someone else is not a detection). The

@@ -14,11 +14,42 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
+class ScorerRule:
+    """One scorer's detection rule: grounded score ≥ ``threshold``, best gating-phrase
+    similarity ≥ ``phrase_floor`` (RPG scorers) and, when set, the scene-relative margin
+    (``personal.navigation.scoring``: the cell resembles the queried object's description more
+    than any other described object's by this much; RPG scorers)."""
+
+    threshold: float
+    phrase_floor: float
+    relative_margin: float | None = None
+
+
+@dataclass(frozen=True)
 class DetectionThresholds:
     threshold: float  # grounded score (cosine) that counts as a detection
     phrase_floor: float  # RPG scorers: least best-gating-phrase similarity of a detection
     source: str  # where the pair was chosen
     calibrated: bool = True
+    relative_margin: float | None = None  # RPG scorers: scene-relative margin (None: not used)
+    by_scorer: tuple = ()  # ((scorer, ScorerRule), ...): a scorer's own rule, where calibrated per scorer
+
+    def rule(self, scorer: str) -> ScorerRule:
+        """The rule of ``scorer`` (qs | rpg | rpg-owner): its own where one was chosen, else the shared one."""
+        own = dict(self.by_scorer).get(scorer)
+        return own if own is not None else ScorerRule(self.threshold, self.phrase_floor, self.relative_margin)
+
+    def describe(self) -> str:
+        parts = []
+        for m in ("qs", "rpg", "rpg-owner"):
+            r = self.rule(m)
+            txt = f"{m}: score ≥ {r.threshold:g}"
+            if m != "qs":
+                txt += f", phrase floor {r.phrase_floor:g}"
+                if r.relative_margin is not None:
+                    txt += f", relative margin {r.relative_margin:g}"
+            parts.append(txt)
+        return "; ".join(parts)
 
 
 ORACLE_THRESHOLDS = DetectionThresholds(
