@@ -174,8 +174,8 @@ def sweep_records(records_path: str | Path, out_path: str | Path | None = None) 
 # -- cell records: every confident cell at every step (scene-relative detection) --------------
 
 CELL_FIELDS = ("qs", "v_rpg", "psim_rpg", "rel_rpg", "v_rpgo", "psim_rpgo", "rel_rpgo")
-MARGINS = (None, -0.05, 0.0, 0.02, 0.04, 0.06, 0.08, 0.10, 0.12, 0.15)
-CELL_FLOORS = (-1.0, 0.10, 0.15, 0.20, 0.25, 0.30, 0.35, 0.40)
+MARGINS = (None, -0.05, 0.0, 0.02, 0.04, 0.06, 0.08, 0.10, 0.12, 0.15, 0.18, 0.20, 0.25)
+CELL_FLOORS = (-1.0, 0.10, 0.15, 0.20, 0.25, 0.30, 0.35, 0.40, 0.45)
 
 
 def record_blind_cells(sim, episode, comps, max_steps: int, guide: str = "rpg") -> dict:
@@ -245,7 +245,8 @@ def first_detection(arrays: dict, scorer: str, threshold: float, floor: float = 
     return hit
 
 
-def _first_detections(arrays: dict, scorer: str, thresholds, floor: float = -1.0, margin: float | None = None):
+def _first_detections(arrays: dict, scorer: str, thresholds, floor: float = -1.0, margin: float | None = None,
+                      order: str = "value"):
     step = arrays["step"]
     if len(step) == 0:
         return [None] * len(thresholds)
@@ -261,6 +262,9 @@ def _first_detections(arrays: dict, scorer: str, thresholds, floor: float = -1.0
     v = np.where(ok, v, -np.inf)
     starts = np.flatnonzero(np.r_[True, step[1:] != step[:-1]])
     best = np.maximum.reduceat(v, starts)
+    rank = v
+    if order == "relative" and scorer != "qs":  # the detected cell: the largest margin among those passing
+        rank = np.where(np.isfinite(v), np.nan_to_num(arrays[f"rel_{tag}"], nan=-np.inf), -np.inf)
     out = []
     for t in thresholds:
         k = np.flatnonzero(best >= t)
@@ -269,41 +273,65 @@ def _first_detections(arrays: dict, scorer: str, thresholds, floor: float = -1.0
             continue
         s0 = starts[k[0]]
         s1 = starts[k[0] + 1] if k[0] + 1 < len(starts) else len(v)
-        j = s0 + int(np.argmax(v[s0:s1]))
+        seg = np.where(v[s0:s1] >= t, rank[s0:s1], -np.inf)
+        j = s0 + int(np.argmax(seg))
         out.append((int(step[j]), float(arrays["x"][j]), float(arrays["y"][j])))
     return out
 
 
 def sweep_cells(records: Sequence[dict], boxes_of: dict, thresholds=THRESHOLDS, floors=CELL_FLOORS,
-                margins=MARGINS, radius: float = HIT_RADIUS_M) -> dict:
+                margins=MARGINS, radius: float = HIT_RADIUS_M, orders=("value",)) -> dict:
     """Proxy SR (%) per scorer for every (threshold, phrase floor, relative margin); the best rule
     per scorer (ties: larger margin, higher threshold, higher floor: fewer false stops)."""
     from personal.eval.pan import distance_to_boxes
 
     table = []
-    for m in SCORERS:
-        for fl in (floors if m != "qs" else (-1.0,)):
-            for mg in (margins if m != "qs" else (None,)):
-                dets = [_first_detections(r["arrays"], m, thresholds, fl, mg) for r in records]
-                for i, t in enumerate(thresholds):
-                    hits = wrong = 0
-                    for r, d in zip(records, dets):
-                        if d[i] is None:
-                            continue
-                        if distance_to_boxes(d[i][1], d[i][2], boxes_of[r["episode_id"]]) <= radius:
-                            hits += 1
-                        else:
-                            wrong += 1
-                    n = max(len(records), 1)
-                    table.append({"scorer": m, "threshold": t, "phrase_floor": fl, "margin": mg,
-                                  "proxy_sr": round(100.0 * hits / n, 2), "wrong_first": wrong,
-                                  "none": len(records) - hits - wrong})
+    combos = [(m, fl, mg, od) for m in SCORERS for fl in (floors if m != "qs" else (-1.0,))
+              for mg in (margins if m != "qs" else (None,)) for od in (orders if m != "qs" else ("value",))]
+    for m, fl, mg, od in combos:
+        dets = [_first_detections(r["arrays"], m, thresholds, fl, mg, od) for r in records]
+        for i, t in enumerate(thresholds):
+            hits = wrong = 0
+            for r, d in zip(records, dets):
+                if d[i] is None:
+                    continue
+                if distance_to_boxes(d[i][1], d[i][2], boxes_of[r["episode_id"]]) <= radius:
+                    hits += 1
+                else:
+                    wrong += 1
+            n = max(len(records), 1)
+            table.append({"scorer": m, "threshold": t, "phrase_floor": fl, "margin": mg, "order": od,
+                          "proxy_sr": round(100.0 * hits / n, 2), "wrong_first": wrong,
+                          "none": len(records) - hits - wrong})
+    _neighbour_means(table, thresholds, floors, margins)
     chosen = {}
     for m in SCORERS:
-        rows = [r for r in table if r["scorer"] == m]
-        chosen[m] = max(rows, key=lambda r: (r["proxy_sr"], -r["wrong_first"],
+        rows = [r for r in table if r["scorer"] == m and r["order"] == "value"]
+        # best proxy SR; ties: the rule whose grid neighbours score best (a plateau, not a spike),
+        # then fewer wrong first detections, larger margin, higher threshold, higher floor
+        chosen[m] = max(rows, key=lambda r: (r["proxy_sr"], r["neighbour_sr"], -r["wrong_first"],
                                              -1.0 if r["margin"] is None else r["margin"], r["threshold"], r["phrase_floor"]))
     return {"table": table, "chosen": chosen}
+
+
+def _neighbour_means(table: list, thresholds, floors, margins) -> None:
+    """``neighbour_sr``: mean proxy SR of a rule and its grid neighbours (one step in threshold,
+    floor or margin, same scorer and order)."""
+    ti = {t: i for i, t in enumerate(thresholds)}
+    fi = {f: i for i, f in enumerate(floors)}
+    mi = {m: i for i, m in enumerate(margins)}
+    key = {(r["scorer"], r["order"], ti[r["threshold"]], fi.get(r["phrase_floor"], 0), mi.get(r["margin"], 0)): r["proxy_sr"]
+           for r in table}
+    for r in table:
+        k = (r["scorer"], r["order"], ti[r["threshold"]], fi.get(r["phrase_floor"], 0), mi.get(r["margin"], 0))
+        vals = [key[k]]
+        for d in range(2, 5):
+            for s in (-1, 1):
+                n = list(k)
+                n[d] += s
+                if tuple(n) in key:
+                    vals.append(key[tuple(n)])
+        r["neighbour_sr"] = round(sum(vals) / len(vals), 2)
 
 
 def calibrate_cells(encoder: str, seeds: Sequence[int], per_split: int, max_steps: int, out: str | Path,

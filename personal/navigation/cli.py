@@ -2,11 +2,22 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import typer
 
 app = typer.Typer(help="Personalized Active Navigation (PAN): offline evaluation and reports.", no_args_is_help=True)
+
+
+def passive_openmp() -> None:
+    """Idle OpenMP threads sleep instead of spinning (unless the caller chose otherwise). The
+    simulator's renderer (numba) and the crop tower (torch) use separate OpenMP pools; with the
+    default policy, one pool's threads spin after each parallel region while the other computes,
+    which made a learned-encoder PAN step cost 0.3-0.9 CPU-s instead of about 0.07 on this 2-core
+    machine (docs/navigation.md). Must run before torch or numba is imported; results are
+    unchanged (scheduling only)."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 @app.command("eval")
@@ -25,6 +36,7 @@ def eval_cmd(
     preset: str = typer.Option("default", "--preset", help="Household size: default | hm3d (HM3D-sized)."),
 ) -> None:
     """Run every policy on every episode and write the Table IV-style report."""
+    passive_openmp()
     from personal.eval.pan_run import generate_pan_set, make_components, run_pan_offline
     from personal.navigation.policies import parse_policy_list
     from personal.world.model import SPLITS
@@ -77,6 +89,7 @@ def calibrate(
     guide: str = typer.Option("rpg", "--guide", help="--relative: whose frontier values the blind runs follow."),
 ) -> None:
     """Sweep (threshold, phrase floor) on validation households from blind value-map runs."""
+    passive_openmp()
     from personal.eval.pan_calibrate import calibrate as run
     from personal.eval.pan_calibrate import sweep_records
     from personal.perception.splits import parse_seeds
