@@ -29,10 +29,14 @@ def test_each_encoder_gets_its_own_detection_thresholds(policy):
     lit = thresholds_for("lit:lit-minilm-household")
     assert lit.calibrated and "20000" in lit.source
     assert (lit.threshold, lit.phrase_floor) != (ORACLE_THRESHOLDS.threshold, ORACLE_THRESHOLDS.phrase_floor)
+    method = policy[len("value-map-"):]
+    assert lit.rule(method) != ORACLE_THRESHOLDS.rule(method)
     for name, want in ((None, ORACLE_THRESHOLDS), ("lit:lit-minilm-household", lit)):
         loop = build_loop(policy, _components(name))
-        assert loop.policy.vcfg.threshold == want.threshold
-        assert loop.policy.scorer.phrase_floor == want.phrase_floor
+        rule = want.rule(method)
+        assert loop.policy.vcfg.threshold == rule.threshold
+        assert loop.policy.scorer.phrase_floor == rule.phrase_floor
+        assert loop.policy.scorer.relative_margin == rule.relative_margin
         assert loop.policy.thresholds is want
 
 
