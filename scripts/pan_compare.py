@@ -1,8 +1,9 @@
 """PAN with the learned encoder beside the ORACLE caption encoder, on the episodes both runs have.
 
-Usage: .venv/bin/python scripts/pan_compare.py LEARNED_RUN ORACLE_RUN OUT_DIR
+Usage: .venv/bin/python scripts/pan_compare.py LEARNED_RUN ORACLE_RUN OUT_DIR [--own-episodes]
 Each RUN is a `personal pan eval --out` folder (its results.jsonl is read, so an interrupted run
-counts with the episodes it finished). Methods that do not look at features (random frontier,
+counts with the episodes it finished). By default every row is on the episodes all rows have;
+with --own-episodes each row is on the episodes it has, and the table says how many (n). Methods that do not look at features (random frontier,
 the ORACLE policy) are taken from whichever run has them. Writes OUT_DIR/report.md and
 OUT_DIR/summary.json.
 """
@@ -30,7 +31,7 @@ def load(run: Path) -> list[dict]:
     return [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines() if line.strip()]
 
 
-def main(learned: Path, oracle: Path, out: Path) -> dict:
+def main(learned: Path, oracle: Path, out: Path, own_episodes: bool = False) -> dict:
     runs = {"learned": load(learned), "oracle": load(oracle)}
     featureless = {"random-frontier", "oracle"}
     by = {}
@@ -42,15 +43,19 @@ def main(learned: Path, oracle: Path, out: Path) -> dict:
     present = [by[("any" if m in featureless else run, m)] for run, m, _ in ROWS if ("any" if m in featureless else run, m) in by]
     common = sorted(set.intersection(*(set(d) for d in present)))
     summary = {"episodes": common, "rows": []}
-    lines = ["| Method | " + " | ".join(f"{s.capitalize()} SR↑ | SPL↑ | DTG↓" for s in (*SPLITS, "total")) + " |",
-             "|---|" + "---:|" * 3 * (len(SPLITS) + 1)]
+    lines = ["| Method | " + ("n | " if own_episodes else "") + " | ".join(f"{s.capitalize()} SR↑ | SPL↑ | DTG↓" for s in (*SPLITS, "total")) + " |",
+             "|---|" + "---:|" * (3 * (len(SPLITS) + 1) + int(own_episodes))]
     for run, m, label in ROWS:
         d = by.get(("any" if m in featureless else run, m))
         if d is None:
             continue
         cells, row = [], {"method": m, "maps": run, "label": label}
+        mine = sorted(d) if own_episodes else common
+        if own_episodes:
+            row["episodes"] = mine
+            cells.append(str(len(mine)))
         for s in (*SPLITS, "total"):
-            eps = [d[e] for e in common if s == "total" or d[e]["split"] == s]
+            eps = [d[e] for e in mine if s == "total" or d[e]["split"] == s]
             if not eps:
                 cells.append("– | – | –")
                 continue
@@ -71,4 +76,4 @@ def main(learned: Path, oracle: Path, out: Path) -> dict:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]))
+    main(Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), own_episodes="--own-episodes" in sys.argv[4:])
