@@ -35,6 +35,15 @@ def test_name_says_oracle_and_text_is_normalised(minilm):
         enc.encode_image([np.zeros((4, 4, 3), np.uint8)])
 
 
+def test_a_text_embeds_the_same_whatever_it_is_embedded_with(minilm):
+    """The grounding node embeds whatever queries are waiting; a text's vector must not depend on
+    its batch neighbours, or serial and sharded runs score differently in the last bits."""
+    long = "a striped backpack with black straps that Lily keeps on the chair in the bedroom"
+    alone = OracleCaptionEncoder(CAPS, model=minilm).encode_text(["a red backpack"])[0]
+    with_long = OracleCaptionEncoder(CAPS, model=minilm).encode_text([long, "a red backpack"])[1]
+    assert np.array_equal(alone, with_long)
+
+
 def test_captions_are_embedded_once(minilm):
     model = CountingModel(minilm)
     enc = OracleCaptionEncoder(CAPS, model=model)

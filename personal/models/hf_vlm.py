@@ -161,11 +161,11 @@ class HFImageTextEncoder(ImageTextEncoder):
         if isinstance(texts, str):
             texts = [texts]
         if self.kind == "lit":  # the frozen text tower the image tower was trained against
-            from personal.models.oracle import load_sentence_model
+            from personal.models.oracle import encode_sentences, load_sentence_model
 
             if not texts:
                 return np.zeros((0, KNOWN_TEXT_TOWERS[self.text_space]), np.float32)
-            return l2_normalize(np.asarray(load_sentence_model().encode(list(texts), batch_size=64, normalize_embeddings=True)))
+            return l2_normalize(encode_sentences(load_sentence_model(), list(texts)))
         # SigLIP was trained on max-length padded text; CLIP / BLIP-2 use the EOS / CLS token
         padding = "max_length" if self.kind == "siglip" else True
         tok = self.tokenizer(list(texts), padding=padding, truncation=True, max_length=self.max_text_length, return_tensors="pt")

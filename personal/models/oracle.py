@@ -26,6 +26,15 @@ _MODEL = None
 _MODEL_LOCK = threading.Lock()
 
 
+def encode_sentences(model, texts: list[str]) -> np.ndarray:
+    """Unit-norm MiniLM embeddings, one sentence at a time. In a batch a sentence's embedding
+    depends on its neighbours (padding length changes the attention sums: up to ~1e-7), so a
+    text embedded at a different moment among different texts (the grounding node embeds
+    whatever queries are waiting) would score differently in the last bits, and serial and
+    sharded runs could disagree. Alone it is the same every time, and not slower here."""
+    return np.asarray(model.encode(list(texts), batch_size=1, normalize_embeddings=True), dtype=np.float32)
+
+
 def load_sentence_model():
     """The packaged all-MiniLM-L6-v2 (offline, CPU), loaded once per process (thread-safe: a
     :func:`preload_sentence_model` thread and a first query may ask at once)."""
@@ -144,7 +153,7 @@ class OracleCaptionEncoder(ImageTextEncoder):
             texts = [texts]
         missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
         if missing:
-            emb = np.asarray(self.model.encode(missing, batch_size=64, normalize_embeddings=True), dtype=np.float32)
+            emb = encode_sentences(self.model, missing)
             self._cache.update(zip(missing, l2_normalize(emb)))
         if not texts:
             return np.zeros((0, self.dim), np.float32)
