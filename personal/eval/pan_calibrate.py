@@ -42,23 +42,33 @@ class StepBest:
     xy: tuple[float, float]
 
 
-def record_blind_episode(sim, episode, comps, max_steps: int, floors: Sequence[float] = PHRASE_FLOORS) -> dict:
-    """Drive one blind value-map-rpg-owner episode; per step, the best confident detection of
-    every scorer at every phrase floor (score -inf when none)."""
+def _start_blind_episode(sim, episode, comps, max_steps: int, guide: str, scorer_names: Sequence[str], margin: bool):
+    """A value-map explorer guided by ``guide`` that never detects (its path is then the pure
+    exploration path, whatever the detection rule), reset on ``episode``, plus extra scorers
+    prepared for the episode's query. Returns (loop, first observation, scorers)."""
     from personal.eval.pan_run import build_loop
-    from personal.navigation.loop import frame_from_observation
     from personal.navigation.policies import EpisodeSpec
-    from sim_bridge.backends.base import Action
 
-    loop = build_loop("value-map-rpg-owner", comps, max_steps=max_steps)
-    loop.policy.vcfg.threshold = math.inf  # never detects: the pure exploration path
+    loop = build_loop(f"value-map-{guide}", comps, max_steps=max_steps)
+    loop.policy.vcfg.threshold = math.inf
     loop.policy.scorer.phrase_floor = -math.inf
-    others = {m: GroundingScorer(m, phrase_floor=-math.inf) for m in ("qs", "rpg")}
+    extra = {"ownership_margin": loop.policy.scorer.ownership_margin} if margin else {}
+    scorers = {m: GroundingScorer(m, phrase_floor=-math.inf, **extra) for m in scorer_names}
     obs = sim.reset(episode)
     spec = EpisodeSpec(episode.episode_id, episode.query, episode.summary, episode.owner, obs.state.z, episode.floor_id)
     loop.reset(spec)
-    for s in others.values():
+    for s in scorers.values():
         s.prepare(spec.query, spec.summary, spec.owner, comps.embed, comps.extractor)
+    return loop, obs, scorers
+
+
+def record_blind_episode(sim, episode, comps, max_steps: int, floors: Sequence[float] = PHRASE_FLOORS) -> dict:
+    """Drive one blind value-map-rpg-owner episode; per step, the best confident detection of
+    every scorer at every phrase floor (score -inf when none)."""
+    from personal.navigation.loop import frame_from_observation
+    from sim_bridge.backends.base import Action
+
+    loop, obs, others = _start_blind_episode(sim, episode, comps, max_steps, "rpg-owner", ("qs", "rpg"), margin=False)
     min_conf = loop.policy.vcfg.min_confidence
     rows = []
     while not loop.done:
@@ -183,22 +193,11 @@ def record_blind_cells(sim, episode, comps, max_steps: int, guide: str = "rpg") 
     detection) and keep, at every step, every confident feature cell's centre and its scores
     (``CELL_FIELDS``: QS; RPG's and RPG-owner's gated value, best gating-phrase similarity and
     scene-relative margin). Any detection rule on these scores can then be swept offline."""
-    from personal.eval.pan_run import build_loop
     from personal.grounding.pipeline import MapView
     from personal.navigation.loop import frame_from_observation
-    from personal.navigation.policies import EpisodeSpec
     from sim_bridge.backends.base import Action
 
-    loop = build_loop(f"value-map-{guide}", comps, max_steps=max_steps)
-    loop.policy.vcfg.threshold = math.inf  # never detects: the pure exploration path
-    loop.policy.scorer.phrase_floor = -math.inf
-    scorers = {m: GroundingScorer(m, phrase_floor=-math.inf, ownership_margin=loop.policy.scorer.ownership_margin)
-               for m in ("rpg", "rpg-owner")}
-    obs = sim.reset(episode)
-    spec = EpisodeSpec(episode.episode_id, episode.query, episode.summary, episode.owner, obs.state.z, episode.floor_id)
-    loop.reset(spec)
-    for s in scorers.values():
-        s.prepare(spec.query, spec.summary, spec.owner, comps.embed, comps.extractor)
+    loop, obs, scorers = _start_blind_episode(sim, episode, comps, max_steps, guide, ("rpg", "rpg-owner"), margin=True)
     min_conf = loop.policy.vcfg.min_confidence
     cols = {k: [] for k in ("step", "x", "y", *CELL_FIELDS)}
     while not loop.done:

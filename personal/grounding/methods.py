@@ -372,6 +372,16 @@ def _check_vector(name: str, vec: np.ndarray | None, dim: int) -> np.ndarray:
     return vec
 
 
+def _query_and_phrases(inp: GroundingInputs) -> tuple[int, np.ndarray, np.ndarray]:
+    """The checked inputs every RPG variant needs: (embedding size, query, phrase embeddings)."""
+    _check_map(inp)
+    e = inp.features.shape[-1]
+    q = _check_vector("query", inp.query, e)
+    if inp.phrases is None or len(inp.phrases) == 0:
+        raise GroundingFailure("no_phrases", "no ownership phrases were extracted from the summary")
+    return e, q, _check_vector("phrase", np.atleast_2d(inp.phrases), e)
+
+
 def _top_points(inp: GroundingInputs, score_map: np.ndarray, n: int, sep_m: float, method: str) -> Grounding:
     radius = max(0, math.ceil(sep_m / inp.resolution) - 1) if sep_m > 0 else 0
     idx, val = nms_topk_numpy(score_map, n, radius)
@@ -495,12 +505,7 @@ class RegionGated(Method):
         return np.ones(k, dtype=bool)
 
     def score_map(self, inp: GroundingInputs) -> tuple[np.ndarray, np.ndarray]:
-        _check_map(inp)
-        e = inp.features.shape[-1]
-        q = _check_vector("query", inp.query, e)
-        if inp.phrases is None or len(inp.phrases) == 0:
-            raise GroundingFailure("no_phrases", "no ownership phrases were extracted from the summary")
-        d = _check_vector("phrase", np.atleast_2d(inp.phrases), e)
+        e, q, d = _query_and_phrases(inp)
         pm = self.phrase_mask(inp, len(d))
         fn = rpg_torch if self.backend == "torch" else rpg_numpy
         v, m = fn(
@@ -554,12 +559,7 @@ class SceneRelative(RegionGated):
                 "context_texts": list(SCENE_CONTEXT_TEXTS)}
 
     def score_map(self, inp: GroundingInputs) -> tuple[np.ndarray, np.ndarray]:
-        _check_map(inp)
-        e = inp.features.shape[-1]
-        q = _check_vector("query", inp.query, e)
-        if inp.phrases is None or len(inp.phrases) == 0:
-            raise GroundingFailure("no_phrases", "no ownership phrases were extracted from the summary")
-        d = _check_vector("phrase", np.atleast_2d(inp.phrases), e)
+        e, q, d = _query_and_phrases(inp)
         ctx = None if inp.context is None or len(inp.context) == 0 else _check_vector("context", np.atleast_2d(inp.context), e)
         objects = None
         if inp.phrase_objects is not None:
