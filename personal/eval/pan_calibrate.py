@@ -155,16 +155,14 @@ def calibrate(encoder: str, seeds: Sequence[int], per_split: int, max_steps: int
     return sweep_records(out / "records.jsonl", out / "sweep.json")
 
 
-def sweep_records(records_path: str | Path, out_path: str | Path | None = None) -> dict:
-    """Sweep the blind runs of a ``records.jsonl`` (a finished or an interrupted calibration)."""
+def _goal_boxes(records: Sequence[dict]) -> dict:
+    """episode id -> the target's goal boxes, for blind-run records (regenerated from each record's
+    household seed, split and episode number: the records keep no ground truth themselves)."""
     from personal.eval.pan import GoalGeometry
     from personal.world.episodes import generate_episodes
     from personal.world.generator import generate_scene
     from sim_bridge.backends import make_backend
 
-    records = [json.loads(line) for line in Path(records_path).read_text().splitlines() if line.strip()]
-    if not records:
-        raise ValueError(f"{records_path}: no blind runs recorded")
     sim, boxes_of = make_backend("synthetic"), {}
     for r in records:
         seed = int(r.get("seed", r["scene_id"].split("_")[-1]))
@@ -173,7 +171,15 @@ def sweep_records(records_path: str | Path, out_path: str | Path | None = None) 
         ep = next(e for e in generate_episodes(scene, r["split"], 1 + int(r["episode_id"].rsplit("_", 1)[1]), seed)
                   if e.episode_id == r["episode_id"])
         boxes_of[ep.episode_id] = GoalGeometry(sim, ep).boxes
-    result = sweep(records, boxes_of)
+    return boxes_of
+
+
+def sweep_records(records_path: str | Path, out_path: str | Path | None = None) -> dict:
+    """Sweep the blind runs of a ``records.jsonl`` (a finished or an interrupted calibration)."""
+    records = [json.loads(line) for line in Path(records_path).read_text().splitlines() if line.strip()]
+    if not records:
+        raise ValueError(f"{records_path}: no blind runs recorded")
+    result = sweep(records, _goal_boxes(records))
     result.update({"episodes": [r["episode_id"] for r in records], "hit_radius_m": HIT_RADIUS_M,
                    "max_steps": max(r["steps"] for r in records)})
     if out_path:
@@ -240,8 +246,7 @@ def first_detection(arrays: dict, scorer: str, threshold: float, floor: float = 
     """(step, x, y) of the first detection a rule would make on a cell record: the best cell by
     the scorer's grounded value among cells passing floor and margin, once that value reaches
     ``threshold``. None when it never does."""
-    hit = _first_detections(arrays, scorer, (threshold,), floor, margin)[0]
-    return hit
+    return _first_detections(arrays, scorer, (threshold,), floor, margin)[0]
 
 
 def _first_detections(arrays: dict, scorer: str, thresholds, floor: float = -1.0, margin: float | None = None,
@@ -384,20 +389,8 @@ def load_cell_records(out: str | Path) -> list[dict]:
 
 def sweep_cell_records(out: str | Path) -> dict:
     """Sweep every cell record under ``out/cells``; writes ``out/sweep_relative.json``."""
-    from personal.eval.pan import GoalGeometry
-    from personal.world.episodes import generate_episodes
-    from personal.world.generator import generate_scene
-    from sim_bridge.backends import make_backend
-
     records = load_cell_records(out)
-    sim, boxes_of = make_backend("synthetic"), {}
-    for r in records:
-        scene = generate_scene(int(r["seed"]))
-        sim.load_scene(scene)
-        n = 1 + int(r["episode_id"].rsplit("_", 1)[1])
-        ep = next(e for e in generate_episodes(scene, r["split"], n, int(r["seed"])) if e.episode_id == r["episode_id"])
-        boxes_of[ep.episode_id] = GoalGeometry(sim, ep).boxes
-    result = sweep_cells(records, boxes_of)
+    result = sweep_cells(records, _goal_boxes(records))
     result.update({"episodes": [r["episode_id"] for r in records], "hit_radius_m": HIT_RADIUS_M,
                    "max_steps": max(r["max_steps"] for r in records), "guide": records[0]["guide"],
                    "encoder": records[0]["encoder"]})
