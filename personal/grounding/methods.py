@@ -158,6 +158,16 @@ def dilate_numpy(mask: np.ndarray, nhood: int) -> np.ndarray:
     return maximum_filter(mask.astype(np.uint8), size=size, mode="constant", cval=0).astype(bool)
 
 
+def peak_gate_numpy(peaks: np.ndarray, peak_val: np.ndarray, valid: np.ndarray, nhood: int) -> np.ndarray:
+    """RPG's gate M (..., H, W): every phrase's found NMS-TopK peaks (``peaks`` (..., K, top_k, 2),
+    ``peak_val`` −inf where none was found), dilated by ``nhood``, on observed cells."""
+    p = np.zeros(valid.shape, dtype=bool)
+    found = np.nonzero(np.isfinite(peak_val))
+    cells = peaks[found]  # (n, 2)
+    p[(*found[:-2], cells[:, 0], cells[:, 1])] = True
+    return dilate_numpy(p, nhood) & valid
+
+
 def rpg_numpy(
     features: np.ndarray,
     valid: np.ndarray,
@@ -184,11 +194,7 @@ def rpg_numpy(
     s_desc = np.matmul(f, d.transpose(0, 2, 1)).transpose(0, 2, 1) * inv_f[:, None, :]
     gate = valid.reshape(b, 1, h * w) & phrase_mask[:, :, None]
     s_desc = np.where(gate, s_desc, NEG_INF).reshape(b, -1, h, w)
-    peaks, peak_val = nms_topk_numpy(s_desc, top_k, nms_r)  # (B,K,top_k,2)
-    p = np.zeros((b, h, w), dtype=bool)
-    bi, ki, ti = np.nonzero(np.isfinite(peak_val))
-    p[bi, peaks[bi, ki, ti, 0], peaks[bi, ki, ti, 1]] = True
-    m = dilate_numpy(p, nhood) & valid
+    m = peak_gate_numpy(*nms_topk_numpy(s_desc, top_k, nms_r), valid, nhood)  # peaks (B,K,top_k,2)
     qv = query.astype(np.float32, copy=False)
     qv = qv / np.maximum(np.linalg.norm(qv, axis=-1, keepdims=True), EPS)
     v = np.einsum("bne,be->bn", f, qv) * inv_f
@@ -263,11 +269,7 @@ def rpg_scene_numpy(
     vm = valid.reshape(-1)
     pm = np.asarray(phrase_mask, bool)
     gates = np.where(vm[:, None] & pm[None, :], log_p, NEG_INF).T.reshape(k, h, w)
-    peaks, peak_val = nms_topk_numpy(gates, top_k, nms_r)
-    p = np.zeros((h, w), dtype=bool)
-    ki, ti = np.nonzero(np.isfinite(peak_val))
-    p[peaks[ki, ti, 0], peaks[ki, ti, 1]] = True
-    m = dilate_numpy(p, nhood) & valid
+    m = peak_gate_numpy(*nms_topk_numpy(gates, top_k, nms_r), valid, nhood)
     q = _unit(query)
     a = np.where(pm, (d @ q) / tau_q, NEG_INF)
     a = np.exp(log_softmax(a))
