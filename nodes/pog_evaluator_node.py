@@ -79,6 +79,8 @@ class PogEvaluatorNode(Node):
         self.resolution = p("resolution", 0.5, "cell size of ORACLE maps (m); for the report otherwise")
         self.encoder_name = p("encoder", "lit", "encoder of the maps and of the grounding node's texts")
         self.extractor_name = p("extractor", "builtin", "extractor of the grounding node (for the report)")
+        self.upper_bound = p("upper_bound", "oracle-topdown", "oracle-topdown: the report adds the same episodes on "
+                             "ORACLE top-down maps as a labelled upper bound (non-oracle runs) | none")
         out_root = p("out_dir", "runs/pog_eval", "run folders are created under this")
         self.map_timeout = p("map_timeout_s", 900.0, "wait this long for a scene's map")
         self.query_timeout = p("query_timeout_s", 60.0, "a query without all results after this is a failure")
@@ -540,7 +542,8 @@ class PogEvaluatorNode(Node):
             "run": f"ROS graph {'pog_replay' if self.map_source == 'bag' else 'pog_eval'} (grounding node + evaluator node)",
             **({"INCOMPLETE RUN": self.incomplete} if self.incomplete else {}),
         }
-        write_report(self.run_dir, self.results, meta, self.methods)
+        write_report(self.run_dir, self.results, meta, self.methods,
+                     upper_bound=None if meta["encoder_is_oracle"] else self._upper_bound())
         try:
             write_sample_maps(self.run_dir, self.results, self.episodes, self.scenes, self.maps, self._query_embedder(),
                               self.sample_maps)
@@ -553,6 +556,23 @@ class PogEvaluatorNode(Node):
         if self.incomplete:
             self.get_logger().error("run incomplete: " + "; ".join(self.incomplete) + "; exit code 3")
         self.exit_code = 3 if self.incomplete else 0
+
+
+    def _upper_bound(self):
+        """The same episodes on ORACLE top-down maps (library, in this process), or None."""
+        if self.upper_bound == "none":
+            return None
+        from personal.eval.pog import UpperBound
+        from personal.eval.pog_run import oracle_upper_bound
+
+        t0 = time.monotonic()
+        try:
+            ub = oracle_upper_bound(self.scenes, self.episodes, self.methods, self.resolution, self.extractor_name)
+        except Exception as exc:  # the run's own results are written regardless
+            self.get_logger().warning(f"ORACLE upper bound failed: {exc}")
+            return UpperBound("ORACLE top-down caption maps", error=f"{type(exc).__name__}: {exc}")
+        self.get_logger().info(f"ORACLE upper bound (top-down maps) in {time.monotonic() - t0:.1f} s")
+        return ub
 
 
 def threading_current():

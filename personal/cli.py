@@ -56,6 +56,9 @@ def report(
 
 
 def main() -> None:
+    from personal.ros_env import passive_openmp
+
+    passive_openmp()  # before any sub-app imports torch or numba
     _register()
     app()
 

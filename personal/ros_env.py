@@ -29,6 +29,7 @@ def ros_environment(base_env: Mapping[str, str] | None = None) -> dict[str, str]
     - AMENT_PREFIX_PATH includes the interpreter prefix (the venv), so ament_index finds
       the pip-installed message packages and ``share/personal``.
     - PATH includes the interpreter's bin (for ``fastdds``), PYTHONUNBUFFERED=1 for live logs.
+    - OMP_WAIT_POLICY=PASSIVE unless set (:func:`passive_openmp`).
     """
     env = dict(os.environ if base_env is None else base_env)
     env.setdefault("FASTDDS_DEFAULT_PROFILES_FILE", str(FASTDDS_PROFILE))
@@ -36,7 +37,22 @@ def ros_environment(base_env: Mapping[str, str] | None = None) -> dict[str, str]
     env["AMENT_PREFIX_PATH"] = _prepend_path(env.get("AMENT_PREFIX_PATH"), sys.prefix)
     env["PATH"] = _prepend_path(env.get("PATH"), str(Path(sys.executable).parent))
     env.setdefault("PYTHONUNBUFFERED", "1")
+    env.setdefault("OMP_WAIT_POLICY", OMP_WAIT_POLICY)
     return env
+
+
+# Idle OpenMP threads sleep instead of spinning. torch (MiniLM, the crop tower) and numba (the
+# renderer, the explorer) each keep an OpenMP pool; with the default policy a pool's idle threads
+# spin after every parallel region, so on a busy 2-core machine they steal the cores the work
+# needs: MiniLM one sentence at a time took 170 ms instead of 13 at load 12, a learned PAN step
+# 0.37 CPU-s instead of 0.07 (docs/scaling.md). Scheduling only: results are unchanged.
+OMP_WAIT_POLICY = "PASSIVE"
+
+
+def passive_openmp() -> None:
+    """Set OMP_WAIT_POLICY=PASSIVE in this process unless the caller chose a policy; it acts only
+    if set before torch or numba start their thread pools (call it first thing)."""
+    os.environ.setdefault("OMP_WAIT_POLICY", OMP_WAIT_POLICY)
 
 
 def apply_ros_environment() -> None:

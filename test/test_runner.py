@@ -95,6 +95,20 @@ def test_ros_environment():
     kept = ros_environment({"ROS_AUTOMATIC_DISCOVERY_RANGE": "SUBNET", "AMENT_PREFIX_PATH": f"/opt/ros{os.pathsep}{sys.prefix}"})
     assert kept["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "SUBNET"
     assert kept["AMENT_PREFIX_PATH"] == f"/opt/ros{os.pathsep}{sys.prefix}"
+    # idle OpenMP threads of torch / numba sleep in every node, unless the caller chose a policy
+    assert env["OMP_WAIT_POLICY"] == "PASSIVE"
+    assert ros_environment({"OMP_WAIT_POLICY": "ACTIVE"})["OMP_WAIT_POLICY"] == "ACTIVE"
+
+
+def test_cli_sets_passive_openmp_before_any_import():
+    """`personal ...` processes (pan, pog, perception commands) get the policy before torch starts."""
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    code = ("import os, sys; sys.argv = ['personal', '--help']\n"
+            "from personal.cli import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print('policy', os.environ.get('OMP_WAIT_POLICY'), 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120).stdout
+    assert out.strip().splitlines()[-1] == "policy PASSIVE False"
 
 
 def test_required_node_exit_code_stops_the_others(dummy_pkg):

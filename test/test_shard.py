@@ -68,7 +68,7 @@ def test_plan_by_household_or_episode_chunk():
     assert len(chunks) == 3 and [i for s in chunks for i in s.episode_ids] == [e.episode_id for e in one]
     kind = KINDS["pog_eval"]
     args = child_arguments(kind, {}, {"workers": "2", "scenes": "3", "out_dir": "x", "top_k": "5"})
-    assert args == {"top_k": "5"}  # sharding, episode-source and output arguments are the coordinator's
+    assert args == {"top_k": "5", "upper_bound": "none"}  # sharding, episode-source and output arguments are the coordinator's; the merged report computes the bound
     assert plan_digest("pog_eval", args, shards, eps) == plan_digest("pog_eval", dict(args), list(shards), list(eps))
     assert plan_digest("pog_eval", {"top_k": "4"}, shards, eps) != plan_digest("pog_eval", args, shards, eps)
 

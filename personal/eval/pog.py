@@ -316,21 +316,74 @@ def paper_table() -> list[str]:
     return head + [f"| {METHOD_LABELS[m]} | " + " | ".join(f"{v:.1f}" for v in vals) + " |" for m, vals in PAPER_SR.items()]
 
 
+# -- ORACLE upper bound beside a run ----------------------------------------------------------
+
+
+@dataclass
+class UpperBound:
+    """The run's episodes grounded on ORACLE maps (``label`` says which), for the report."""
+
+    label: str
+    results: list[EpisodeResult] = field(default_factory=list)
+    error: str = ""  # why it could not be computed (the report says so)
+
+    def summary(self, methods: Sequence[str] | None = None) -> dict:
+        return {"label": self.label, "error": self.error,
+                **({"methods": summarize(self.results, methods)["methods"]} if self.results else {})}
+
+
+def ratio_lines(s_l: dict, s_u: dict, key: str = "sr_top1") -> list[str]:
+    """Learned / ORACLE SR per method (total and hard), computed from the two summaries."""
+    out = ["| Method | Learned total | ORACLE total | Learned / ORACLE | Learned hard | ORACLE hard |", "|---|---|---|---|---|---|"]
+    for m, per in s_l["methods"].items():
+        u = s_u["methods"].get(m)
+        if u is None or m in ("random", "centre"):
+            continue
+        lt, ut, lh, uh = per["total"][key], u["total"][key], per["hard"][key], u["hard"][key]
+        ratio = f"{100 * lt / ut:.0f} %" if lt is not None and ut else "–"
+        f = lambda v: "–" if v is None else f"{v:.1f}"  # noqa: E731
+        out.append(f"| {METHOD_LABELS.get(m, m)} | {f(lt)} | {f(ut)} | {ratio} | {f(lh)} | {f(uh)} |")
+    return out
+
+
+def upper_bound_section(summary: dict) -> list[str]:
+    """The ORACLE upper bound's table and the learned / ORACLE ratios (empty without one)."""
+    ub = summary.get("upper_bound")
+    if not ub:
+        return []
+    out = [f"## ORACLE upper bound: {ub['label']} — SR@top-1 (%)", ""]
+    if ub.get("error") or "methods" not in ub:
+        return out + [f"Not computed: {ub.get('error') or 'no episodes'}.", ""]
+    out += ["Same episodes and methods; only the map differs. Perception (and exploration) are perfect there, "
+            "so this bounds what the run above could reach; it is not a result.", ""]
+    out += table_v({"methods": ub["methods"]}, "sr_top1") + [""]
+    out += ["### This run / ORACLE upper bound, SR@top-1 (%)", ""] + ratio_lines(summary, ub) + [""]
+    return out
+
+
 def write_report(
     run_dir: str | Path,
     results: Sequence[EpisodeResult],
     meta: dict,
     methods: Sequence[str] | None = None,
+    upper_bound: UpperBound | None = None,
 ) -> dict:
     """Write results.json, summary.json, report.md and sr_by_split.png; return the summary.
 
     ``meta`` describes the run: encoder, encoder_is_oracle, extractor, map source,
     resolution, episode source, scenes, wall time … It is copied into summary.json.
+    ``upper_bound``: the same episodes on ORACLE maps, reported beside the run (labelled so) and
+    kept in ``upper_bound/results.json``.
     """
     run = Path(run_dir)
     run.mkdir(parents=True, exist_ok=True)
     summary = summarize(results, methods)
     summary["meta"] = meta
+    if upper_bound is not None:
+        summary["upper_bound"] = upper_bound.summary(methods)
+        (run / "upper_bound").mkdir(exist_ok=True)
+        (run / "upper_bound" / "results.json").write_text(
+            json.dumps([r.to_dict() for r in upper_bound.results], indent=1, allow_nan=True))
     holds, lines = ordering_analysis(summary)
     summary["ordering_holds"] = holds
     (run / "results.json").write_text(json.dumps([r.to_dict() for r in results], indent=1, allow_nan=True))
@@ -365,6 +418,7 @@ def render_report(summary: dict, results: Sequence[EpisodeResult], holds: bool, 
     if first:
         out += ["Episodes per split: " + ", ".join(f"{c} {first[c]['n']}" for c in COLUMNS) + " (per method).", ""]
     out += ["## SR@top-1 (%) — Table V layout", *table_v(summary, "sr_top1"), ""]
+    out += upper_bound_section(summary)
     out += ["## SR@top-3 (%) — any of the first three predictions within 1 m", *table_v(summary, "sr_top3"), ""]
     out += ["## Episodes, failures and latency per method (total)", "",
             "| Method | Episodes | Failures | Failure codes | Mean latency (ms) | p95 latency (ms) |",

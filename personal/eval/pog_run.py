@@ -446,20 +446,23 @@ def run_offline(inputs: EvalInputs, out_dir: str | Path, sample_maps: int = 6, p
 COMPARE_METHODS = ("random", "centre", "qs", "rpg", "rpg-owner", "rpg-scene", "rpg-owner-scene")
 
 
-def ratio_lines(s_l: dict, s_u: dict, key: str = "sr_top1") -> list[str]:
-    """Learned / ORACLE SR per method (total and hard), computed from the two summaries."""
-    from personal.eval.pog import METHOD_LABELS
+def oracle_upper_bound(scenes: dict, episodes: Sequence, methods: Sequence[str], resolution: float = 0.5,
+                       extractor: str = "builtin"):
+    """The episodes grounded on ORACLE top-down maps of their households (ground-truth captions over
+    every room cell, :func:`oracle_topdown_map`): the upper bound a run's report prints beside it.
+    Same methods, texts and extractor; only the map differs."""
+    from personal.eval.pog import UpperBound
+    from personal.grounding.pipeline import evaluate_offline
 
-    out = ["| Method | Learned total | ORACLE total | Learned / ORACLE | Learned hard | ORACLE hard |", "|---|---|---|---|---|---|"]
-    for m, per in s_l["methods"].items():
-        u = s_u["methods"].get(m)
-        if u is None or m in ("random", "centre"):
-            continue
-        lt, ut, lh, uh = per["total"][key], u["total"][key], per["hard"][key], u["hard"][key]
-        ratio = f"{100 * lt / ut:.0f} %" if lt is not None and ut else "–"
-        f = lambda v: "–" if v is None else f"{v:.1f}"  # noqa: E731
-        out.append(f"| {METHOD_LABELS.get(m, m)} | {f(lt)} | {f(ut)} | {ratio} | {f(lh)} | {f(uh)} |")
-    return out
+    label = ("ORACLE top-down caption maps (scene ground truth: every room cell observed, the captions of the "
+             f"objects over it; encoder oracle-captions-minilm, {resolution:g} m cells)")
+    if extractor == "llm":
+        return UpperBound(label, error="extractor llm: the upper bound would query the language model a second time")
+    enc, ext = make_components("oracle", extractor)
+    embed = TextEmbedder(enc)
+    used = {e.scene_id for e in episodes}
+    maps = {sid: oracle_topdown_map(scene, embed, resolution) for sid, scene in scenes.items() if sid in used}
+    return UpperBound(label, evaluate_offline(list(episodes), scenes, maps, ext, enc, list(methods)))
 
 
 def compare_offline(out_dir: str | Path, *, encoder: str = "lit", upper_bound: str = "oracle", scenes: int = 3,
@@ -469,7 +472,7 @@ def compare_offline(out_dir: str | Path, *, encoder: str = "lit", upper_bound: s
     """POG with ``encoder`` (leading) and ``upper_bound`` (an ORACLE, labelled so) on the same
     households, episodes and exploration frames: ``out_dir/learned``, ``out_dir/upper_bound`` and a
     combined ``out_dir/report.md``. Returns {"learned": summary, "upper_bound": summary}."""
-    from personal.eval.pog import table_v
+    from personal.eval.pog import ratio_lines, table_v
     from personal.grounding.methods import make_method
 
     say = progress or (lambda msg: None)

@@ -169,6 +169,7 @@ class PogKind(EpisodeFolderKind):
     graph = "pog_eval"
     report = "pog"
     source_arguments = ("episodes_dir", "scenes", "episodes_per_split", "splits")
+    child_fixed = {"upper_bound": "none"}  # the merged report computes it once for the whole set
 
     def load(self, values: Mapping[str, Any]):
         from personal.eval.pog_run import generate_episode_set, load_episode_folder
@@ -188,9 +189,15 @@ class PogKind(EpisodeFolderKind):
 
     def write(self, run_dir: Path, records: list[dict], meta: dict, values: Mapping[str, Any]) -> None:
         from personal.eval.pog import EpisodeResult, write_report
+        from personal.eval.pog_run import oracle_upper_bound
         from personal.report_html import write_report_html
 
-        write_report(run_dir, [EpisodeResult.from_dict(r) for r in records], meta, self.methods(values))
+        methods = self.methods(values)
+        upper = None
+        if values.get("upper_bound", "none") != "none" and not meta.get("encoder_is_oracle"):
+            scenes, episodes = self.load(values)  # the whole set: the bound is computed once, not per shard
+            upper = oracle_upper_bound(scenes, episodes, methods, float(values["resolution"]), str(values["extractor"]))
+        write_report(run_dir, [EpisodeResult.from_dict(r) for r in records], meta, methods, upper_bound=upper)
         write_report_html(run_dir, self.report)
 
 
@@ -407,7 +414,7 @@ def child_arguments(kind, values: Mapping[str, Any], overrides: Mapping[str, str
     """The user's arguments as a shard's child graph gets them: without the sharding and
     episode-source arguments (the shard's episode folder replaces them) and without the live view."""
     drop = set(SHARDING_ARGUMENTS) | set(kind.source_arguments) | {"out_dir", "viz", "viz_port"}
-    return {k: str(v) for k, v in overrides.items() if k not in drop}
+    return {**{k: str(v) for k, v in overrides.items() if k not in drop}, **getattr(kind, "child_fixed", {})}
 
 
 def chunk_shards(prefix: str, ids: Sequence[str], workers: int) -> list[Shard]:

@@ -18,23 +18,26 @@ mapping node on ``feature_map`` + ``feature_map/descriptor``; ``saved`` — ``ma
 """
 from personal.graphs import SHARD_ARGUMENTS, Arg, Choice, Graph, NodeSpec, SEED, at_least, positive
 
-METHODS = "random,centre,qs,rpg,rpg-owner"
+METHODS = "random,centre,qs,rpg,rpg-owner,rpg-scene,rpg-owner-scene"
 
 GRAPH = Graph(
     name="pog_eval",
-    description="PersONAL POG: pre-exploration + mapping, grounding node (Random/Centre/QS/RPG/RPG-owner), evaluator -> report.",
+    description="PersONAL POG: pre-exploration + mapping, grounding node (Random/Centre/QS/RPG/RPG-owner and their scene-relative variants), evaluator -> report with an ORACLE upper bound beside it.",
     arguments={
         "episodes_dir": ("", "PersONAL-format episode folder; empty = generate a set"),
         "splits": ("easy,medium,hard", "splits to evaluate (comma separated)", Choice(("easy", "medium", "hard"), multiple=True)),
         "scenes": (3, "generated households", at_least(1, 1000)),
         "episodes_per_split": (10, "generated episodes per split and scene", at_least(1, 10_000)),
         "seed": (0, "generator seed", SEED),
-        "methods": (METHODS, "grounding methods (comma separated)", Choice(("random", "centre", "center", "qs", "rpg", "rpg-owner", "rpg_owner"), multiple=True)),
+        "methods": (METHODS, "grounding methods (comma separated)", Choice(("random", "centre", "center", "qs", "rpg", "rpg-owner", "rpg_owner", "rpg-scene", "rpg-owner-scene"), multiple=True)),
         "encoder": ("lit", "encoder of map cells and texts: lit (default: the learned image tower, RGB only, MiniLM texts) | oracle (ORACLE: ground-truth captions + MiniLM, an upper bound) | clip | siglip"),
         "model_path": ("", "local model directory for encoder clip | siglip | blip2 (with map_source:=saved maps built by it)"),
         "extractor": ("builtin", "ownership-phrase extractor: builtin (rules on the summary) | episode (the episode file's extracted_summary, as the paper's RPG) | llm", Choice(("builtin", "episode", "llm"))),
         "llm_base_url": ("", "OpenAI-compatible endpoint for extractor:=llm (else $OPENAI_BASE_URL)"),
         "llm_model": ("", "chat model for extractor:=llm (else $OPENAI_MODEL)"),
+        "upper_bound": ("oracle-topdown", "the report adds the same episodes grounded on ORACLE top-down caption maps "
+                        "(scene ground truth), labelled as an upper bound, beside a non-oracle run | none",
+                        Choice(("oracle-topdown", "none"))),
         "map_source": ("explore_graph", "explore_graph | explore | topic | saved | oracle", Choice(("explore_graph", "explore", "topic", "saved", "oracle"))),
         "maps_dir": ("maps", "maps folder (<maps_dir>/<scene_id>/features.yaml): read by saved, written by explore_graph"),
         "reuse_maps": (True, "explore_graph: reuse <maps_dir>/<scene_id>/ when built from the same scene, resolution and encoder"),
@@ -74,7 +77,7 @@ GRAPH = Graph(
                 "record_dir": Arg("record_dir"),
                 "explore_steps": Arg("explore_steps"), "explore_width": Arg("explore_width"),
                 "explore_height": Arg("explore_height"), "encoder": Arg("encoder"), "extractor": Arg("extractor"),
-                "out_dir": Arg("out_dir"),
+                "upper_bound": Arg("upper_bound"), "out_dir": Arg("out_dir"),
             },
             required=True,
         ),

@@ -7,17 +7,9 @@ from pathlib import Path
 
 import typer
 
+from personal.ros_env import passive_openmp  # before torch / numba are imported
+
 app = typer.Typer(help="Personalized Active Navigation (PAN): offline evaluation and reports.", no_args_is_help=True)
-
-
-def passive_openmp() -> None:
-    """Idle OpenMP threads sleep instead of spinning (unless the caller chose otherwise). The
-    simulator's renderer (numba) and the crop tower (torch) use separate OpenMP pools; with the
-    default policy, one pool's threads spin after each parallel region while the other computes,
-    which made a learned-encoder PAN step cost 0.3-0.9 CPU-s instead of about 0.07 on this 2-core
-    machine (docs/navigation.md). Must run before torch or numba is imported; results are
-    unchanged (scheduling only)."""
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 @app.command("eval")
