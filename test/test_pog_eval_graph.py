@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from personal.graphs.pog_eval import METHODS
+
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.timeout(300)
 
@@ -50,15 +52,16 @@ def test_pog_eval_graph_runs_to_a_report(tmp_path):
     for name in ("results.json", "summary.json", "report.md", "sr_by_split.png"):
         assert (run / name).exists(), name
     results = json.loads((run / "results.json").read_text())
-    assert len(results) == 6 * 5  # every episode x every method, nothing skipped
+    n_methods = len(METHODS.split(","))  # the graph's default methods (7: the paper's, RPG-owner, scene-relative)
+    assert len(results) == 6 * n_methods  # every episode x every method, nothing skipped
     assert len((run / "results.jsonl").read_text().splitlines()) == len(results)  # also kept as it went
     missing = [r for r in results if r["scene_id"] == gone]
-    assert len(missing) == 3 * 5 and all(r["failure"]["code"] == "scene_missing" for r in missing)
+    assert len(missing) == 3 * n_methods and all(r["failure"]["code"] == "scene_missing" for r in missing)
     results = [r for r in results if r["scene_id"] != gone]
     broken = [r for r in results if r["split"] == "hard"]
-    assert len(broken) == 5 and all(r["failure"]["code"] == "target_missing" for r in broken)
+    assert len(broken) == n_methods and all(r["failure"]["code"] == "target_missing" for r in broken)
     assert "unicorn_999" in broken[0]["failure"]["reason"]
-    good = [r for r in results if r["split"] != "hard" and r["method"] in ("qs", "rpg", "rpg-owner")]
+    good = [r for r in results if r["split"] != "hard" and r["method"] in ("qs", "rpg", "rpg-owner", "rpg-scene", "rpg-owner-scene")]
     assert all(r["failure"] is None and len(r["predictions"]) >= 1 for r in good)
     report = (run / "report.md").read_text()
     assert "ORACLE" in report.splitlines()[0] and "success radius 1.0 m" in report
