@@ -20,6 +20,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from personal.graphs.pog_eval import METHODS
+
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.timeout(400)
 
@@ -84,7 +86,7 @@ def test_dead_mapping_node_in_the_explore_graph_fails_the_run_fast(tmp_path):
     assert "node mapping died (killed by SIGKILL)" in log and "explore_failed" in log and "run incomplete" in log
     run = next((tmp_path / "runs").iterdir())
     results = json.loads((run / "results.json").read_text())
-    assert len(results) == 2 * 5 and all(r["failure"]["code"] == "explore_failed" for r in results)
+    assert len(results) == 2 * len(METHODS.split(",")) and all(r["failure"]["code"] == "explore_failed" for r in results)
     assert [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()] == results
     assert "INCOMPLETE RUN" in json.loads((run / "summary.json").read_text())["meta"]
 

@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 import yaml
 
+from personal.graphs.pog_eval import METHODS
+
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.timeout(900)  # a hang guard: recording + replay took > 400 s at load 20
 EXPLORE_STEPS = 16  # the initial spin and a few moves: enough poses and objects for predictions
@@ -77,7 +79,7 @@ def test_replay_gives_identical_metrics(recorded, tmp_path):
 
     live = {(r["episode_id"], r["method"]): r for r in json.loads((live_run / "results.json").read_text())}
     replay = {(r["episode_id"], r["method"]): r for r in json.loads((replay_run / "results.json").read_text())}
-    assert live.keys() == replay.keys() and len(live) == 3 * 5
+    assert live.keys() == replay.keys() and len(live) == 3 * len(METHODS.split(","))  # the graphs' default methods
     same = ("predictions", "scores", "distances_m", "success_top1", "success_top3", "failure")
     for key in live:
         assert {f: live[key][f] for f in same} == {f: replay[key][f] for f in same}, key

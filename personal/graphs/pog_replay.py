@@ -11,7 +11,7 @@ from personal.graphs import Arg, Graph, NodeSpec, positive
 from personal.graphs.pog_eval import GRAPH as POG_EVAL
 
 SHARED = ("episodes_dir", "splits", "scenes", "episodes_per_split", "seed", "methods", "encoder", "model_path", "extractor",
-          "llm_base_url", "llm_model", "resolution", "top_k", "nhood", "nms_r", "backend")
+          "llm_base_url", "llm_model", "resolution", "top_k", "nhood", "nms_r", "backend", "upper_bound")
 GROUNDING = next(n for n in POG_EVAL.nodes if n.name == "grounding")
 
 GRAPH = Graph(
@@ -34,7 +34,7 @@ GRAPH = Graph(
             parameters={
                 **{k: Arg(k) for k in ("episodes_dir", "splits", "scenes", "episodes_per_split", "seed", "methods",
                                        "resolution", "encoder", "extractor", "out_dir", "bags_dir", "replay_rate",
-                                       "camera_prefix")},
+                                       "camera_prefix", "upper_bound")},
                 "map_source": "bag",
             },
             required=True,
