@@ -71,6 +71,35 @@ def test_short_training_run_lowers_the_loss(tiny_dataset, tmp_path):
     assert enc.dim == 384 and enc.name == "lit:ckpt"
 
 
+def test_conv_tower_trains_saves_and_loads_through_the_hf_adapter(tiny_dataset, tmp_path):
+    """The ResNet crop tower (model type personal_lit_conv) on a tiny config: the loss falls, the
+    checkpoint reloads through AutoModel and the same HF adapter as the ViT, in the same text
+    space, and embeds a rendered frame's proposals."""
+    from transformers import AutoConfig, AutoModel
+
+    from personal.models.lit import CONV_MODEL_TYPE, LitConvModel
+    from personal.perception.train import TrainConfig, Trainer, save_checkpoint
+
+    index, shards = load_dataset(tiny_dataset)
+    cfg = TrainConfig(max_steps=12, batch=6, lr=3e-3, warmup=2, arch="cnn", widths=(8, 16), eval_every_s=1e9, minutes=10)
+    tr = Trainer(shards, shards, cfg, log=lambda m: None)
+    info = tr.fit()
+    losses = [h["caption"] for h in tr.history]
+    assert info["steps"] == 12 and np.mean(losses[-3:]) < np.mean(losses[:3]) - 0.2, losses
+    out = save_checkpoint(tr, tmp_path / "conv", info, index, index)
+    assert AutoConfig.from_pretrained(out).model_type == CONV_MODEL_TYPE
+    assert isinstance(AutoModel.from_pretrained(out), LitConvModel)
+    enc = make_encoder("lit", model_path=str(out))
+    assert enc.kind == "lit" and enc.crop_model and enc.dim == 384
+    s = shards[0]
+    emb, obj = enc._embed_crops(s["crops"][:5], s["crop_masks"][:5])
+    assert emb.shape == (5, 384) and obj.shape == (5,)
+    np.testing.assert_allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-3)
+    K = index["K"]
+    regions, e2, w = enc.dense_regions(s["rgb"][0], s["depth"][0].astype(np.float32), K, s["poses"][0].astype(np.float64))
+    assert regions.shape == s["rgb"].shape[1:3] and len(e2) == len(w) and regions.max() < len(e2)
+
+
 @pytest.fixture(scope="module")
 def shipped():
     if not (shipped_checkpoint() / "config.json").exists():

@@ -35,7 +35,8 @@ import numpy as np
 from personal.models.base import ImageTextEncoder, l2_normalize, register_encoder
 
 KINDS = ("clip", "siglip", "blip2", "lit")
-_MODEL_TYPES = {"clip": "clip", "siglip": "siglip", "blip-2": "blip2", "blip_2": "blip2", "personal_lit_vision": "lit"}
+_MODEL_TYPES = {"clip": "clip", "siglip": "siglip", "blip-2": "blip2", "blip_2": "blip2", "personal_lit_vision": "lit",
+                "personal_lit_conv": "lit"}
 # text towers a lit checkpoint may name, with their embedding size
 KNOWN_TEXT_TOWERS = {"sentence-transformers/all-MiniLM-L6-v2": 384}
 
@@ -131,9 +132,11 @@ class HFImageTextEncoder(ImageTextEncoder):
     def _load_model(kind: str, path: Path):
         from transformers import Blip2ForImageTextRetrieval, CLIPModel, SiglipModel
 
-        from personal.models.lit import LitVisionModel
+        from personal.models.lit import load_crop_model
 
-        cls = {"clip": CLIPModel, "siglip": SiglipModel, "blip2": Blip2ForImageTextRetrieval, "lit": LitVisionModel}[kind]
+        if kind == "lit":  # the ViT or the ResNet crop tower, by the config's model_type
+            return load_crop_model(path)
+        cls = {"clip": CLIPModel, "siglip": SiglipModel, "blip2": Blip2ForImageTextRetrieval}[kind]
         return cls.from_pretrained(path, local_files_only=True)
 
     @property

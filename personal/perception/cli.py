@@ -32,6 +32,8 @@ def train(data: Path = typer.Option(..., help="training dataset (personal percep
           max_steps: int = typer.Option(0, help="stop after this many steps (0 = the time budget decides)"),
           batch: int = typer.Option(128), lr: float = typer.Option(1e-3), threads: int = typer.Option(1),
           layers: int = typer.Option(4), seed: int = typer.Option(0),
+          arch: str = typer.Option("vit", help="vit (CLIP-style ViT) | cnn (small ResNet, personal.models.lit.LitConvConfig)"),
+          category_weight: float = typer.Option(0.5, help="weight of the auxiliary category-name target"),
           eval_every_s: float = typer.Option(120.0),
           budget_clock: str = typer.Option("wall", help="wall | cpu (CPU seconds of this process: the cost on an idle core)"),
           max_wall_minutes: float = typer.Option(0.0, help="with --budget-clock cpu: stop after this long anyway"),
@@ -53,7 +55,7 @@ def train(data: Path = typer.Option(..., help="training dataset (personal percep
         raise typer.BadParameter(f"training and validation share households {sorted(overlap)}")
     cfg = TrainConfig(minutes=minutes, max_steps=max_steps, batch=batch, lr=lr, threads=threads, layers=layers, seed=seed,
                       eval_every_s=eval_every_s, budget_clock=budget_clock, max_wall_minutes=max_wall_minutes,
-                      warmup=warmup, init_from=init_from)
+                      warmup=warmup, init_from=init_from, arch=arch, category_weight=category_weight)
     trainer = Trainer(shards, vshards, cfg, log=typer.echo)
     info = trainer.fit()
     save_checkpoint(trainer, out, info, idx, vidx)

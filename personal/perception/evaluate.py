@@ -85,13 +85,13 @@ def evaluate_checkpoint(checkpoint: str | Path, dataset: str | Path, out: str | 
     """Proposals and retrieval of a saved crop checkpoint on a dataset of held-out households."""
     import torch
 
-    from personal.models.lit import LitVisionModel
+    from personal.models.lit import load_crop_model
     from personal.perception.dataset import load_dataset
     from personal.perception.train import CropSet, Vocab, vocab_texts
 
     torch.set_num_threads(1)
     index, shards = load_dataset(dataset)
-    model = LitVisionModel.from_pretrained(str(checkpoint), local_files_only=True).eval()
+    model = load_crop_model(checkpoint).eval()
     vocab = Vocab(vocab_texts(shards))
     crops = CropSet(shards, vocab, int(model.config.image_size))
     per_cat: dict = {}

@@ -33,8 +33,12 @@ class TrainConfig:
     warmup: int = 60
     threads: int = 1
     seed: int = 0
+    # "vit": the CLIP-style ViT (layers, hidden); "cnn": the small ResNet of
+    # personal.models.lit.LitConvConfig (widths = its stage widths)
+    arch: str = "vit"
     layers: int = 4
     hidden: int = 192
+    widths: tuple = (48, 96, 192, 384)
     crop_size: int = 48
     eval_every_s: float = 120.0
     max_steps: int = 0  # 0 = until the time budget ends
@@ -149,10 +153,15 @@ def resize_crops(crops: np.ndarray, masks: np.ndarray, size: int) -> tuple[np.nd
 def build_model(cfg: TrainConfig):
     import torch
 
-    from personal.models.lit import LitVisionModel, crop_config
+    from personal.models.lit import LitConvModel, LitVisionModel, conv_crop_config, crop_config
     from personal.perception.segment import SegmentConfig
 
     torch.manual_seed(cfg.seed)
+    if cfg.arch == "cnn":
+        return LitConvModel(conv_crop_config(crop_size=cfg.crop_size, segmenter=asdict(SegmentConfig()),
+                                             hidden_sizes=tuple(cfg.widths)))
+    if cfg.arch != "vit":
+        raise ValueError(f"arch must be 'vit' or 'cnn', got {cfg.arch!r}")
     conf = crop_config(crop_size=cfg.crop_size, segmenter=asdict(SegmentConfig()), num_hidden_layers=cfg.layers,
                        hidden_size=cfg.hidden, intermediate_size=4 * cfg.hidden, num_attention_heads=max(1, cfg.hidden // 64))
     return LitVisionModel(conf)
@@ -160,12 +169,12 @@ def build_model(cfg: TrainConfig):
 
 def load_initial(path: str | Path):
     """(model, logit scale) of a saved crop checkpoint, to continue training it."""
-    from personal.models.lit import LitVisionModel
+    from personal.models.lit import load_crop_model
 
     ck = Path(path)
     if not (ck / "config.json").exists():
         raise FileNotFoundError(f"--init-from {ck}: no config.json (not a saved lit checkpoint)")
-    model = LitVisionModel.from_pretrained(str(ck), local_files_only=True)
+    model = load_crop_model(ck)
     if getattr(model.config, "input_kind", "frame") != "crop":
         raise ValueError(f"--init-from {ck}: input_kind {model.config.input_kind!r}, training needs a crop tower")
     log_path = ck / "training_log.json"
