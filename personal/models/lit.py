@@ -1,7 +1,14 @@
-"""A locked-text image tower (LiT): a small ViT trained to map what it sees into the packaged
-MiniLM sentence space, which stays frozen as the text tower.
+"""A locked-text image tower (LiT): a small image model trained to map what it sees into the
+packaged MiniLM sentence space, which stays frozen as the text tower.
 
-The model is a transformers ``CLIPVisionModelWithProjection`` (ViT + projection to the
+Two architectures, both with the same crop interface (:meth:`embed_crops`), objectness head and
+text-space fields in the config:
+
+- :class:`LitConvModel` (``model_type = "personal_lit_conv"``, crops only): a small ResNet built
+  from transformers' ResNet stages (see :class:`LitConvConfig`);
+- :class:`LitVisionModel` (``model_type = "personal_lit_vision"``), described below.
+
+The ViT model is a transformers ``CLIPVisionModelWithProjection`` (ViT + projection to the
 text space) with one extra linear *objectness* head (does this show an object rather than
 wall, floor, ceiling or a door frame?). Two input kinds (``config.input_kind``):
 
@@ -13,7 +20,7 @@ wall, floor, ceiling or a door frame?). Two input kinds (``config.input_kind``):
 
 Its config
 (``model_type = "personal_lit_vision"``) names the text tower it was trained against, so a
-checkpoint is only ever used with texts from the same space. Both classes are registered with
+checkpoint is only ever used with texts from the same space. All classes are registered with
 ``AutoConfig`` / ``AutoModel`` on import, so ``save_pretrained`` / ``from_pretrained`` work as
 for any transformers model and the HF adapter (``personal.models.hf_vlm``) loads a checkpoint
 like a user's CLIP or SigLIP.

@@ -9,7 +9,9 @@ labels only). The household's other objects - same-category look-alikes owned by
 included - are the negatives. An auxiliary target over the category names ("a mug") helps
 categories generalise; an objectness head learns object vs structure per proposal.
 InfoNCE with soft targets and a learned temperature; AdamW, warm-up then cosine decay over a
-time budget, bf16 autocast. Augmentation: horizontal flips, brightness (colour words stay
+time budget, bf16 autocast. Two tower architectures (``TrainConfig.arch``): ``"cnn"`` (the
+shipped one: a small ResNet, :class:`personal.models.lit.LitConvModel`) and ``"vit"`` (the
+earlier CLIP-style ViT, :class:`personal.models.lit.LitVisionModel`). Augmentation: horizontal flips, brightness (colour words stay
 true: no hue change), shifts of a few pixels.
 """
 from __future__ import annotations
