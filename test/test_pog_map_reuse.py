@@ -1,6 +1,7 @@
 """pog_eval reuses a saved pre-exploration map only when it was built from the same scene,
 cell size and encoder — scene ids alone repeat across generator versions and folders."""
 import dataclasses
+import json
 
 from personal.eval.pog_run import remember_map_source, reusable_map
 from personal.world.generator import generate_scene
@@ -32,3 +33,9 @@ def test_a_map_explored_at_another_image_size_is_not_reused(tmp_path):
     remember_map_source(map_dir, scene, 0.5, "lit", (320, 240))
     assert reusable_map(map_dir, scene, 0.5, "lit", (320, 240)) == (True, "matches")
     assert reusable_map(map_dir, scene, 0.5, "lit", (640, 480)) == (False, "built for a different image_size")
+    # a map built with other weights under the same encoder name (a replaced checkpoint) is rebuilt
+    src = json.loads((map_dir / "source.json").read_text())
+    assert src["encoder_weights"]
+    src["encoder_weights"] = "0" * 16
+    (map_dir / "source.json").write_text(json.dumps(src))
+    assert reusable_map(map_dir, scene, 0.5, "lit", (320, 240)) == (False, "built for a different encoder_weights")

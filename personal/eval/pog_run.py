@@ -172,16 +172,29 @@ def explore_scene_maps(scene: Scene, encoder_names: Sequence[str], resolution: f
 MAP_SOURCE_FILE = "source.json"
 
 
+def encoder_weights_digest(encoder: str) -> str:
+    """A digest of the weights behind an encoder name whose checkpoint ships in the repository
+    (``lit``), "" for the others: the checkpoint under a name can be replaced."""
+    import hashlib
+
+    if encoder.split(":")[0] != "lit":
+        return ""
+    from personal.models.lit import shipped_checkpoint
+
+    weights = shipped_checkpoint() / "model.safetensors"
+    return hashlib.sha256(weights.read_bytes()).hexdigest()[:16] if weights.exists() else ""
+
+
 def map_source_record(scene: Scene, resolution: float, encoder: str, image_size: tuple[int, int] = (640, 480)) -> dict:
     """What a saved pre-exploration map was built from: a map is reused only for the same
-    scene geometry and objects, cell size and encoder (scene ids alone repeat across
-    generator versions and episode folders)."""
+    scene geometry and objects, cell size, encoder and (shipped checkpoint) encoder weights
+    (scene ids alone repeat across generator versions and episode folders)."""
     import hashlib
     import json
 
     digest = hashlib.sha256(json.dumps(scene.to_dict(), sort_keys=True).encode()).hexdigest()
     return {"scene_id": scene.scene_id, "scene_digest": digest, "resolution": float(resolution), "encoder": encoder,
-            "image_size": [int(image_size[0]), int(image_size[1])]}
+            "image_size": [int(image_size[0]), int(image_size[1])], "encoder_weights": encoder_weights_digest(encoder)}
 
 
 def reusable_map(map_dir: str | Path, scene: Scene, resolution: float, encoder: str,
