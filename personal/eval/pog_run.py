@@ -21,6 +21,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from personal.graphs.pog_eval import METHODS as MAIN_JOB_METHODS
 from personal.grounding.pipeline import MapView, TextEmbedder, encoder_is_oracle, encoder_name, target_boxes
 from personal.world.model import SPLITS, Episode, Scene
 
@@ -456,7 +457,8 @@ def run_offline(inputs: EvalInputs, out_dir: str | Path, sample_maps: int = 6, p
     return summary
 
 
-COMPARE_METHODS = ("random", "centre", "qs", "rpg", "rpg-owner", "rpg-scene", "rpg-owner-scene")
+# the main job's methods (declared once, with the pog_eval graph): `pog compare` reports the same list
+COMPARE_METHODS = tuple(MAIN_JOB_METHODS.split(","))
 
 
 def oracle_upper_bound(scenes: dict, episodes: Sequence, methods: Sequence[str], resolution: float = 0.5,

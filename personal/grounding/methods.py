@@ -606,9 +606,6 @@ METHODS: dict[str, Callable[..., Method]] = {
     "rpg_owner_scene": OwnerSceneRelative,
 }
 
-DEFAULT_METHODS = ("random", "centre", "qs", "rpg", "rpg-owner")
-
-
 def make_method(name: str, **params) -> Method:
     """Build a registered method by name (case-insensitive); unknown names list the known ones."""
     key = name.strip().lower()
