@@ -47,6 +47,7 @@ from personal.msg import FeatureMapDescriptor, GroundingQuery, GroundingResult
 from nodes.lifecycle import run_until_exit_code, subscribe
 
 MAP_SOURCES = ("explore", "explore_graph", "topic", "saved", "oracle", "bag")
+UPPER_BOUNDS = ("oracle-topdown", "none")
 RELIABLE = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
@@ -81,6 +82,8 @@ class PogEvaluatorNode(Node):
         self.extractor_name = p("extractor", "builtin", "extractor of the grounding node (for the report)")
         self.upper_bound = p("upper_bound", "oracle-topdown", "oracle-topdown: the report adds the same episodes on "
                              "ORACLE top-down maps as a labelled upper bound (non-oracle runs) | none")
+        if self.upper_bound not in UPPER_BOUNDS:
+            raise ValueError(f"parameter upper_bound: expected {' | '.join(UPPER_BOUNDS)}, got {self.upper_bound!r}")
         out_root = p("out_dir", "runs/pog_eval", "run folders are created under this")
         self.map_timeout = p("map_timeout_s", 900.0, "wait this long for a scene's map")
         self.query_timeout = p("query_timeout_s", 60.0, "a query without all results after this is a failure")

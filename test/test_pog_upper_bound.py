@@ -99,3 +99,21 @@ def test_sharded_run_computes_the_bound_once_in_the_merged_report(tmp_path, smal
     assert {m: sr(per) for m, per in merged.items()} == {m: sr(per) for m, per in ref.items()}
     kind.write(tmp_path / "b", records, {"encoder": "oracle", "encoder_is_oracle": True}, values)
     assert "upper_bound" not in json.loads((tmp_path / "b" / "summary.json").read_text())
+
+
+def test_evaluator_refuses_an_unknown_upper_bound_naming_the_parameter(tmp_path):
+    """The graph's Choice checks it before start; the node itself, run alone, says what is wrong."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from personal.runner import node_command
+
+    cmd = node_command("nodes.pog_evaluator_node", "pog_evaluator_bad_bound", parameters={
+        "map_source": "oracle", "scenes": 1, "episodes_per_split": 1, "upper_bound": "oracle-everything",
+        "out_dir": str(tmp_path / "runs")})
+    proc = subprocess.run(cmd, cwd=Path(__file__).resolve().parents[1], env=dict(os.environ), capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "parameter upper_bound: expected oracle-topdown | none, got 'oracle-everything'" in proc.stdout + proc.stderr
