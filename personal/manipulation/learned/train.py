@@ -349,7 +349,7 @@ def write_card(checkpoint: Path, meta: dict) -> Path:
         "- Reads true object poses (no perception); trained and evaluated only on this simulated tabletop.",
         "- Single preferences only (no composition or conflict training); contextual (ComprePref) prompts are "
         "treated as a preference sentence but were not trained on.",
-        "- Evaluation: see `personal/manipulation/results/learned/report.md`.",
+        "- Evaluation: see `docs/results/perm/learned/report.md`.",
     ]
     path = folder / "MODEL_CARD.md"
     path.write_text("\n".join(lines) + "\n")
