@@ -27,6 +27,7 @@ NODES = {
     "navigation_node": "nodes.navigation_node:main",
     "pan_evaluator": "nodes.pan_evaluator_node:main",
     "viz_node": "nodes.viz_node:main",
+    "memory_node": "nodes.memory_node:main",
 }
 
 setup(
@@ -39,6 +40,7 @@ setup(
         ("share/" + PACKAGE, ["package.xml"]),
         ("share/" + PACKAGE + "/launch", glob("launch/*.launch.py")),
         ("share/" + PACKAGE + "/msg", glob("msg/*.msg")),
+        ("share/" + PACKAGE + "/srv", glob("srv/*.srv")),
         ("share/" + PACKAGE + "/maps", glob("maps/*.yaml") + glob("maps/*.pgm")),
         ("share/" + PACKAGE + "/viz", glob("viz/*.rviz")),
         ("share/" + PACKAGE + "/viz/layouts", glob("viz/layouts/*.json")),

@@ -280,26 +280,42 @@ def _words(text: str) -> list[str]:
     return out
 
 
-def resolve(memory: HouseholdMemory, phrase: str, owner: str | None = None, at: float | None = None) -> ObjectRecord | None:
-    """The object a phrase means: its head noun must match; more shared words, then the owner,
-    then "old" / "new" (earliest / latest here) decide. ``None`` if nothing matches."""
+def matches(memory: HouseholdMemory, phrase: str, owner: str | None = None,
+            at: float | None = None) -> list[ObjectRecord]:
+    """Objects a phrase may mean, best first: the head noun must match; then more shared words,
+    then owned by ``owner``, then "old" / "new" (earliest / latest here; earliest by default)."""
     words = _words(phrase)
     if not words:
-        return None
+        return []
     head = words[-1]
     owned = {o.id for o in memory.objects_of(owner, at)} if owner else set()
-    scored = []
+    newest_first = _age(phrase) == "new"
+    ranked = []
     for o in memory.objects(at):
         theirs = set(_words(o.description))
-        if head not in theirs:
-            continue
-        scored.append((len(set(words) & theirs), o.id in owned, o))
-    if not scored:
-        return None
-    best = max(s[:2] for s in scored)
-    tied = [o for overlap, mine, o in scored if (overlap, mine) == best]
-    age = _age(phrase)
-    return min(tied, key=lambda o: (o.created_t, o.id)) if age != "new" else max(tied, key=lambda o: (o.created_t, o.id))
+        if head in theirs:
+            age = -o.created_t if newest_first else o.created_t
+            ranked.append(((-len(set(words) & theirs), o.id not in owned, age, o.id), o))
+    return [o for _, o in sorted(ranked, key=lambda r: r[0])]
+
+
+def resolve(memory: HouseholdMemory, phrase: str, owner: str | None = None, at: float | None = None) -> ObjectRecord | None:
+    """The object a phrase means (the first of :func:`matches`), ``None`` if nothing matches."""
+    found = matches(memory, phrase, owner, at)
+    return found[0] if found else None
+
+
+def seed_from_summary(memory: HouseholdMemory, summary: str, extractor=None, t: float = 0.0) -> int:
+    """A fresh memory learns who owns what from a PersONAL-style summary (provenance "summary"):
+    one object per described object, its owners from the extractor. Returns the objects added."""
+    extractor = extractor or BuiltinExtractor()
+    ids: dict[str, int] = {}
+    for phrase in extractor.extract(summary):
+        description = phrase.object + (f" in the {phrase.room}" if phrase.room else "")
+        if description not in ids:
+            ids[description] = memory.add_object(description, t=t)
+        memory.assert_owner(phrase.person, ids[description], "summary", t=t)
+    return len(ids)
 
 
 def apply_events(memory: HouseholdMemory, events: list[Event], t: float, statement: str = "",
