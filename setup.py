@@ -28,6 +28,7 @@ NODES = {
     "pan_evaluator": "nodes.pan_evaluator_node:main",
     "viz_node": "nodes.viz_node:main",
     "memory_node": "nodes.memory_node:main",
+    "assistant_node": "nodes.assistant_node:main",
 }
 
 setup(
@@ -41,6 +42,7 @@ setup(
         ("share/" + PACKAGE + "/launch", glob("launch/*.launch.py")),
         ("share/" + PACKAGE + "/msg", glob("msg/*.msg")),
         ("share/" + PACKAGE + "/srv", glob("srv/*.srv")),
+        ("share/" + PACKAGE + "/action", glob("action/*.action")),
         ("share/" + PACKAGE + "/maps", glob("maps/*.yaml") + glob("maps/*.pgm")),
         ("share/" + PACKAGE + "/viz", glob("viz/*.rviz")),
         ("share/" + PACKAGE + "/viz/layouts", glob("viz/layouts/*.json")),

@@ -17,7 +17,7 @@ STAMP=.venv/.bootstrap-stamp
 want=$(cat requirements.txt requirements-cluster.txt constraints.txt setup.py scripts/bootstrap.sh | sha256sum | cut -d' ' -f1)
 IFACE_STAMP=.venv/.interfaces-stamp
 # the pins the generated code depends on are part of it (ROS wheels, generators, NumPy headers)
-iface_want=$( (grep -iE '^(ros-|catkin|empy|lark|numpy)' constraints.txt; cat CMakeLists.txt package.xml cmake/*.cmake msg/*.msg srv/*.srv scripts/build_interfaces.sh \
+iface_want=$( (grep -iE '^(ros-|catkin|empy|lark|numpy)' constraints.txt; cat CMakeLists.txt package.xml cmake/*.cmake msg/*.msg srv/*.srv action/*.action scripts/build_interfaces.sh \
   interfaces/tf2_msgs/CMakeLists.txt interfaces/tf2_msgs/package.xml.in interfaces/tf2_msgs/msg/*.msg) | sha256sum | cut -d' ' -f1)
 
 missing=()

@@ -1,0 +1,80 @@
+"""ROS 2 actions of the assistant node, driven by a real rclpy ActionClient: RunRoutine runs a
+person's routine from the household memory through the appliance node step by step, with
+feedback per step, the safety layer's refusals counted, and cancel between steps."""
+import json
+
+import pytest
+
+from conftest import wait_for
+
+pytest.importorskip("rclpy")
+
+THERMO = {"appliance": "thermostat", "feature": "set_target_temperature", "category": ["WELL_BEING"], "args": {"temperature_f": 70}}
+UNLOCK = {"appliance": "door-lock", "feature": "unlock", "category": ["ROUTINE"], "args": {"user": "guest"}}
+LOUD = {"appliance": "speaker", "feature": "set_volume", "category": ["ROUTINE"], "args": {"volume": 20}}  # outside [0, 10]
+
+
+def _client(ros_context):
+    from rclpy.action import ActionClient
+
+    from personal.action import RunRoutine
+
+    node = ros_context.make_node(f"routine_client_{len(ros_context.nodes)}")
+    client = ActionClient(node, RunRoutine, "assistant/run_routine")
+    assert client.wait_for_server(timeout_sec=30), "assistant/run_routine never came up"
+    return client
+
+
+def _send(client, feedback, **goal):
+    from personal.action import RunRoutine
+
+    sent = client.send_goal_async(RunRoutine.Goal(**goal), feedback_callback=lambda m: feedback.append(m.feedback))
+    wait_for(sent.done, 20)
+    handle = sent.result()
+    assert handle.accepted
+    return handle
+
+
+def _start(run_node, tmp_path, routine):
+    from personal.memory.store import HouseholdMemory
+
+    with HouseholdMemory(tmp_path / "hh0007.sqlite") as mem:
+        mem.set_preference("Anna", "routine", "evening", json.dumps(routine))
+    appliance = run_node("nodes.appliance_node", "appliance_node", {"seed": 7})
+    appliance.wait_for_log("appliances")
+    run_node("nodes.assistant_node", "assistant", {"memory_dir": str(tmp_path), "household": "hh0007"}).wait_for_log(
+        "assistant ready")
+
+
+def test_run_routine_reports_every_step_and_the_safety_layer_refusals(ros_context, run_node, tmp_path):
+    _start(run_node, tmp_path, [THERMO, UNLOCK, LOUD])
+    client, feedback = _client(ros_context), []
+    handle = _send(client, feedback, person="Anna", routine="evening")
+    done = handle.get_result_async()
+    wait_for(done.done, 60)
+    result = done.result().result
+    assert (result.done, result.refused, result.failed, result.success) == (1, 1, 1, False), result
+    assert [(f.step, f.total, f.outcome) for f in feedback] == [(1, 3, "ok"), (2, 3, "refused"), (3, 3, "failed")]
+    rows = json.loads(result.report_json)
+    assert "nobody" in rows[1]["message"] and "outside" in rows[2]["message"]
+
+    handle = _send(client, [], person="Anna", routine="morning")  # not in the memory
+    done = handle.get_result_async()
+    wait_for(done.done, 30)
+    assert not done.result().result.success and "no routine 'morning'" in done.result().result.message
+
+
+def test_run_routine_cancel_stops_between_steps(ros_context, run_node, tmp_path):
+    from action_msgs.msg import GoalStatus
+
+    _start(run_node, tmp_path, [THERMO] * 40)
+    client, feedback = _client(ros_context), []
+    handle = _send(client, feedback, person="Anna", routine="evening")
+    wait_for(lambda: len(feedback) >= 2, 60)
+    cancel = handle.cancel_goal_async()
+    wait_for(cancel.done, 20)
+    done = handle.get_result_async()
+    wait_for(done.done, 30)
+    assert done.result().status == GoalStatus.STATUS_CANCELED
+    result = done.result().result
+    assert 2 <= result.done < 40 and "cancelled" in result.message and not result.success
