@@ -262,6 +262,16 @@ def _home(run: Path) -> tuple[str, str, str]:
 BUILDERS = {"pog": _pog, "pan": _pan, "aiv": _aiv, "perm": _perm, "home": _home}
 
 
+def shown_path(run: Path) -> str:
+    """The run folder as the page shows it: relative to the working directory when inside it
+    (``runs/pog_eval/20261201-101500``), else its last two parts — a page that is shared or shown
+    in the docs must not carry the machine's absolute paths."""
+    resolved, cwd = run.resolve(), Path.cwd().resolve()
+    if cwd != Path(cwd.anchor) and cwd in resolved.parents:
+        return str(resolved.relative_to(cwd))
+    return str(Path(*resolved.parts[-2:]))
+
+
 def write_report_html(run_dir: str | Path, kind: str) -> Path:
     """Build ``<run_dir>/report.html`` from the run folder (report.md, summary/metrics, images)."""
     if kind not in BUILDERS:
@@ -274,7 +284,7 @@ def write_report_html(run_dir: str | Path, kind: str) -> Path:
     title = next((line[2:].strip() for line in md.splitlines() if line.startswith("# ")), f"{kind} report")
     gallery_title, headline, gallery = BUILDERS[kind](run)
     body = re.sub(r"^\s*<h1>.*?</h1>", "", markdown(md, run), count=1, flags=re.S)
-    sections = [f"<h1>{esc(title)}</h1>", f'<p class="muted">{esc(run.resolve())}</p>', "<h2>Headline</h2>", headline]
+    sections = [f"<h1>{esc(title)}</h1>", f'<p class="muted">{esc(shown_path(run))}</p>', "<h2>Headline</h2>", headline]
     if gallery:
         sections += [f"<h2>{esc(gallery_title)}</h2>", gallery]
     sections += ["<h2>Full report</h2>", body]
