@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import typer
@@ -99,3 +100,40 @@ def calibrate(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
     typer.echo(json.dumps(res["chosen"], indent=1))
+
+
+@app.command()
+def sequence(
+    out: Path = typer.Option(Path("runs/pan_sequence"), "--out", help="Run folder (records.jsonl, summary.json, report.md)."),
+    scenes: int = typer.Option(8, "--scenes", min=1, help="Generated households."),
+    seed: int = typer.Option(300, "--seed", help="First household seed (300-307: PAN's held-out learned-encoder homes)."),
+    k: int = typer.Option(3, "--k", min=2, help="Requests per home, in order (one per split: easy, medium, hard)."),
+    method: str = typer.Option("value-map-rpg-owner", "--method", help="Navigation policy."),
+    encoder: str = typer.Option("lit", "--encoder", help="Feature encoder (lit = learned from RGB; oracle = ORACLE captions)."),
+    max_steps: int = typer.Option(500, "--max-steps", min=1, help="Step budget per request."),
+) -> None:
+    """k requests per home with the map kept between them, against the same requests each from scratch."""
+    passive_openmp()
+    from personal.eval.output import OutputDirError, ResultLog, writable_dir
+    from personal.eval.pan_run import generate_pan_set, make_components
+    from personal.eval.pan_sequence import run_sequences, summarize_sequences, write_sequence_report
+    from personal.world.model import SPLITS
+
+    try:
+        writable_dir(out, "--out")
+    except OutputDirError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    scene_map, eps = generate_pan_set(scenes, SPLITS, max(1, (k + len(SPLITS) - 1) // len(SPLITS)), seed)
+    eps = sorted(eps, key=lambda e: (e.scene_id, SPLITS.index(e.split)))
+    comps = make_components(encoder)
+    log = ResultLog(out / "records.jsonl")
+    t0 = time.perf_counter()
+    records = run_sequences(scene_map, eps, method, comps, k=k, max_steps=max_steps, progress=typer.echo, on_record=log.append)
+    log.close()
+    meta = {"method": method, "encoder": getattr(comps.encoder, "name", encoder)
+            + (" (ORACLE: ground-truth captions)" if encoder == "oracle" else " (learned, from RGB)"),
+            "homes": f"generated households {seed}-{seed + scenes - 1}", "requests per home": k,
+            "step budget": max_steps, "wall time (s)": round(time.perf_counter() - t0, 1)}
+    (out / "summary.json").write_text(json.dumps({"meta": meta, **summarize_sequences(records)}, indent=1))
+    typer.echo(write_sequence_report(out, records, meta).read_text())

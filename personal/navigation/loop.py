@@ -72,8 +72,10 @@ class NavigationLoop:
         self.done = False
         self.timing = {"map": 0.0, "policy": 0.0}
 
-    def reset(self, spec: EpisodeSpec) -> None:
-        if self.mapper is not None:
+    def reset(self, spec: EpisodeSpec, keep_map: bool = False) -> None:
+        """A new task. ``keep_map``: a later request in the same home keeps what the robot has
+        mapped so far (occupancy and features, map frame) instead of starting blind."""
+        if self.mapper is not None and not keep_map:
             self.mapper.reset(spec.floor_z)
         self.policy.reset(spec)
         self.guard.reset()
@@ -116,14 +118,15 @@ def frame_from_observation(obs, with_features: bool = True) -> Frame:
                  obs.instance_ids if with_features else None, obs.rgb if with_features else None, bool(obs.collided))
 
 
-def run_episode(backend, episode, loop: NavigationLoop) -> Trajectory:
-    """Drive ``loop`` on ``backend`` (scene already loaded) for one ``Episode``; no ROS."""
+def run_episode(backend, episode, loop: NavigationLoop, keep_map: bool = False) -> Trajectory:
+    """Drive ``loop`` on ``backend`` (scene already loaded) for one ``Episode``; no ROS.
+    ``keep_map``: start from the map of the loop's previous episodes (same home and floor)."""
     from sim_bridge.backends.base import Action
 
     obs = backend.reset(episode)
     floor_z = obs.state.z
     spec = EpisodeSpec(episode.episode_id, episode.query, episode.summary, episode.owner, floor_z, episode.floor_id)
-    loop.reset(spec)
+    loop.reset(spec, keep_map=keep_map)
     traj = Trajectory(episode.episode_id, loop.policy.name)
     t_sim = 0.0
     t_start = time.perf_counter()

@@ -1,0 +1,119 @@
+"""PAN request sequences: k requests in one home, in order, with the map kept between them
+("memory") against the same requests each from a blind start ("scratch").
+
+A robot that found Lily's backpack has seen the kitchen on the way; asked next for Tom's mug it
+should not explore the kitchen again. Here the memory across requests is the robot's own map —
+occupancy and semantic features in the map frame, built from its camera — carried from one request
+to the next (``NavigationLoop.reset(keep_map=True)``); each request still starts at its episode's
+own start pose, so both conditions drive the same requests from the same poses and differ only in
+what the robot remembers. The first request of a home has no memory in either condition and is run
+once. SR / SPL are PersONAL's (``personal.eval.pan.score_episode``).
+"""
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Callable, Sequence
+
+from personal.eval.pan import GoalGeometry, score_episode
+from personal.eval.pan_run import PanComponents, build_loop
+from personal.world.episodes import Episode
+from personal.world.model import Scene
+
+CONDITIONS = ("scratch", "memory")
+
+
+def household_sequences(episodes: Sequence[Episode], k: int) -> dict[str, list[Episode]]:
+    """Per home, up to ``k`` requests on the floor of its first one, in the given order, each for a
+    different target (a kept map is per floor; asking twice for one object would be no test)."""
+    out: dict[str, list[Episode]] = defaultdict(list)
+    for ep in episodes:
+        seq = out[ep.scene_id]
+        if len(seq) >= k or (seq and ep.floor_id != seq[0].floor_id):
+            continue
+        if any(set(ep.target_object_ids) & set(prev.target_object_ids) for prev in seq):
+            continue
+        seq.append(ep)
+    return {sid: seq for sid, seq in out.items() if len(seq) >= 2}
+
+
+def run_sequences(scenes: dict[str, Scene], episodes: Sequence[Episode], method: str, comps: PanComponents, *,
+                  k: int = 3, max_steps: int = 500, backend: str = "synthetic",
+                  progress: Callable[[str], None] | None = None, on_record: Callable[[dict], None] | None = None) -> list[dict]:
+    """One record per (home, request, condition): SR, SPL, steps, and ``position`` (1 = first)."""
+    from personal.navigation.loop import run_episode
+    from sim_bridge.backends import make_backend
+
+    sim = make_backend(backend)
+    records: list[dict] = []
+
+    def drive(loop, ep, position, condition, keep_map) -> dict:
+        t0 = time.perf_counter()
+        traj = run_episode(sim, ep, loop, keep_map=keep_map)
+        geo = GoalGeometry(sim, ep)
+        r = score_episode(episode=ep, method=method, poses=traj.poses, stopped=traj.stopped, steps=traj.steps,
+                          target_boxes=geo.boxes, shortest=geo.shortest, geodesic_to_goal=geo.geodesic_to_goal,
+                          collisions=sum(traj.collisions), guard_overrides=traj.guard_overrides,
+                          is_oracle=loop.policy.is_oracle, info={})
+        return {"scene_id": ep.scene_id, "episode_id": ep.episode_id, "query": ep.query, "position": position,
+                "condition": condition, "success": bool(r.success), "spl": float(r.spl), "steps": int(r.steps),
+                "wall_s": round(time.perf_counter() - t0, 2)}
+
+    def keep(rec: dict) -> None:
+        records.append(rec)
+        if on_record:
+            on_record(rec)
+        if progress:
+            progress(f"{rec['scene_id']} request {rec['position']} [{rec['condition']}] {rec['query']!r}: "
+                     f"{'SUCCESS' if rec['success'] else 'fail'} SPL={rec['spl']:.2f} steps={rec['steps']}")
+
+    for sid, seq in household_sequences(episodes, k).items():
+        sim.load_scene(scenes[sid])
+        if hasattr(comps.encoder, "set_captions"):  # ORACLE perception: this home's captions
+            from personal.models.oracle import captions_from_scene
+
+            comps.encoder.set_captions(captions_from_scene(scenes[sid]))
+        loop = build_loop(method, comps, 0, max_steps)
+        for position, ep in enumerate(seq, start=1):  # memory: each request keeps the map of those before
+            rec = drive(loop, ep, position, "memory", keep_map=position > 1)
+            keep(rec)
+            if position == 1:  # nothing to remember yet: this run is also the scratch condition's
+                keep({**rec, "condition": "scratch"})
+        for position, ep in enumerate(seq[1:], start=2):  # scratch: every later request starts blind
+            keep(drive(loop, ep, position, "scratch", keep_map=False))
+    return records
+
+
+def summarize_sequences(records: Sequence[dict]) -> dict:
+    """SR / SPL / steps of the later requests (position >= 2) per condition, and memory / scratch."""
+    later = {c: [r for r in records if r["condition"] == c and r["position"] >= 2] for c in CONDITIONS}
+    out: dict = {"homes": len({r["scene_id"] for r in records}), "later_requests": len(later["scratch"])}
+    for c, rows in later.items():
+        n = len(rows) or 1
+        out[c] = {"sr": sum(r["success"] for r in rows) / n, "spl": sum(r["spl"] for r in rows) / n,
+                  "steps": sum(r["steps"] for r in rows) / n}
+    s, m = out["scratch"], out["memory"]
+    out["spl_ratio"] = m["spl"] / s["spl"] if s["spl"] else None
+    out["target_met"] = bool(out["spl_ratio"] is not None and out["spl_ratio"] >= 1.5 and m["sr"] >= s["sr"])
+    return out
+
+
+def write_sequence_report(out_dir: Path, records: Sequence[dict], meta: dict) -> Path:
+    s = summarize_sequences(records)
+    lines = [f"# PAN request sequences: {meta.get('method')} with encoder {meta.get('encoder')}", ""]
+    lines += [f"- **{k}**: {v}" for k, v in meta.items()]
+    lines += ["", f"{s['homes']} homes, {s['later_requests']} later requests (2nd ... k-th) per condition.", "",
+              "| condition | SR | SPL | mean steps |", "|---|---:|---:|---:|"]
+    for c in CONDITIONS:
+        lines.append(f"| {c} | {100 * s[c]['sr']:.1f} | {100 * s[c]['spl']:.1f} | {s[c]['steps']:.0f} |")
+    ratio = "n/a" if s["spl_ratio"] is None else f"{s['spl_ratio']:.2f}"
+    lines += ["", f"SPL memory / scratch: **{ratio}** (target ≥ 1.5 with SR not lower: "
+                  f"{'met' if s['target_met'] else 'not met'})", ""]
+    lines += ["| home | request | query | condition | success | SPL | steps |", "|---|---:|---|---|---|---:|---:|"]
+    for r in sorted(records, key=lambda r: (r["scene_id"], r["position"], r["condition"])):
+        lines.append(f"| {r['scene_id']} | {r['position']} | {r['query']} | {r['condition']} | {r['success']} | "
+                     f"{r['spl']:.2f} | {r['steps']} |")
+    path = Path(out_dir) / "report.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path
