@@ -62,7 +62,10 @@ def build_loop(name: str, comps: PanComponents, seed: int = 0, max_steps: int = 
     from personal.navigation.policies import make_policy
     from personal.navigation.thresholds import thresholds_for
 
+    from personal.navigation.policies import split_verify
+
     thresholds = thresholds_for(getattr(comps.encoder, "name", None)) if comps.encoder is not None else None
+    name, verify = split_verify(name)
     policy = make_policy(name, embed=comps.embed, extractor=comps.extractor, seed=seed, thresholds=thresholds)
     mapper = None
     if policy.needs_map:
@@ -71,6 +74,10 @@ def build_loop(name: str, comps: PanComponents, seed: int = 0, max_steps: int = 
                                   encoder_name=comps.encoder.name)
         else:
             mapper = OnlineMapper()
+    if verify:
+        from personal.navigation.verify_stop import StopVerifier
+
+        return NavigationLoop(policy, mapper, max_steps, stop_verifier=StopVerifier())
     return NavigationLoop(policy, mapper, max_steps)
 
 

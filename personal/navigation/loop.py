@@ -57,7 +57,10 @@ class Trajectory:
 
 
 class NavigationLoop:
-    def __init__(self, policy: NavPolicy, mapper: OnlineMapper | None = None, max_steps: int = MAX_STEPS) -> None:
+    MAX_CHECKS_PER_STEP = 3  # verifications of successive candidates within one step
+
+    def __init__(self, policy: NavPolicy, mapper: OnlineMapper | None = None, max_steps: int = MAX_STEPS,
+                 stop_verifier=None) -> None:
         if policy.needs_map and mapper is None:
             raise ValueError(f"policy {policy.name!r} builds maps online: give the loop an OnlineMapper")
         if policy.needs_features and (mapper is None or mapper.feature_map is None):
@@ -65,6 +68,7 @@ class NavigationLoop:
         self.policy = policy
         self.mapper = mapper
         self.max_steps = max_steps
+        self.stop_verifier = stop_verifier  # verify before stop (personal.navigation.verify_stop), or None
         self.guard = CollisionGuard()
         self.step_count = 0
         self._last_action: int | None = None
@@ -78,6 +82,12 @@ class NavigationLoop:
         if self.mapper is not None and not keep_map:
             self.mapper.reset(spec.floor_z)
         self.policy.reset(spec)
+        if self.stop_verifier is not None:
+            from personal.grounding.pipeline import query_owner
+
+            extractor = getattr(self.policy, "extractor", None)
+            phrases = extractor.extract(spec.summary or "") if extractor is not None else []
+            self.stop_verifier.prepare(spec.query, phrases, (spec.owner or "").strip() or query_owner(spec.query))
         self.guard.reset()
         self.step_count = 0
         self._last_action = None
@@ -98,7 +108,18 @@ class NavigationLoop:
                 self.mapper.integrate(frame.depth, frame.K, frame.T_map_camera, (x, y), frame.rgb, frame.instance_ids)
         t1 = time.perf_counter()
         self.guard.observe(self._last_action, frame.collided, yaw)
-        action = self.policy.act(StepInput(frame.pose, self.step_count, self.max_steps, self.mapper))
+        inp = StepInput(frame.pose, self.step_count, self.max_steps, self.mapper)
+        action = self.policy.act(inp)
+        for _ in range(self.MAX_CHECKS_PER_STEP if self.stop_verifier is not None else 0):
+            point = self.policy.info.get("stop_point_target") if action == Act.STOP else None
+            if point is None:
+                break
+            check = self.stop_verifier.check(frame, tuple(point), self.mapper.cfg.floor_z if self.mapper else None,
+                                             self.step_count)
+            if not self.stop_verifier.rejects(check):
+                break
+            self.policy.reject_target(point)  # not the described instance: keep searching
+            action = self.policy.act(inp)
         action = self.guard.check(action, yaw, prefer_left=getattr(self.policy, "turn_left_hint", True))
         self.timing["map"] += t1 - t0
         self.timing["policy"] += time.perf_counter() - t1
@@ -150,6 +171,8 @@ def run_episode(backend, episode, loop: NavigationLoop, keep_map: bool = False) 
     n = max(traj.steps, 1)
     traj.guard_overrides = loop.guard.overrides
     traj.info = dict(getattr(loop.policy, "info", {}) or {})
+    if loop.stop_verifier is not None:
+        traj.info["stop_checks"] = [c.to_dict() for c in loop.stop_verifier.checks]
     traj.timing_ms = {"sim_per_step": 1e3 * t_sim / n, "map_per_step": 1e3 * loop.timing["map"] / n,
                       "policy_per_step": 1e3 * loop.timing["policy"] / n, "wall_s": wall}
     return traj

@@ -336,6 +336,14 @@ class ValueMapExplorer(FrontierPolicy):
             return int(Act.STOP)
         return a
 
+    def reject_target(self, point) -> None:
+        """The verifier said the object at ``point`` is not the one asked for: never stop there
+        again this episode (verify before stop, personal.navigation.verify_stop)."""
+        self.target_blacklist.append(tuple(point))
+        self.goal = None
+        self.info.pop("stop_point_target", None)
+        self.info["stop_reason"] = ""
+
     # -- frontiers -----------------------------------------------------------------------
     def _frontier_values(self, frontiers, geometry, maps: ScoreMaps | None) -> np.ndarray:
         if maps is None:
@@ -463,9 +471,23 @@ def make_policy(name: str, *, embed=None, extractor=None, seed: int = 0, value_c
     raise ValueError(f"unknown navigation policy {name!r} (known: {', '.join(POLICIES)})")
 
 
+VERIFY_SUFFIX = "+verify"  # "value-map-rpg-owner+verify": verify before stop (personal.navigation.verify_stop)
+
+
+def split_verify(name: str) -> tuple[str, bool]:
+    """``("value-map-rpg", True)`` for ``"value-map-rpg+verify"``; only value-map explorers stop on a detection."""
+    if name.endswith(VERIFY_SUFFIX):
+        base = name[: -len(VERIFY_SUFFIX)]
+        if not base.startswith("value-map-"):
+            raise ValueError(f"{name!r}: only the value-map explorers stop on a detection to verify")
+        return base, True
+    return name, False
+
+
 def parse_policy_list(text) -> list[str]:
     names = [n.strip().lower() for n in (text.split(",") if isinstance(text, str) else text) if n.strip()]
     for n in names:
-        if n not in POLICIES:
-            raise ValueError(f"unknown navigation policy {n!r} (known: {', '.join(POLICIES)})")
+        if split_verify(n)[0] not in POLICIES:
+            raise ValueError(f"unknown navigation policy {n!r} (known: {', '.join(POLICIES)}; "
+                             f"a value-map explorer + '{VERIFY_SUFFIX}' verifies before it stops)")
     return names

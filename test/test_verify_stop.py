@@ -1,0 +1,112 @@
+"""Verify before stop: the candidate at a detected point is checked against the owner's
+description with the depth segmenter's proposal as its mask (nothing reads instance ids at
+inference; the test reads them only to choose views and points)."""
+import random
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from personal.grounding.extract import OwnershipPhrase
+from personal.navigation.verify_stop import StopCheck, StopVerifier, target_descriptions
+
+OTHER = {"red": "blue", "blue": "red", "green": "pink", "black": "white", "white": "black", "grey": "yellow",
+         "brown": "blue", "yellow": "purple", "pink": "green", "purple": "yellow", "orange": "blue", "navy": "red",
+         "beige": "black", "teal": "red", "cream": "black", "tan": "blue", "dark green": "pink", "dark brown": "white"}
+
+
+def test_target_descriptions_are_the_owners_named_objects():
+    phrases = [OwnershipPhrase("Lily", "red backpack", "bedroom"), OwnershipPhrase("Lily", "green mug"),
+               OwnershipPhrase("Tom", "blue backpack")]
+    assert target_descriptions("Find Lily's backpack.", phrases, "Lily") == ["red backpack"]
+    assert target_descriptions("Find Lily's thing.", phrases, "Lily") == ["red backpack", "green mug"]
+    assert target_descriptions("Find Ann's mug.", phrases, "Ann") == []
+
+
+@dataclass
+class _Frame:
+    rgb: np.ndarray
+    depth: np.ndarray
+    K: np.ndarray
+    T_map_camera: np.ndarray
+
+
+@pytest.fixture(scope="module")
+def views():
+    """(frame, object) pairs: rendered views in which one small object covers a good share of the image."""
+    from personal.perception.dataset import sample_poses
+    from personal.world.generator import generate_scene
+    from personal.world.mesh import scene_mesh
+    from sim_bridge.backends.base import AgentState, CameraSpec
+    from sim_bridge.backends.synthetic import camera_pose
+    from sim_bridge.render import Renderer
+
+    cam = CameraSpec(width=320, height=240)
+    out = []
+    for seed in (3, 4, 5):
+        scene = generate_scene(seed)
+        by_id = {o.instance_id: o for o in scene.objects}
+        r = Renderer(scene_mesh(scene), cam, nthreads=1)
+        for x, y, yaw, pitch in sample_poses(scene, 40, random.Random(seed)):
+            T = camera_pose(AgentState(x, y, 0.0, yaw, pitch), cam)
+            rgb, depth, ids, _ = r.render_labels(T)
+            counts = np.bincount(ids.ravel())
+            for iid in np.argsort(counts)[::-1][:4]:
+                o = by_id.get(int(iid))
+                if o is not None and not o.is_furniture and counts[iid] > 1500 and o.color in OTHER:
+                    out.append((_Frame(rgb, depth, cam.intrinsics(), T), o))
+                    break
+    assert len(out) >= 8
+    return out
+
+
+def _verdicts(views, describe):
+    got = []
+    for frame, o in views:
+        v = StopVerifier()
+        v.descriptions = [describe(o)]
+        point = (o.box.center[0], o.box.center[1])
+        got.append(v.check(frame, point, floor_z=0.0).verdict)
+    return got
+
+
+def test_the_right_description_is_rarely_rejected_and_a_wrong_colour_mostly_is(views):
+    right = _verdicts(views, lambda o: f"{o.color} {o.category}")
+    wrong = _verdicts(views, lambda o: f"{OTHER[o.color]} {o.category}")
+    assert right.count("no") / len(right) <= 0.25, right
+    assert wrong.count("no") / len(wrong) >= 0.5, wrong
+    assert right.count("yes") > wrong.count("yes")
+
+
+def test_nothing_to_check_is_unsure_and_unsure_is_kept_unless_asked():
+    v = StopVerifier()
+    frame = _Frame(np.zeros((4, 4, 3), np.uint8), np.zeros((4, 4), np.float32), np.eye(3), np.eye(4))
+    check = v.check(frame, (0.0, 0.0))
+    assert check.verdict == "unsure" and "no description" in check.reason and not v.rejects(check)
+    assert StopVerifier(reject_unsure=True).rejects(StopCheck("unsure", "", (0, 0)))
+
+
+
+def test_a_pan_episode_with_verify_before_stop_records_its_checks():
+    """value-map-*+verify runs the same loop with the verifier; every check it made is in the trajectory."""
+    from personal.eval.pan_run import build_loop, generate_pan_set, make_components
+    from personal.navigation.loop import run_episode
+    from personal.navigation.policies import parse_policy_list
+    from sim_bridge.backends import make_backend
+
+    assert parse_policy_list("value-map-rpg+verify,oracle") == ["value-map-rpg+verify", "oracle"]
+    with pytest.raises(ValueError, match="only the value-map explorers"):
+        build_loop("random-frontier+verify", make_components("oracle"))
+    scenes, eps = generate_pan_set(1, ("hard",), 1, 300)
+    sim = make_backend("synthetic")
+    sim.load_scene(scenes[eps[0].scene_id])
+    comps = make_components("oracle")
+    comps.encoder.set_captions(__import__("personal.models.oracle", fromlist=["x"]).captions_from_scene(scenes[eps[0].scene_id]))
+    loop = build_loop("value-map-rpg-owner+verify", comps, max_steps=150)
+    assert loop.stop_verifier is not None and loop.stop_verifier.descriptions == []
+    traj = run_episode(sim, eps[0], loop)
+    assert loop.stop_verifier.descriptions, "the owner's object descriptions were read from the summary"
+    checks = traj.info["stop_checks"]
+    assert all(c["verdict"] in ("yes", "no", "unsure") for c in checks)
+    if traj.stopped and "stop_point_target" in traj.info:  # it stopped on a detection: that one was checked
+        assert checks and checks[-1]["verdict"] != "no"
