@@ -6,7 +6,8 @@ errors so agents can self-correct:
 - MISSING_ARGUMENTS / UNEXPECTED_ARGUMENTS: required argument absent / argument not in the schema.
 - UPSTREAM_FORMAT_ERROR: the call's arguments are not a JSON object (e.g. prose around JSON).
 - EXECUTION_ERROR: the call is well formed but cannot run: unknown member or appliance,
-  a skipped prerequisite (appliance used before it was discovered with get_owned_appliances /
+  a change the safety layer refuses (``personal.smarthome.safety``: heat / unlock / open while
+  nobody is home or a child is alone; message ``refused: …``), a skipped prerequisite (appliance used before it was discovered with get_owned_appliances /
   get_appliances_by_location, a feature needing the appliance on), wrong argument types,
   a feature rejecting its arguments.
 - EMPTY_OUTPUT: the tool ran but found nothing (no matching memories, no appliances there,
@@ -29,6 +30,7 @@ from personal.smarthome.appliances import CATALOGUE, validate_state
 from personal.smarthome.features import FeatureError
 from personal.smarthome.household import Household
 from personal.smarthome.memory import MemoryIndex
+from personal.smarthome.safety import SafetyPolicy
 
 
 class ErrorType(str, Enum):
@@ -517,6 +519,7 @@ class ToolExecutor:
     tools: PersonalHomeTools
     allowed: set[str] | None = None  # restrict the tool list (e.g. text-only evaluation)
     log: list[ToolResult] = field(default_factory=list)
+    safety: SafetyPolicy = field(default_factory=SafetyPolicy)  # every appliance change goes through it
 
     def __post_init__(self) -> None:
         self._lock = threading.RLock()
@@ -539,6 +542,7 @@ class ToolExecutor:
         try:
             args = parse_arguments(arguments)
             self._check(spec, args)
+            self._check_safety(name, args)
             output = getattr(self.tools, name)(**args)
         except ToolError as exc:
             return ToolResult(name, arguments, False, None, exc.kind.value, exc.message)
@@ -565,6 +569,23 @@ class ToolExecutor:
                                 f"{spec.name}: argument {a.name!r} must be of type {a.type}, got {json.dumps(args[a.name], default=str)}")
         for key in [k for k, v in args.items() if v is None]:
             del args[key]  # null optional arguments take the tool's default
+
+    def _check_safety(self, name: str, args: dict[str, Any]) -> None:
+        """Refuse a hazardous appliance change while a safety condition holds (the plans' rules)."""
+        if name not in ("run_appliance_feature", "update_appliance"):
+            return
+        h = self.tools.household
+        try:
+            placed = h.appliance(args["appliance_name"])
+        except KeyError:
+            return  # the tool itself reports the unknown appliance
+        a = placed.appliance
+        if name == "run_appliance_feature":
+            refusal = self.safety.feature_refusal(h, a.type, args["feature_method"], args["feature_kwargs"])
+        else:
+            refusal = self.safety.state_refusal(h, a.type, a.state, {**a.state, **args["state"]})
+        if refusal:
+            raise ToolError(ErrorType.EXECUTION_ERROR, f"{args['appliance_name']}: {refusal}")
 
     def error_counts(self) -> dict[str, int]:
         counts = {e: 0 for e in ERROR_TYPES}
