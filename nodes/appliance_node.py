@@ -21,6 +21,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from personal.msg import ApplianceState, ApplianceStates, HomePlan, PlanResult, ToolCall, ToolResult
+from personal.smarthome import jsonin
 from personal.smarthome.generator import generate_household
 from personal.smarthome.household import load_household
 from personal.smarthome.plans import PlanExecutor
@@ -29,6 +30,7 @@ from nodes.lifecycle import run_node, subscribe
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 RELIABLE = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
+TOOL_LOG_SIZE = 100  # tool calls kept (clipped) in ToolExecutor.log; counts cover every call
 
 
 class ApplianceNode(Node):
@@ -40,7 +42,7 @@ class ApplianceNode(Node):
         tools = PersonalHomeTools(self.household, require_discovery=bool(d("require_discovery", False).value))
         if not tools.require_discovery:
             tools.discovered.update(self.household.appliance_names())
-        self.tool_executor = ToolExecutor(tools)
+        self.tool_executor = ToolExecutor(tools, log_limit=TOOL_LOG_SIZE)  # a long-lived node: bounded log
         self.lock = threading.Lock()
         self.pub_result = self.create_publisher(ToolResult, "home/tool_result", RELIABLE)
         self.pub_plan = self.create_publisher(PlanResult, "home/plan_result", RELIABLE)
@@ -95,7 +97,7 @@ class ApplianceNode(Node):
     # -- requests ----------------------------------------------------------------------------
     def _on_tool_call(self, msg: ToolCall) -> None:
         try:
-            args = json.loads(msg.arguments_json or "{}")
+            args = jsonin.loads(msg.arguments_json or "{}")  # ValueError also for 100k-deep nesting
             if not isinstance(args, dict):
                 raise ValueError(f"arguments_json must hold a JSON object, got {type(args).__name__}")
             if not msg.tool:

@@ -113,3 +113,229 @@ def test_safety_refuses_unlock_by_ros_tool_call_and_plan(ros_context):
     assert not results["u"].ok and "refused" in results["u"].message
     assert plans["p"].refused_steps == 1
     assert node.household.appliance(lock).appliance.state["locked"] is True
+
+
+# ---------------------------------------------------------------- item 4: MQTT as Home Assistant expects it
+def _retained(broker, topic_filter, quiet=1.0):
+    """What the broker holds retained on ``topic_filter`` ({topic: payload}), as a fresh subscriber sees it:
+    the stored messages, then any publication still in flight (on these topics all are retained ones)."""
+    lis = Listener(broker)
+    try:
+        lis.subscribe(topic_filter)
+        got, deadline = {}, time.monotonic() + quiet
+        while time.monotonic() < deadline:
+            try:
+                topic, payload, retain = lis.msgs.get(timeout=0.1)
+            except Exception:
+                continue
+            if payload:
+                got[topic] = payload
+            else:  # an empty retained publication deletes the stored message
+                got.pop(topic, None)
+            deadline = time.monotonic() + quiet
+        return got
+    finally:
+        lis.client.disconnect()
+        lis.client.loop_stop()
+
+
+def test_retained_commands_are_never_executed(broker, listener):
+    h = load_household(DATA)
+    pub = Listener(broker)
+    pub.publish("ret/home/hand01/tv/power/set", "ON", qos=1, retain=True).wait_for_publish(5)  # stored before the node starts
+    listener.subscribe("ret/home/hand01/+/feature/result")
+    bridge = _bridge(broker, h, base_topic="ret/home").start()
+    try:
+        _, res, _ = mqtt_wait(listener.msgs, lambda t, p, r: t.endswith("tv/feature/result"))
+        assert not json.loads(res)["ok"] and "retained" in json.loads(res)["message"]
+        assert h.appliance("tv").appliance.state["power"] == "off"
+        assert "ret/home/hand01/tv/power/set" not in _retained(broker, "ret/home/hand01/+/+/set")  # cleared from the broker
+        # a live command published with the retain flag is refused too (it would run again at the next start)
+        speaker = dict(h.appliance("speaker").appliance.state)
+        pub.publish("ret/home/hand01/speaker/power/set", "OFF" if speaker["power"] == "on" else "ON", qos=1,
+                    retain=True).wait_for_publish(5)
+        _, res, _ = mqtt_wait(listener.msgs, lambda t, p, r: t.endswith("speaker/feature/result"))
+        assert "retained" in json.loads(res)["message"] and h.appliance("speaker").appliance.state == speaker
+        pub.publish("ret/home/hand01/tv/power/set", "ON", qos=1)  # an ordinary command still works
+        mqtt_wait(listener.msgs, lambda t, p, r: t.endswith("tv/feature/result") and json.loads(p)["ok"])
+        assert all(cfg.get("retain") is False for _, cfg in bridge.discovery_messages()
+                   if "command_topic" in cfg or "mode_command_topic" in cfg)  # HA publishes our commands unretained
+    finally:
+        bridge.stop()
+        pub.client.disconnect()
+        pub.client.loop_stop()
+
+
+def test_broker_restart_republishes_discovery_availability_and_every_state():
+    with LocalBroker() as b:
+        h = load_household(DATA)
+        bridge = _bridge(b, h).start()
+        try:
+            n_configs, n_states = len(bridge.discovery_messages()), len(h.appliances)
+            assert len(_retained(b, "homeassistant/#")) == n_configs
+            b.stop()  # persistence off: every retained message is gone, as after a real broker restart without it
+            b.start()
+            deadline = time.monotonic() + 20
+            while bridge.republished < 2 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            configs = _retained(b, "homeassistant/#")
+            states = _retained(b, "rel/home/hand01/#")
+            assert len(configs) == n_configs, f"{len(configs)} of {n_configs} discovery configs after the restart"
+            assert states.get("rel/home/hand01/availability") == "online"
+            assert sum(t.endswith("/state") for t in states) == n_states
+            # commands work again after the reconnect
+            pub = Listener(b)
+            pub.subscribe("rel/home/hand01/tv/feature/result")
+            pub.publish("rel/home/hand01/tv/power/set", "ON", qos=1)
+            mqtt_wait(pub.msgs, lambda t, p, r: json.loads(p)["ok"])
+            pub.client.disconnect()
+            pub.client.loop_stop()
+        finally:
+            bridge.stop()
+
+
+def test_lost_connection_gives_offline_then_online_again(broker, listener):
+    bridge = _bridge(broker, load_household(DATA), base_topic="lwt/home").start()
+    try:
+        listener.subscribe("lwt/home/hand01/availability")
+        mqtt_wait(listener.msgs, lambda t, p, r: p == "online")
+        bridge.client.socket().close()  # the connection drops without DISCONNECT: the broker sends the last will
+        mqtt_wait(listener.msgs, lambda t, p, r: p == "offline")
+        mqtt_wait(listener.msgs, lambda t, p, r: p == "online")  # reconnected, availability republished
+    finally:
+        bridge.stop()
+
+
+def test_home_assistant_birth_message_republishes_discovery(broker, listener):
+    bridge = _bridge(broker, load_household(DATA), base_topic="birth/home").start()
+    try:
+        topic = "homeassistant/switch/hand01/tv_power/config"
+        assert topic in _retained(broker, "homeassistant/switch/hand01/+/config")
+        listener.publish(topic, "", qos=1, retain=True).wait_for_publish(5)  # Home Assistant lost its entity
+        assert topic not in _retained(broker, "homeassistant/switch/hand01/+/config", quiet=0.3)
+        listener.publish("homeassistant/status", "online", qos=1).wait_for_publish(5)  # Home Assistant's birth message
+        deadline = time.monotonic() + 10
+        while topic not in _retained(broker, "homeassistant/switch/hand01/+/config", quiet=0.3):
+            assert time.monotonic() < deadline, "discovery not republished after Home Assistant's birth message"
+        assert bridge.republished >= 2
+    finally:
+        bridge.stop()
+
+
+# ---------------------------------------------------------------- item 9: spoofed state, huge and deep payloads
+def test_spoofed_retained_state_is_corrected(broker, listener):
+    h = load_household(DATA)
+    bridge = _bridge(broker, h, base_topic="spoof/home").start()
+    try:
+        true_tv = _retained(broker, "spoof/home/hand01/tv/state")["spoof/home/hand01/tv/state"]
+        listener.publish("spoof/home/hand01/tv/state", json.dumps({"summary": "on", "state": {"power": "on"}}), qos=1,
+                         retain=True).wait_for_publish(5)
+        listener.publish("spoof/home/hand01/availability", "offline", qos=1, retain=True).wait_for_publish(5)
+        deadline = time.monotonic() + 10
+        while True:
+            got = _retained(broker, "spoof/home/hand01/#", quiet=0.3)
+            if got.get("spoof/home/hand01/tv/state") == true_tv and got.get("spoof/home/hand01/availability") == "online":
+                break
+            assert time.monotonic() < deadline, f"spoofed state kept: {got.get('spoof/home/hand01/tv/state')}"
+        assert bridge.corrections >= 2
+    finally:
+        bridge.stop()
+
+
+def test_huge_mqtt_payload_is_not_echoed(broker, listener):
+    bridge = _bridge(broker, load_household(DATA), base_topic="big/home").start()
+    try:
+        listener.subscribe("big/home/hand01/+/feature/result")
+        listener.publish("big/home/hand01/tv/feature/set", "x" * (20 * 1024 * 1024), qos=1)
+        _, res, _ = mqtt_wait(listener.msgs, lambda t, p, r: True, timeout=30)
+        assert len(res) < 4096 and "limited to" in json.loads(res)["message"]
+        # under the limit, a value the feature rejects is quoted only as a preview
+        listener.publish("big/home/hand01/tv/feature/set",
+                         json.dumps({"feature": "set_volume", "args": {"volume": "v" * 60_000}}), qos=1)
+        _, res, _ = mqtt_wait(listener.msgs, lambda t, p, r: True, timeout=30)
+        assert len(res) < 4096 and not json.loads(res)["ok"]
+        listener.publish("big/home/hand01/thermostat/mode/set", "m" * 60_000, qos=1)
+        _, res, _ = mqtt_wait(listener.msgs, lambda t, p, r: True, timeout=30)
+        assert len(res) < 4096 and not json.loads(res)["ok"]
+    finally:
+        bridge.stop()
+
+
+def test_deeply_nested_mqtt_command_gets_an_answer(broker, listener):
+    bridge = _bridge(broker, load_household(DATA), base_topic="deep/home").start()
+    try:
+        listener.subscribe("deep/home/hand01/+/feature/result")
+        deep = '{"feature": "set_volume", "args": ' + "[" * 30_000 + "]" * 30_000 + "}"
+        listener.publish("deep/home/hand01/tv/feature/set", deep, qos=1)
+        _, res, _ = mqtt_wait(listener.msgs, lambda t, p, r: True)
+        assert json.loads(res)["error_type"] == "UPSTREAM_FORMAT_ERROR" and "nested" in json.loads(res)["message"]
+    finally:
+        bridge.stop()
+
+
+def test_deeply_nested_ros_arguments_and_plans_get_an_answer(ros_context):
+    from rclpy.parameter import Parameter
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from conftest import wait_for
+    from nodes.appliance_node import ApplianceNode
+    from personal.msg import HomePlan, PlanResult, ToolCall, ToolResult
+
+    ros_context.add_node(ApplianceNode(context=ros_context.context, parameter_overrides=[Parameter("seed", value=0)]))
+    io = ros_context.make_node("deep_io")
+    reliable = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
+    results, plans = {}, {}
+    io.create_subscription(ToolResult, "home/tool_result", lambda m: results.__setitem__(m.request_id, m), reliable)
+    io.create_subscription(PlanResult, "home/plan_result", lambda m: plans.__setitem__(m.request_id, m), reliable)
+    calls = io.create_publisher(ToolCall, "home/tool_call", reliable)
+    plan_pub = io.create_publisher(HomePlan, "home/plan", reliable)
+    wait_for(lambda: calls.get_subscription_count() and plan_pub.get_subscription_count(), 20)
+    deep = "[" * 100_000 + "]" * 100_000
+    calls.publish(ToolCall(request_id="deep", tool="get_household_profile", arguments_json=deep))
+    calls.publish(ToolCall(request_id="digits", tool="get_household_profile", arguments_json='{"x": ' + "9" * 5000 + "}"))
+    plan_pub.publish(HomePlan(request_id="deep", plan_json=deep))
+    wait_for(lambda: {"deep", "digits"} <= set(results) and "deep" in plans, 20)
+    assert results["deep"].error_type == "UPSTREAM_FORMAT_ERROR" and "nested" in results["deep"].message
+    assert results["digits"].error_type == "UPSTREAM_FORMAT_ERROR"
+    assert "nested" in json.loads(plans["deep"].report_json)["format_error"]
+
+
+# ---------------------------------------------------------------- item 3: bounded per-call stores
+def test_appliance_node_tool_log_is_bounded(ros_context):
+    import tracemalloc
+
+    from rclpy.parameter import Parameter
+    from nodes.appliance_node import ApplianceNode
+
+    node = ros_context.add_node(ApplianceNode(context=ros_context.context, parameter_overrides=[Parameter("seed", value=0)]))
+    big = "a" * 200_000
+    args = {"search_string": big, "num_memories": 1}
+    node.tool_executor.call("get_household_memories", args)  # warm up (the memory index loads once)
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for _ in range(300):
+        node.tool_executor.call("get_household_memories", dict(args))
+    grown = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert grown < 5_000_000, f"300 calls with 200 kB arguments kept {grown / 1e6:.1f} MB"
+    assert node.tool_executor.calls == 301 and len(node.tool_executor.log) <= 100
+    assert len(node.tool_executor.log[-1].arguments) < 3000  # kept as a preview, not 200 kB
+
+
+# ---------------------------------------------------------------- issue 27 item 7: household-scoped entity ids
+def test_two_households_get_distinct_entity_ids():
+    a = load_household(DATA)
+    b = load_household(DATA)
+    b.household_id = "hand02"
+    ids = {}
+    for h in (a, b):
+        bridge = HomeAssistantBridge(ToolExecutor(PersonalHomeTools(h)), "127.0.0.1", 1)
+        for topic, cfg in bridge.discovery_messages():
+            component = topic.split("/")[1]
+            assert cfg["default_entity_id"] == f"{component}.{cfg['object_id']}" and cfg["object_id"].startswith(bridge.hid)
+            ids.setdefault("default_entity_id", []).append(cfg["default_entity_id"])
+            ids.setdefault("object_id", []).append(cfg["object_id"])
+            ids.setdefault("unique_id", []).append(cfg["unique_id"])
+            ids.setdefault("topic", []).append(topic)
+    for field, values in ids.items():  # Home Assistant appends _2 to a second entity with the same id
+        assert len(values) == len(set(values)), f"{field} collides between households"
+    assert "switch.hand02_tv_power" in ids["default_entity_id"]

@@ -25,6 +25,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
+from personal.smarthome import jsonin
 from personal.smarthome.appliances import CATALOGUE
 from personal.smarthome.features import FeatureError, P, Param
 from personal.smarthome.household import Household, Memory, Member, Pet
@@ -144,9 +145,11 @@ def parse_plan(plan: Any) -> list[dict[str, Any]]:
     if isinstance(plan, str):
         text = re.sub(r"^\s*```(?:json)?\s*|\s*```\s*$", "", plan.strip())
         try:
-            plan = json.loads(text)
+            plan = jsonin.loads(text)
         except json.JSONDecodeError as exc:
             raise PlanFormatError(f"plan is not valid JSON: {exc.msg} at char {exc.pos}") from None
+        except ValueError as exc:  # nested too deep, a 5000-digit number
+            raise PlanFormatError(f"plan: {exc}") from None
     if isinstance(plan, dict):
         plan = plan.get("programs", [plan])
     if not isinstance(plan, list):
