@@ -339,3 +339,52 @@ def test_two_households_get_distinct_entity_ids():
     for field, values in ids.items():  # Home Assistant appends _2 to a second entity with the same id
         assert len(values) == len(set(values)), f"{field} collides between households"
     assert "switch.hand02_tv_power" in ids["default_entity_id"]
+
+
+# ---------------------------------------------------------------- item 4: the local broker is supervised
+def test_dead_local_broker_is_reported_and_restarted():
+    from personal.smarthome.broker import BrokerSupervisor
+
+    events = []
+    with LocalBroker() as b:
+        bridge = _bridge(b, load_household(DATA)).start()
+        try:
+            sup = BrokerSupervisor(b, max_restarts=1, on_event=events.append)
+            assert sup.check() == "running" and not events
+            b._proc.kill()  # the broker this test started
+            b._proc.wait(5)
+            assert sup.check() == "restarted" and "killed by signal 9" in events[-1] and sup.restarts == 1
+            deadline = time.monotonic() + 20
+            while bridge.republished < 2:
+                assert time.monotonic() < deadline, "the bridge did not come back after the broker restart"
+                time.sleep(0.1)
+            assert len(_retained(b, "homeassistant/#")) == len(bridge.discovery_messages())
+            b._proc.kill()
+            b._proc.wait(5)
+            assert sup.check() == "failed" and "giving up" in events[-1]  # bounded: one restart allowed here
+        finally:
+            bridge.stop()
+
+
+def test_appliance_node_restarts_its_local_broker(ros_context):
+    from rclpy.parameter import Parameter
+    from conftest import wait_for
+    from nodes.appliance_node import ApplianceNode
+    from personal.smarthome.mqtt import connect_client
+
+    node = ros_context.add_node(ApplianceNode(context=ros_context.context, parameter_overrides=[
+        Parameter("seed", value=0), Parameter("mqtt_local_broker", value=True)]))
+    try:
+        broker = node.broker
+        old_pid = broker.pid
+        broker._proc.kill()  # the node's own broker, started in this process
+        wait_for(lambda: node.broker_supervisor is not None and node.broker_supervisor.restarts == 1, 20)
+        assert broker.pid != old_pid and broker.exit_status() is None
+        wait_for(lambda: node.bridge.republished >= 2, 20)
+        c = connect_client(broker.host, broker.port, broker.username, broker.password)
+        c.disconnect()
+        c.loop_stop()
+    finally:
+        node.bridge.stop()
+        node.bridge = None
+        node.broker.stop()

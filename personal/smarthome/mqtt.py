@@ -205,7 +205,11 @@ class HomeAssistantBridge:
     def stop(self) -> None:
         if self.client is not None:
             self._stopping = True
-            self.client.publish(self.availability_topic, "offline", qos=1, retain=True).wait_for_publish(2)
+            info = self.client.publish(self.availability_topic, "offline", qos=1, retain=True)
+            try:
+                info.wait_for_publish(2)
+            except RuntimeError:  # the broker is away: its last will says offline for us
+                pass
             self.client.disconnect()
             self.client.loop_stop()
             self.client = None
