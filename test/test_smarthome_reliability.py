@@ -307,18 +307,34 @@ def test_appliance_node_tool_log_is_bounded(ros_context):
     from nodes.appliance_node import ApplianceNode
 
     node = ros_context.add_node(ApplianceNode(context=ros_context.context, parameter_overrides=[Parameter("seed", value=0)]))
-    big = "a" * 200_000
-    args = {"search_string": big, "num_memories": 1}
-    node.tool_executor.call("get_household_memories", args)  # warm up (the memory index loads once)
+    def args(i):  # a new 200 kB string per call, as every decoded request is
+        return {"appliance_names": [f"{i} " + "a" * 200_000]}
+
+    node.tool_executor.call("get_appliances", args(-1))
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
-    for _ in range(300):
-        node.tool_executor.call("get_household_memories", dict(args))
+    for i in range(300):
+        r = node.tool_executor.call("get_appliances", args(i))
+        assert len(r.message) < 3000  # the unknown name is quoted, not echoed whole
     grown = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()
     assert grown < 5_000_000, f"300 calls with 200 kB arguments kept {grown / 1e6:.1f} MB"
     assert node.tool_executor.calls == 301 and len(node.tool_executor.log) <= 100
     assert len(node.tool_executor.log[-1].arguments) < 3000  # kept as a preview, not 200 kB
+    assert node.tool_executor.error_counts()["EXECUTION_ERROR"] == 301  # counts cover every call, kept or not
+
+
+def test_memory_query_cache_is_bounded_in_bytes():
+    from personal.smarthome.memory import MAX_CACHED_QUERY_CHARS, MemoryIndex
+
+    import numpy as np
+
+    h = load_household(DATA)
+    idx = MemoryIndex(embedder=lambda texts: np.ones((len(texts), 384), np.float32))
+    for i in range(50):
+        idx.search(h.memories, f"{i} " + "q" * 200_000, 1)
+    idx.search(h.memories, "short query", 1)
+    assert all(len(q) <= MAX_CACHED_QUERY_CHARS for q in idx._queries) and "short query" in idx._queries
 
 
 # ---------------------------------------------------------------- issue 27 item 7: household-scoped entity ids

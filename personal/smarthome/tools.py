@@ -571,9 +571,9 @@ class ToolExecutor:
             self._check_safety(name, args)
             output = getattr(self.tools, name)(**args)
         except ToolError as exc:
-            return ToolResult(name, arguments, False, None, exc.kind.value, exc.message)
+            return ToolResult(name, arguments, False, None, exc.kind.value, _clip_message(exc.message))
         except (FeatureError, KeyError, ValueError, TypeError) as exc:
-            return ToolResult(name, arguments, False, None, ErrorType.EXECUTION_ERROR.value, f"{name}: {exc}")
+            return ToolResult(name, arguments, False, None, ErrorType.EXECUTION_ERROR.value, _clip_message(f"{name}: {exc}"))
         if output is None and spec.none_ok:
             return ToolResult(name, args, True, {"status": "ok"})
         if output is None or output == [] or output == {} or output == "":
@@ -616,6 +616,13 @@ class ToolExecutor:
     def error_counts(self) -> dict[str, int]:
         """Typed errors of every call so far (a bounded log forgets calls, these counts do not)."""
         return dict(self._errors)
+
+
+MAX_MESSAGE_CHARS = 2000  # error messages quote the offending value: never the whole of a 20 MiB one
+
+
+def _clip_message(text: str) -> str:
+    return text if len(text) <= MAX_MESSAGE_CHARS else f"{text[:MAX_MESSAGE_CHARS]}… ({len(text)} characters)"
 
 
 def _compact(result: ToolResult) -> ToolResult:
