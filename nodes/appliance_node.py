@@ -8,7 +8,9 @@ Topics (typed ``personal/msg`` interfaces):
 
 With ``mqtt_host`` set (or ``mqtt_local_broker: true``, which starts a password-protected
 Mosquitto on loopback), every appliance is mirrored to MQTT with Home Assistant discovery;
-MQTT commands go through the same ToolExecutor validation. Malformed requests (arguments that
+MQTT commands go through the same ToolExecutor validation and safety rules. The local broker is
+supervised: its death is logged as an error and it is restarted on the same port (at most
+``BROKER_RESTARTS`` times; then the node exits with status 1, so the graph fails visibly). Malformed requests (arguments that
 are not a JSON object, an empty tool name) are logged and answered with an UPSTREAM_FORMAT_ERROR
 result, never raised.
 """
@@ -21,6 +23,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from personal.msg import ApplianceState, ApplianceStates, HomePlan, PlanResult, ToolCall, ToolResult
+from personal.smarthome import jsonin
 from personal.smarthome.generator import generate_household
 from personal.smarthome.household import load_household
 from personal.smarthome.plans import PlanExecutor
@@ -29,6 +32,8 @@ from nodes.lifecycle import run_node, subscribe
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 RELIABLE = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
+BROKER_RESTARTS = 5  # restarts of a local broker that died, before the node gives up
+TOOL_LOG_SIZE = 100  # tool calls kept (clipped) in ToolExecutor.log; counts cover every call
 
 
 class ApplianceNode(Node):
@@ -40,7 +45,7 @@ class ApplianceNode(Node):
         tools = PersonalHomeTools(self.household, require_discovery=bool(d("require_discovery", False).value))
         if not tools.require_discovery:
             tools.discovered.update(self.household.appliance_names())
-        self.tool_executor = ToolExecutor(tools)
+        self.tool_executor = ToolExecutor(tools, log_limit=TOOL_LOG_SIZE)  # a long-lived node: bounded log
         self.lock = threading.Lock()
         self.pub_result = self.create_publisher(ToolResult, "home/tool_result", RELIABLE)
         self.pub_plan = self.create_publisher(PlanResult, "home/plan_result", RELIABLE)
@@ -50,6 +55,7 @@ class ApplianceNode(Node):
         self._last_states = ""
         self.bridge = None
         self.broker = None
+        self.broker_supervisor = None
         self._start_mqtt(d)
         self.create_timer(float(d("state_period", 0.5).value), self._publish_states)
         self._publish_states()
@@ -63,9 +69,13 @@ class ApplianceNode(Node):
         if bool(d("mqtt_local_broker", False).value):
             from personal.smarthome.broker import LocalBroker
 
+            from personal.smarthome.broker import BrokerSupervisor
+
             self.broker = LocalBroker().start()
             host, port, user, password = self.broker.host, self.broker.port, self.broker.username, self.broker.password
             self.get_logger().info(f"started local Mosquitto on {host}:{port} (user {user!r}, anonymous refused)")
+            self.broker_supervisor = BrokerSupervisor(self.broker, BROKER_RESTARTS, lambda m: self.get_logger().error(m))
+            self.create_timer(1.0, self._supervise_broker)
         if not host:
             return
         from personal.smarthome.mqtt import HomeAssistantBridge
@@ -76,6 +86,12 @@ class ApplianceNode(Node):
                                           on_event=lambda m: self.get_logger().warning(m)).start()
         self.get_logger().info(f"mirroring to MQTT {host}:{port} under {self.bridge.base} (HA discovery prefix "
                                f"{self.bridge.discovery_prefix})")
+
+    def _supervise_broker(self) -> None:
+        if self.broker_supervisor.check() == "failed":
+            # not a message to drop: the mirror this node was asked for is gone for good (timers are unguarded)
+            raise SystemExit(f"appliance_node: the local MQTT broker is down and was not restarted "
+                             f"({self.broker_supervisor.restarts} restarts)")
 
     # -- states -----------------------------------------------------------------------------
     def _publish_states(self) -> None:
@@ -95,7 +111,7 @@ class ApplianceNode(Node):
     # -- requests ----------------------------------------------------------------------------
     def _on_tool_call(self, msg: ToolCall) -> None:
         try:
-            args = json.loads(msg.arguments_json or "{}")
+            args = jsonin.loads(msg.arguments_json or "{}")  # ValueError also for 100k-deep nesting
             if not isinstance(args, dict):
                 raise ValueError(f"arguments_json must hold a JSON object, got {type(args).__name__}")
             if not msg.tool:

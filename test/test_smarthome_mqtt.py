@@ -134,6 +134,7 @@ def test_command_to_state_round_trip(bridge, listener):
     _, res, _ = wait_for(msgs, lambda t, p, r: t.endswith("tv/feature/result") and json.loads(p)["request_id"] == "r-1")
     assert json.loads(res)["ok"] and json.loads(res)["output"] == {"volume": 35}
     wait_for(msgs, lambda t, p, r: t.endswith("tv/state") and json.loads(p)["state"]["volume"] == 35)
+    bridge.h.context.situation.members_present.append("hand01_1")  # an adult home: unlocking is allowed (issue 28 item 5)
     c.publish("test/home/hand01/door_lock/lock/set", "UNLOCK", qos=1)
     wait_for(msgs, lambda t, p, r: t.endswith("door_lock/state") and json.loads(p)["summary"] == "unlocked")
 

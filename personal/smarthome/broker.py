@@ -4,6 +4,10 @@
 The broker listens on 127.0.0.1 only, on a free port, with ``allow_anonymous false`` and a
 password file made by ``mosquitto_passwd``; its config, password file and log live in a
 temporary folder removed at ``stop()``.
+
+``BrokerSupervisor`` watches a started broker: when the process dies it reports how (exit status,
+the end of its log) and starts it again on the same port with the same credentials, so clients
+(paho reconnects by itself) carry on; after ``max_restarts`` restarts it gives up and says so.
 """
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 MOSQUITTO_CANDIDATES = ("/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto")
 
@@ -81,6 +86,14 @@ class LocalBroker:
     def log(self) -> str:
         return (self._dir / "mosquitto.log").read_text() if self._dir else ""
 
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    def exit_status(self) -> int | None:
+        """None while the broker runs (or was never started); its exit status once it has died."""
+        return self._proc.poll() if self._proc else None
+
     def stop(self) -> None:
         if self._proc and self._proc.poll() is None:
             self._proc.terminate()
@@ -100,3 +113,42 @@ class LocalBroker:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+class BrokerSupervisor:
+    """``check()`` (call it periodically): ``"running"``, ``"restarted"`` after the broker died and was
+    started again, ``"failed"`` once a restart failed or ``max_restarts`` are used up (it stays failed)."""
+
+    def __init__(self, broker: LocalBroker, max_restarts: int = 5,
+                 on_event: Callable[[str], None] = lambda msg: None) -> None:
+        self.broker = broker
+        self.max_restarts = max_restarts
+        self.on_event = on_event
+        self.restarts = 0
+        self.failed = False
+
+    def check(self) -> str:
+        if self.failed:
+            return "failed"
+        code = self.broker.exit_status()
+        if code is None:
+            return "running"
+        tail = self.broker.log().strip().splitlines()[-3:]
+        how = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+        if self.restarts >= self.max_restarts:
+            self.failed = True
+            self.on_event(f"local MQTT broker on {self.broker.host}:{self.broker.port} died ({how}); "
+                          f"{self.max_restarts} restarts used up, giving up. Its log: {tail}")
+            return "failed"
+        self.restarts += 1
+        self.broker.stop()
+        try:
+            self.broker.start()
+        except (BrokerError, OSError, subprocess.SubprocessError) as exc:
+            self.failed = True
+            self.on_event(f"local MQTT broker on {self.broker.host}:{self.broker.port} died ({how}) and could not be "
+                          f"restarted: {exc}")
+            return "failed"
+        self.on_event(f"local MQTT broker on {self.broker.host}:{self.broker.port} died ({how}; log: {tail}); "
+                      f"restarted it (restart {self.restarts} of at most {self.max_restarts})")
+        return "restarted"

@@ -110,7 +110,7 @@ def mirror(seed: int = typer.Option(0), host: str = typer.Option("", help="MQTT 
         broker = LocalBroker().start()
         host, port, username, password = broker.host, broker.port, broker.username, broker.password
         typer.echo(f"local Mosquitto on {host}:{port}, user {username!r}, password {password!r} (anonymous refused)")
-    bridge = HomeAssistantBridge(ToolExecutor(PersonalHomeTools(generate_household(seed))), host, port,
+    bridge = HomeAssistantBridge(ToolExecutor(PersonalHomeTools(generate_household(seed)), log_limit=100), host, port,
                                  username or None, password or None, on_event=typer.echo).start()
     typer.echo(f"mirroring under {bridge.base}; commands on {bridge.base}/<appliance>/<power|feature|...>/set")
     try:

@@ -64,6 +64,10 @@ def _memory_text(mem: Any) -> str:
     return " | ".join(p for p in parts if p)
 
 
+MAX_CACHED_QUERIES = 4096  # query embeddings kept (oldest dropped first)
+MAX_CACHED_QUERY_CHARS = 1000  # longer queries are embedded every time, never kept
+
+
 class MemoryIndex:
     """Cosine-similarity search over a household's memories, cached until they change."""
 
@@ -97,9 +101,11 @@ class MemoryIndex:
             return []
         q = self._queries.get(query)
         if q is None:
-            q = self._queries[query] = self.embedder([query])[0]
-            if len(self._queries) > 4096:
-                self._queries.pop(next(iter(self._queries)))
+            q = self.embedder([query])[0]
+            if len(query) <= MAX_CACHED_QUERY_CHARS:  # 4096 keys of 200 kB would be 800 MB in a long-lived node
+                self._queries[query] = q
+                if len(self._queries) > MAX_CACHED_QUERIES:
+                    self._queries.pop(next(iter(self._queries)))
         scores = vectors[idx] @ q
         order = sorted(range(len(idx)), key=lambda j: (-float(scores[j]), idx[j]))[:k]
         out = []

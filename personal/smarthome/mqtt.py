@@ -15,9 +15,30 @@ Per appliance ``obj`` of household ``hid`` (``base`` = ``personal/home`` by defa
   published on ``.../feature/result``.
 - availability: ``<base>/<hid>/availability`` (online/offline, retained, with a last will).
 
+Entity ids carry the household: ``unique_id`` ``personal_<hid>_<obj>_<what>``,
+``default_entity_id`` ``<component>.<hid>_<obj>_<what>`` (Home Assistant 2025.10+, core PR
+#151775) and the same ``object_id`` for older versions (newer ones ignore it when
+``default_entity_id`` is present), so a second household never gets ``_2`` entity names.
+
 Every command is turned into a ``run_appliance_feature`` call through the same
-``ToolExecutor`` the agents use, so it gets the same validation and typed errors; a bad
-payload is answered on the result topic and logged, never raised.
+``ToolExecutor`` the agents use, so it gets the same validation, safety rules and typed errors;
+a bad payload is answered on the result topic and logged, never raised. The way Home Assistant
+users expect MQTT devices to behave (docs: integrations/mqtt, "MQTT discovery", "Birth and last will"):
+
+- a command that arrives retained (stored on the broker, or published with the retain flag) is
+  never executed: it is answered with an error and cleared from the broker; commands are never
+  published retained (configs say ``retain: false``);
+- on every (re)connect, and whenever Home Assistant's birth message ``online`` arrives on
+  ``<discovery_prefix>/status``, the bridge republishes every discovery config, ``online`` and
+  every state (retained); the last will says ``offline``;
+- another client's message on one of the bridge's state or availability topics (a spoofed
+  retained state) is answered by republishing the true one, retained;
+- a command payload over ``MAX_COMMAND_BYTES`` is refused unread, and the result topic never
+  carries more than a short preview of what was sent.
+
+The bridge speaks MQTT 5 so it can subscribe with *no local* (its own publications never come
+back to it, so any message on its state topics is someone else's) and *retain as published*
+(a live command published retained is recognisable as such).
 """
 from __future__ import annotations
 
@@ -30,10 +51,17 @@ import uuid
 from typing import Any, Callable
 
 import paho.mqtt.client as mqtt
+from paho.mqtt.subscribeoptions import SubscribeOptions
 
+from personal.smarthome import jsonin
 from personal.smarthome.tools import ToolExecutor, ToolResult
 
 log = logging.getLogger(__name__)
+
+MAX_COMMAND_BYTES = 64 * 1024  # a command payload beyond this is refused without being decoded
+MAX_RESULT_TEXT = 1000  # characters of any text field of a result (messages quote arguments)
+MAX_QUEUED = 1000  # messages paho keeps for a broker that is away (it keeps every one by default)
+RECONNECT_DELAY_S = (1, 5)  # paho's reconnect back-off, min and max (its default max is 120 s)
 
 
 class MqttError(RuntimeError):
@@ -41,10 +69,13 @@ class MqttError(RuntimeError):
 
 
 def connect_client(host: str, port: int, username: str | None = None, password: str | None = None,
-                   client_id: str | None = None, timeout: float = 5.0, will: tuple[str, str] | None = None) -> mqtt.Client:
+                   client_id: str | None = None, timeout: float = 5.0, will: tuple[str, str] | None = None,
+                   protocol: int = mqtt.MQTTv311, max_queued: int = 0) -> mqtt.Client:
     """A connected paho client with its network loop running; raises MqttError (with the broker's reason) otherwise."""
     client = mqtt.Client(callback_api_version=mqtt.CallbackAPIVersion.VERSION2,
-                         client_id=client_id or f"personal-{uuid.uuid4().hex[:8]}")
+                         client_id=client_id or f"personal-{uuid.uuid4().hex[:8]}", protocol=protocol)
+    if max_queued:
+        client.max_queued_messages_set(max_queued)  # settable only before the connection
     if username is not None:
         client.username_pw_set(username, password)
     if will:
@@ -82,6 +113,12 @@ def _obj(name: str) -> str:
     return "".join(ch if ch.isalnum() else "_" for ch in name.lower())
 
 
+def _clip(text: Any, limit: int = MAX_RESULT_TEXT) -> Any:
+    if not isinstance(text, str) or len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit} more characters not shown]"
+
+
 class HomeAssistantBridge:
     def __init__(self, executor: ToolExecutor, host: str, port: int, username: str | None = None,
                  password: str | None = None, discovery_prefix: str = "homeassistant", base_topic: str = "personal/home",
@@ -98,7 +135,12 @@ class HomeAssistantBridge:
         self._published: dict[str, str] = {}
         self._lock = threading.Lock()
         self.tools.discovered.update(self.h.appliance_names())  # MQTT commands address appliances by name directly
+        self.birth_topic = f"{self.discovery_prefix}/status"  # Home Assistant's default birth / last-will topic
         self.commands_handled = 0
+        self.retained_commands_refused = 0
+        self.republished = 0  # full republications: connects, reconnects, Home Assistant births
+        self.corrections = 0  # foreign state / availability messages answered with the true one
+        self._stopping = False
 
     # -- topics --------------------------------------------------------------------------
     def state_topic(self, name: str) -> str:
@@ -115,26 +157,59 @@ class HomeAssistantBridge:
         return f"{self.base}/availability"
 
     # -- lifecycle -------------------------------------------------------------------------
+    def subscriptions(self) -> list[tuple[str, SubscribeOptions]]:
+        own = SubscribeOptions(qos=1, noLocal=True)  # never our own publications back
+        return [(f"{self.base}/+/+/set", SubscribeOptions(qos=1, noLocal=True, retainAsPublished=True)),
+                (f"{self.base}/+/state", own), (self.availability_topic, own), (self.birth_topic, own)]
+
     def start(self) -> "HomeAssistantBridge":
         host, port, user, pw = self.conn
         self.client = connect_client(host, port, user, pw, client_id=f"personal-home-{self.hid}-{uuid.uuid4().hex[:4]}",
-                                     will=(self.availability_topic, "offline"))
+                                     will=(self.availability_topic, "offline"), protocol=mqtt.MQTTv5,
+                                     max_queued=MAX_QUEUED)
+        self.client.reconnect_delay_set(*RECONNECT_DELAY_S)
         self.client.on_message = self._on_message
         acked = threading.Event()
         self.client.on_subscribe = lambda c, u, mid, rcs, p: acked.set()
-        self.client.subscribe(f"{self.base}/+/+/set", qos=1)
+        self.client.subscribe(self.subscriptions())
         if not acked.wait(10):  # commands sent right after start() must not be lost
             raise MqttError(f"no SUBACK for {self.base}/+/+/set within 10 s")
-        self.client.on_connect = lambda c, u, f, rc, p: c.subscribe(f"{self.base}/+/+/set", qos=1)  # resubscribe on reconnect
+        self.client.on_connect = self._on_reconnect
+        self.client.on_disconnect = self._on_disconnect
+        self.publish_all()
+        return self
+
+    def _on_reconnect(self, client, userdata, flags, reason_code, properties) -> None:
+        """A broker restart loses subscriptions and (without persistence) every retained message."""
+        if reason_code.is_failure:
+            return
+        client.subscribe(self.subscriptions())
+        self.publish_all()
+        self.on_event(f"MQTT reconnected to {self.conn[0]}:{self.conn[1]}: resubscribed, republished discovery, "
+                      "availability and state")
+
+    def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
+        if not self._stopping:
+            self.on_event(f"MQTT connection to {self.conn[0]}:{self.conn[1]} lost ({reason_code}); reconnecting")
+
+    def publish_all(self) -> None:
+        """Every discovery config, ``online`` and every state, retained (what Home Assistant needs to rebuild)."""
+        if self.client is None:
+            return
         for topic, payload in self.discovery_messages():
             self.client.publish(topic, json.dumps(payload), qos=1, retain=True)
         self.client.publish(self.availability_topic, "online", qos=1, retain=True)
         self.publish_states(force=True)
-        return self
+        self.republished += 1
 
     def stop(self) -> None:
         if self.client is not None:
-            self.client.publish(self.availability_topic, "offline", qos=1, retain=True).wait_for_publish(2)
+            self._stopping = True
+            info = self.client.publish(self.availability_topic, "offline", qos=1, retain=True)
+            try:
+                info.wait_for_publish(2)
+            except RuntimeError:  # the broker is away: its last will says offline for us
+                pass
             self.client.disconnect()
             self.client.loop_stop()
             self.client = None
@@ -149,8 +224,12 @@ class HomeAssistantBridge:
             common = {"device": device, "availability_topic": self.availability_topic, "state_topic": self.state_topic(a.name)}
 
             def cfg(component: str, what: str, **fields) -> None:
+                entity = f"{self.hid}_{obj}_{what}"  # household first: two households never collide (no "_2" names)
+                if "command_topic" in fields or "mode_command_topic" in fields:
+                    fields["retain"] = False  # Home Assistant publishes our commands unretained
                 out.append((f"{self.discovery_prefix}/{component}/{self.hid}/{obj}_{what}/config",
-                            {**common, "unique_id": f"personal_{self.hid}_{obj}_{what}", "object_id": f"{obj}_{what}", **fields}))
+                            {**common, "unique_id": f"personal_{entity}", "default_entity_id": f"{component}.{entity}",
+                             "object_id": entity, **fields}))
 
             cfg("sensor", "state", name="State", value_template="{{ value_json.summary }}", json_attributes_topic=self.state_topic(a.name))
             features = self._features(a.type)
@@ -211,9 +290,63 @@ class HomeAssistantBridge:
 
     def _on_message(self, client, userdata, msg) -> None:
         try:
+            if msg.topic == self.birth_topic:
+                if msg.payload.strip() == b"online":  # Home Assistant (re)started: it wants everything again
+                    self.publish_all()
+                return
+            if msg.topic == self.availability_topic or msg.topic.endswith("/state"):
+                self._correct_foreign(msg.topic, msg.payload)
+                return
+            if msg.retain:
+                self._refuse_retained(msg.topic, msg.payload)
+                return
+            if not msg.payload:  # an empty message clears a retained one; it is no command
+                return
+            if len(msg.payload) > MAX_COMMAND_BYTES:
+                self._answer(msg.topic, ToolResult("run_appliance_feature", None, False, None, "UPSTREAM_FORMAT_ERROR",
+                                                   f"payload of {len(msg.payload)} bytes refused: commands are limited to "
+                                                   f"{MAX_COMMAND_BYTES} bytes"))
+                return
             self.handle_command(msg.topic, msg.payload.decode("utf-8", errors="replace"))
         except Exception as exc:  # a callback must never kill the network loop
-            log.exception("MQTT command on %s failed: %s", msg.topic, exc)
+            log.exception("MQTT message on %s failed: %s", msg.topic, exc)
+
+    def _correct_foreign(self, topic: str, payload: bytes) -> None:
+        """Someone else wrote one of our state / availability topics (no-local: it is never our own echo)."""
+        if self._stopping:
+            return
+        true = "online" if topic == self.availability_topic else self._published.get(topic)
+        if true is None or payload.decode("utf-8", errors="replace") == true:
+            return
+        self.client.publish(topic, true, qos=1, retain=True)
+        self.corrections += 1
+        self.on_event(f"MQTT: another client published {len(payload)} bytes on {topic}; republished the true state")
+
+    def _refuse_retained(self, topic: str, payload: bytes) -> None:
+        """A retained command would run again at every restart of the node: refuse it and clear it."""
+        if not payload:
+            return
+        self.retained_commands_refused += 1
+        self.client.publish(topic, b"", qos=1, retain=True)  # an empty retained message deletes the stored one
+        self._answer(topic, ToolResult("run_appliance_feature", None, False, None, "UPSTREAM_FORMAT_ERROR",
+                                       "retained command refused (commands must be published with retain false); "
+                                       "cleared it from the broker"))
+
+    def _answer(self, topic: str, result: ToolResult, request_id: Any = None) -> None:
+        """Publish a command's outcome on its appliance's result topic, every text field clipped."""
+        placed = self._appliance_for(topic[len(self.base) + 1:].split("/")[0])
+        if not result.ok:
+            self.on_event(f"MQTT command {_clip(topic, 200)} rejected: {result.error_type}: {_clip(result.message, 300)}")
+        if self.client is None or placed is None:
+            return
+        out = {"request_id": _clip(request_id if isinstance(request_id, (str, int, float)) else None, 200),
+               "topic": _clip(topic, 300), "ok": result.ok, "output": result.output, "error_type": result.error_type,
+               "message": _clip(str(result.message))}
+        text = json.dumps(out, default=str)
+        if len(text) > MAX_COMMAND_BYTES:
+            out["output"] = f"output of {len(text)} bytes not shown (results are limited to {MAX_COMMAND_BYTES} bytes)"
+            text = json.dumps(out, default=str)
+        self.client.publish(self.result_topic(placed.appliance.name), text, qos=1)
 
     def handle_command(self, topic: str, payload: str) -> ToolResult | None:
         parts = topic[len(self.base) + 1:].split("/")
@@ -229,7 +362,7 @@ class HomeAssistantBridge:
         try:
             request_id, call = self._to_feature_call(placed.appliance.type, what, payload)
             if isinstance(call, str):  # a payload we cannot map: answer with a typed error
-                result = ToolResult("run_appliance_feature", {"topic": topic, "payload": payload}, False, None,
+                result = ToolResult("run_appliance_feature", {"topic": topic, "payload": payload[:200]}, False, None,
                                     "UPSTREAM_FORMAT_ERROR", call)
             else:
                 result = self.executor.call("run_appliance_feature", {"appliance_name": name, "feature_method": call[0],
@@ -238,12 +371,7 @@ class HomeAssistantBridge:
             result = ToolResult("run_appliance_feature", {"topic": topic, "payload": payload[:200]}, False, None,
                                 "EXECUTION_ERROR", f"{type(exc).__name__}: {exc}")
         self.commands_handled += 1
-        if self.client is not None:
-            out = {"request_id": request_id, "topic": topic, "ok": result.ok, "output": result.output,
-                   "error_type": result.error_type, "message": result.message}
-            self.client.publish(self.result_topic(name), json.dumps(out, default=str), qos=1)
-        if not result.ok:
-            self.on_event(f"MQTT command {topic} {payload!r} rejected: {result.error_type}: {result.message}")
+        self._answer(topic, result, request_id)
         self.publish_states()
         return result
 
@@ -252,7 +380,7 @@ class HomeAssistantBridge:
         p = payload.strip()
         if what == "feature":
             try:
-                body = json.loads(p, parse_float=_finite_float, parse_constant=_no_constant)
+                body = jsonin.loads(p, parse_float=_finite_float, parse_constant=_no_constant)
             except json.JSONDecodeError as exc:
                 return None, f"feature command payload is not JSON: {exc.msg}"
             except ValueError as exc:  # NaN, Infinity, 1e400

@@ -10,10 +10,12 @@ program); steps inside a program share state, so a step that needs an appliance 
 unless an earlier step turned it on. Validity (seed Eq. 11) is the share of steps that are
 executable — a known appliance, a known feature or toolbox function, well-formed arguments.
 
-Safety layer: steps that heat, unlock or open (oven, stove, space heater, door lock, garage
-door) are refused while a configured safety condition holds — ``nobody_home`` (no member
-present) or ``child_alone`` (only members under 13 present). A refused step is well formed
-(it counts as valid) but is not executed; refusals are reported separately.
+Safety layer (``personal.smarthome.safety``, the same rules the ``ToolExecutor`` applies to
+tool calls and MQTT commands): steps that heat, unlock or open (oven, stove, space heater, door
+lock, garage door), by a feature or by ``update_appliance_status``, are refused while a
+configured safety condition holds — ``nobody_home`` (no member present) or ``child_alone`` (only
+members under 13 present). A refused step is well formed (it counts as valid) but is not
+executed; refusals are reported separately.
 """
 from __future__ import annotations
 
@@ -23,37 +25,18 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
+from personal.smarthome import jsonin
 from personal.smarthome.appliances import CATALOGUE
 from personal.smarthome.features import FeatureError, P, Param
 from personal.smarthome.household import Household, Memory, Member, Pet
+from personal.smarthome.safety import CHILD_AGE, SafetyPolicy, safety_conditions  # noqa: F401 - re-exported
 from personal.smarthome.tools import ErrorType
 
 CATEGORIES = ("ACCIDENT_RESPONSE", "ROUTINE", "ANOMALY", "WELL_BEING")
-CHILD_AGE = 13
 
 
 class PlanFormatError(ValueError):
     """The plan text is not a JSON list/object of programs."""
-
-
-# ---------------------------------------------------------------- safety
-def safety_conditions(h: Household) -> dict[str, bool]:
-    """Which safety conditions hold in the household's current situation."""
-    sit = h.context.situation
-    present = [h.member(mid) for mid in (sit.members_present if sit else [])]
-    return {"nobody_home": sit is not None and not present,
-            "child_alone": bool(present) and all(m.age < CHILD_AGE for m in present)}
-
-
-@dataclass
-class SafetyPolicy:
-    conditions: tuple[str, ...] = ("nobody_home", "child_alone")
-
-    def refusal(self, h: Household, hazard: str) -> str | None:
-        held = [c for c, on in safety_conditions(h).items() if on and c in self.conditions]
-        if hazard and held:
-            return f"refused: a step that would {hazard} is not allowed while {' and '.join(held)}"
-        return None
 
 
 # ---------------------------------------------------------------- toolbox (seed's PG toolbox table)
@@ -162,9 +145,11 @@ def parse_plan(plan: Any) -> list[dict[str, Any]]:
     if isinstance(plan, str):
         text = re.sub(r"^\s*```(?:json)?\s*|\s*```\s*$", "", plan.strip())
         try:
-            plan = json.loads(text)
+            plan = jsonin.loads(text)
         except json.JSONDecodeError as exc:
             raise PlanFormatError(f"plan is not valid JSON: {exc.msg} at char {exc.pos}") from None
+        except ValueError as exc:  # nested too deep, a 5000-digit number
+            raise PlanFormatError(f"plan: {exc}") from None
     if isinstance(plan, dict):
         plan = plan.get("programs", [plan])
     if not isinstance(plan, list):
@@ -278,13 +263,18 @@ class PlanExecutor:
                 fn = TOOLBOX.get(step["feature"])
                 if fn is None:
                     raise FeatureError(f"toolbox has no function {step['feature']!r} (functions: {sorted(TOOLBOX)})", "unknown_feature")
-                res.result = fn.run(h, _bind_toolbox(fn, args))
+                bound = _bind_toolbox(fn, args)
+                refusal = self._toolbox_refusal(h, fn.name, bound)
+                if refusal:
+                    res.status, res.message = "refused", refusal
+                    return res
+                res.result = fn.run(h, bound)
             else:
                 placed = _resolve_appliance(h, step["appliance"])
                 t = CATALOGUE[placed.appliance.type]
                 feature = t.feature(step["feature"])
-                bound = feature.bind(args)
-                refusal = self.safety.refusal(h, feature.hazard if feature.is_hazardous(bound) else "")
+                feature.bind(args)  # a malformed step is invalid before it can be refused
+                refusal = self.safety.feature_refusal(h, placed.appliance.type, feature.method, args)
                 if refusal:
                     res.status, res.message = "refused", refusal
                     return res
@@ -300,6 +290,15 @@ class PlanExecutor:
             return res
         res.status = "ok"
         return res
+
+    def _toolbox_refusal(self, h: Household, name: str, args: dict) -> str | None:
+        """``update_appliance_status`` writes state directly: the same state rules as ``update_appliance``."""
+        if name != "update_appliance_status" or not isinstance(args.get("status"), dict):
+            return None
+        for p in h.appliances:
+            if p.appliance.name == args["appliance_name"] and p.location.lower() == str(args["appliance_location"]).lower():
+                return self.safety.state_refusal(h, p.appliance.type, p.appliance.state, {**p.appliance.state, **args["status"]})
+        return None
 
     @staticmethod
     def _format_problem(step: dict) -> str:

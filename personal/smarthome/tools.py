@@ -6,7 +6,8 @@ errors so agents can self-correct:
 - MISSING_ARGUMENTS / UNEXPECTED_ARGUMENTS: required argument absent / argument not in the schema.
 - UPSTREAM_FORMAT_ERROR: the call's arguments are not a JSON object (e.g. prose around JSON).
 - EXECUTION_ERROR: the call is well formed but cannot run: unknown member or appliance,
-  a skipped prerequisite (appliance used before it was discovered with get_owned_appliances /
+  a change the safety layer refuses (``personal.smarthome.safety``: heat / unlock / open while
+  nobody is home or a child is alone; message ``refused: …``), a skipped prerequisite (appliance used before it was discovered with get_owned_appliances /
   get_appliances_by_location, a feature needing the appliance on), wrong argument types,
   a feature rejecting its arguments.
 - EMPTY_OUTPUT: the tool ran but found nothing (no matching memories, no appliances there,
@@ -20,15 +21,18 @@ import io
 import json
 import re
 import threading
+from collections import deque
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
+from personal.smarthome import jsonin
 from personal.smarthome.appliances import CATALOGUE, validate_state
 from personal.smarthome.features import FeatureError
 from personal.smarthome.household import Household
 from personal.smarthome.memory import MemoryIndex
+from personal.smarthome.safety import SafetyPolicy
 
 
 class ErrorType(str, Enum):
@@ -496,30 +500,52 @@ class ToolResult:
         return asdict(self)
 
 
+def _preview(value: Any, limit: int = 200) -> str:
+    """A value as short JSON for an error message (an argument may be 20 MiB)."""
+    text = json.dumps(value, default=str)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
 def parse_arguments(raw: Any) -> dict[str, Any]:
     """Tool-call arguments as an object; raise UPSTREAM_FORMAT_ERROR for anything else."""
     if raw is None or raw == "":
         return {}
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw)
+            raw = jsonin.loads(raw)
         except json.JSONDecodeError as exc:
             raise ToolError(ErrorType.UPSTREAM_FORMAT_ERROR, f"arguments are not valid JSON ({exc.msg} at char {exc.pos})") from None
+        except ValueError as exc:  # nested too deep, a 5000-digit number
+            raise ToolError(ErrorType.UPSTREAM_FORMAT_ERROR, f"arguments: {exc}") from None
     if not isinstance(raw, dict):
         raise ToolError(ErrorType.UPSTREAM_FORMAT_ERROR, f"arguments must be a JSON object, got {type(raw).__name__}")
     return raw
 
 
+LOG_VALUE_CHARS = 2000  # a bounded log keeps arguments / outputs up to this size as JSON, else a preview
+
+
 @dataclass
 class ToolExecutor:
-    """Validates and runs tool calls against a PersonalHomeTools instance; keeps a call log."""
+    """Validates and runs tool calls against a PersonalHomeTools instance; keeps a call log.
+
+    ``log_limit=None`` keeps every call whole (one task's transcript, the agents read it);
+    a long-lived service (the appliance node, the MQTT mirror) passes ``log_limit=N``: the log is
+    then a ring buffer of the last N calls with large arguments / outputs replaced by a preview,
+    and ``calls`` / ``error_counts()`` still count every call."""
 
     tools: PersonalHomeTools
     allowed: set[str] | None = None  # restrict the tool list (e.g. text-only evaluation)
     log: list[ToolResult] = field(default_factory=list)
+    safety: SafetyPolicy = field(default_factory=SafetyPolicy)  # every appliance change goes through it
+    log_limit: int | None = None
 
     def __post_init__(self) -> None:
         self._lock = threading.RLock()
+        self.calls = 0
+        self._errors = {e: 0 for e in ERROR_TYPES}
+        if self.log_limit is not None:
+            self.log = deque(self.log, maxlen=max(0, self.log_limit))
 
     def specs(self) -> list[ToolSpec]:
         return [s for s in TOOL_SPECS if self.allowed is None or s.name in self.allowed]
@@ -527,7 +553,10 @@ class ToolExecutor:
     def call(self, name: str, arguments: Any = None) -> ToolResult:
         with self._lock:
             result = self._call(name, arguments)
-            self.log.append(result)
+            self.calls += 1
+            if result.error_type:
+                self._errors[result.error_type] += 1
+            self.log.append(result if self.log_limit is None else _compact(result))
             return result
 
     def _call(self, name: str, arguments: Any) -> ToolResult:
@@ -539,11 +568,12 @@ class ToolExecutor:
         try:
             args = parse_arguments(arguments)
             self._check(spec, args)
+            self._check_safety(name, args)
             output = getattr(self.tools, name)(**args)
         except ToolError as exc:
-            return ToolResult(name, arguments, False, None, exc.kind.value, exc.message)
+            return ToolResult(name, arguments, False, None, exc.kind.value, _clip_message(exc.message))
         except (FeatureError, KeyError, ValueError, TypeError) as exc:
-            return ToolResult(name, arguments, False, None, ErrorType.EXECUTION_ERROR.value, f"{name}: {exc}")
+            return ToolResult(name, arguments, False, None, ErrorType.EXECUTION_ERROR.value, _clip_message(f"{name}: {exc}"))
         if output is None and spec.none_ok:
             return ToolResult(name, args, True, {"status": "ok"})
         if output is None or output == [] or output == {} or output == "":
@@ -562,13 +592,49 @@ class ToolExecutor:
         for a in spec.args:
             if a.name in args and not _type_ok(a.type, args[a.name]):
                 raise ToolError(ErrorType.EXECUTION_ERROR,
-                                f"{spec.name}: argument {a.name!r} must be of type {a.type}, got {json.dumps(args[a.name], default=str)}")
+                                f"{spec.name}: argument {a.name!r} must be of type {a.type}, got {_preview(args[a.name])}")
         for key in [k for k, v in args.items() if v is None]:
             del args[key]  # null optional arguments take the tool's default
 
+    def _check_safety(self, name: str, args: dict[str, Any]) -> None:
+        """Refuse a hazardous appliance change while a safety condition holds (the plans' rules)."""
+        if name not in ("run_appliance_feature", "update_appliance"):
+            return
+        h = self.tools.household
+        try:
+            placed = h.appliance(args["appliance_name"])
+        except KeyError:
+            return  # the tool itself reports the unknown appliance
+        a = placed.appliance
+        if name == "run_appliance_feature":
+            refusal = self.safety.feature_refusal(h, a.type, args["feature_method"], args["feature_kwargs"])
+        else:
+            refusal = self.safety.state_refusal(h, a.type, a.state, {**a.state, **args["state"]})
+        if refusal:
+            raise ToolError(ErrorType.EXECUTION_ERROR, f"{args['appliance_name']}: {refusal}")
+
     def error_counts(self) -> dict[str, int]:
-        counts = {e: 0 for e in ERROR_TYPES}
-        for r in self.log:
-            if r.error_type:
-                counts[r.error_type] += 1
-        return counts
+        """Typed errors of every call so far (a bounded log forgets calls, these counts do not)."""
+        return dict(self._errors)
+
+
+MAX_MESSAGE_CHARS = 2000  # error messages quote the offending value: never the whole of a 20 MiB one
+
+
+def _clip_message(text: str) -> str:
+    return text if len(text) <= MAX_MESSAGE_CHARS else f"{text[:MAX_MESSAGE_CHARS]}… ({len(text)} characters)"
+
+
+def _compact(result: ToolResult) -> ToolResult:
+    """A log entry of bounded size: arguments / output over LOG_VALUE_CHARS as JSON become a preview."""
+    return ToolResult(result.tool, _small(result.arguments), result.ok, _small(result.output), result.error_type,
+                      result.message if len(result.message) <= LOG_VALUE_CHARS else _preview(result.message, LOG_VALUE_CHARS))
+
+
+def _small(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, str) and len(value) <= LOG_VALUE_CHARS:
+        return value
+    text = json.dumps(value, default=str)
+    return value if len(text) <= LOG_VALUE_CHARS else _preview(value, LOG_VALUE_CHARS)
