@@ -112,7 +112,7 @@ class BagReader:
     def messages(self, topics: list[str] | None = None) -> Iterator[BagMessage]:
         """Messages in log-time order (per file). A truncated or corrupt file raises BagError naming
         it after yielding every message that could be read."""
-        wanted = set(topics) if topics else None
+        wanted = set(topics) if topics is not None else None
         for path in self.files:
             if self.storage == "sqlite3":
                 yield from self._sqlite_messages(path, wanted)
@@ -135,7 +135,7 @@ class BagReader:
 
         factory = DecoderFactory()
         decoders = {}
-        wanted = set(topics) if topics else None
+        wanted = set(topics) if topics is not None else None
         for path in self.files:
             if self.storage == "sqlite3":
                 for msg in self._sqlite_messages(path, wanted):
