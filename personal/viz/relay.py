@@ -1,34 +1,74 @@
-"""The live view's public WebSocket endpoint: accepts Foxglove's published subprotocol
-``foxglove.websocket.v1`` as well as ``foxglove.sdk.v1`` and relays every frame, unchanged, to the
-foxglove-sdk server listening on a private localhost port.
+"""The live view's public port: accepts Foxglove's published WebSocket subprotocol
+``foxglove.websocket.v1`` as well as ``foxglove.sdk.v1`` in front of the foxglove-sdk server, which
+listens on a private localhost port.
 
-Why: foxglove-sdk's server (0.30) accepts only ``foxglove.sdk.v1``; clients built on the published
+Why: foxglove-sdk's server (0.30) accepts only ``foxglove.sdk.v1``; clients of the published
 protocol (``@foxglove/ws-protocol``'s FoxgloveClient, Lichtblick, older Foxglove apps) offer only
-``foxglove.websocket.v1`` and got HTTP 400. The two names carry the same JSON ops and binary opcodes
-(foxglove/ws-protocol docs/spec.md), so one relay serves both and keeps the SDK's own server, its
-per-client queues and message dropping: a slow client stops the relay reading its upstream, and the
-SDK drops for it as before. Frames from a client are small control messages (subscribe, …), bounded.
+``foxglove.websocket.v1`` and got HTTP 400. Both names carry the same JSON ops and binary opcodes
+(foxglove/ws-protocol, docs/spec.md), so the relay works at the byte level: it rewrites the
+subprotocol in the opening handshake (the client's ``Sec-WebSocket-Protocol`` offer, and the name
+in the server's 101 answer back to the one the client offered; ``Sec-WebSocket-Accept`` depends on
+the key only), then copies bytes both ways. Frames are never parsed, so the SDK's own framing,
+compression, per-client queues and message dropping stay exactly as they are.
 """
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 
 PUBLISHED = "foxglove.websocket.v1"  # foxglove/ws-protocol: FoxgloveClient.SUPPORTED_SUBPROTOCOL
 SDK = "foxglove.sdk.v1"  # foxglove-sdk's server
-SUBPROTOCOLS = [SDK, PUBLISHED]  # the server picks the first the client also offers
-CLIENT_FRAME_LIMIT = 1 << 20  # control messages; the live view takes no client publishing
+MAX_HANDSHAKE = 16 * 1024  # an opening handshake is a few hundred bytes
+_OFFER = re.compile(rb"^(sec-websocket-protocol:)([^\r\n]*)\r\n", re.IGNORECASE | re.MULTILINE)
+
+
+def rewrite_offer(request: bytes) -> tuple[bytes, bool]:
+    """The client's handshake with ``foxglove.websocket.v1`` offered as ``foxglove.sdk.v1`` when it
+    does not offer the SDK's name itself; True when rewritten."""
+    match = _OFFER.search(request)
+    if match is None:
+        return request, False
+    offered = [p.strip() for p in match.group(2).decode("latin-1").split(",")]
+    if SDK in offered or PUBLISHED not in offered:
+        return request, False
+    line = match.group(1) + b" " + SDK.encode() + b"\r\n"
+    return request[:match.start()] + line + request[match.end():], True
+
+
+def rewrite_answer(response: bytes) -> bytes:
+    """The server's 101 answer with the subprotocol the client offered."""
+    return _OFFER.sub(lambda m: m.group(1) + b" " + PUBLISHED.encode() + b"\r\n", response, count=1)
+
+
+async def _read_head(reader: asyncio.StreamReader) -> bytes:
+    """Bytes up to and including the blank line ending an HTTP head (bounded)."""
+    try:
+        return await reader.readuntil(b"\r\n\r\n")
+    except asyncio.LimitOverrunError as e:
+        raise ValueError(f"handshake over {MAX_HANDSHAKE} bytes") from e
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while data := await reader.read(1 << 16):
+            writer.write(data)
+            await writer.drain()  # a slow reader holds this side: the SDK's queue then drops for it
+    except (ConnectionError, OSError):
+        pass
+    finally:
+        writer.close()
 
 
 class Relay:
-    """Listen on ``host:port`` (0 = any free port) and relay each client to ``ws://127.0.0.1:upstream_port``."""
+    """Listen on ``host:port`` (0 = any free port) and relay each client to 127.0.0.1:``upstream_port``."""
 
     def __init__(self, upstream_port: int, host: str = "127.0.0.1", port: int = 8765) -> None:
-        self.upstream = f"ws://127.0.0.1:{upstream_port}"
+        self.upstream_port = upstream_port
         self.loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._error: BaseException | None = None
-        self._server = None
+        self._server: asyncio.base_events.Server | None = None
         self._thread = threading.Thread(target=self._run, args=(host, port), name="viz-relay", daemon=True)
         self._thread.start()
         self._ready.wait(30)
@@ -37,16 +77,10 @@ class Relay:
         self.port = self._server.sockets[0].getsockname()[1]
 
     def _run(self, host: str, port: int) -> None:
-        from websockets.asyncio.server import serve
-
         asyncio.set_event_loop(self.loop)
-
-        async def start():
-            return await serve(self._handle, host, port, subprotocols=SUBPROTOCOLS, compression=None,
-                               max_size=CLIENT_FRAME_LIMIT, ping_interval=None)
-
         try:
-            self._server = self.loop.run_until_complete(start())
+            self._server = self.loop.run_until_complete(
+                asyncio.start_server(self._handle, host, port, limit=MAX_HANDSHAKE))
         except BaseException as e:  # noqa: BLE001 - reported to the constructor (port in use, ...)
             self._error = e
             self._ready.set()
@@ -54,39 +88,35 @@ class Relay:
         self._ready.set()
         self.loop.run_forever()
 
-    async def _handle(self, client) -> None:
-        from websockets.asyncio.client import connect
-        from websockets.exceptions import ConnectionClosed
-
+    async def _handle(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
         try:
-            upstream = await connect(self.upstream, subprotocols=[SDK], compression=None, max_size=None,
-                                     ping_interval=None, open_timeout=10)
-        except (OSError, asyncio.TimeoutError) as e:
-            await client.close(1011, f"live view server unavailable: {e}")
+            request, rewritten = rewrite_offer(await asyncio.wait_for(_read_head(client_r), 10))
+            up_r, up_w = await asyncio.open_connection("127.0.0.1", self.upstream_port, limit=MAX_HANDSHAKE)
+        except (ValueError, asyncio.TimeoutError, asyncio.IncompleteReadError, ConnectionError, OSError):
+            client_w.close()
             return
-
-        async def pipe(src, dst) -> None:
-            try:
-                async for frame in src:
-                    await dst.send(frame)
-            except ConnectionClosed:
-                pass
-
-        async with upstream:
-            tasks = [asyncio.ensure_future(pipe(client, upstream)), asyncio.ensure_future(pipe(upstream, client))]
-            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-            for task in tasks:
-                task.cancel()
-        await client.close()
+        try:
+            up_w.write(request)
+            await up_w.drain()
+            answer = await asyncio.wait_for(_read_head(up_r), 10)
+            client_w.write(rewrite_answer(answer) if rewritten else answer)
+            await client_w.drain()
+        except (ValueError, asyncio.TimeoutError, asyncio.IncompleteReadError, ConnectionError, OSError):
+            client_w.close()
+            up_w.close()
+            return
+        await asyncio.gather(_pipe(client_r, up_w), _pipe(up_r, client_w))
 
     def stop(self) -> None:
         if self._server is None or not self.loop.is_running():
             return
 
-        async def close():
+        async def close() -> None:
             self._server.close()
             await self._server.wait_closed()
 
-        asyncio.run_coroutine_threadsafe(close(), self.loop).result(10)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(10)
+        try:
+            asyncio.run_coroutine_threadsafe(close(), self.loop).result(10)
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(10)
