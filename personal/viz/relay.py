@@ -19,7 +19,10 @@ import threading
 
 PUBLISHED = "foxglove.websocket.v1"  # foxglove/ws-protocol: FoxgloveClient.SUPPORTED_SUBPROTOCOL
 SDK = "foxglove.sdk.v1"  # foxglove-sdk's server
-MAX_HANDSHAKE = 16 * 1024  # an opening handshake is a few hundred bytes
+# the streams' buffer limit: bounds an opening handshake (a few hundred bytes in practice) and lets
+# one read move up to 1 MiB of frames (a smaller limit pauses the socket every 2 x limit bytes)
+BUFFER = 1 << 20
+MAX_HANDSHAKE = BUFFER
 _OFFER = re.compile(rb"^(sec-websocket-protocol:)([^\r\n]*)\r\n", re.IGNORECASE | re.MULTILINE)
 
 
@@ -51,7 +54,7 @@ async def _read_head(reader: asyncio.StreamReader) -> bytes:
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     try:
-        while data := await reader.read(1 << 16):
+        while data := await reader.read(BUFFER):
             writer.write(data)
             await writer.drain()  # a slow reader holds this side: the SDK's queue then drops for it
     except (ConnectionError, OSError):
@@ -80,7 +83,7 @@ class Relay:
         asyncio.set_event_loop(self.loop)
         try:
             self._server = self.loop.run_until_complete(
-                asyncio.start_server(self._handle, host, port, limit=MAX_HANDSHAKE))
+                asyncio.start_server(self._handle, host, port, limit=BUFFER))
         except BaseException as e:  # noqa: BLE001 - reported to the constructor (port in use, ...)
             self._error = e
             self._ready.set()
@@ -91,7 +94,7 @@ class Relay:
     async def _handle(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
         try:
             request, rewritten = rewrite_offer(await asyncio.wait_for(_read_head(client_r), 10))
-            up_r, up_w = await asyncio.open_connection("127.0.0.1", self.upstream_port, limit=MAX_HANDSHAKE)
+            up_r, up_w = await asyncio.open_connection("127.0.0.1", self.upstream_port, limit=BUFFER)
         except (ValueError, asyncio.TimeoutError, asyncio.IncompleteReadError, ConnectionError, OSError):
             client_w.close()
             return
