@@ -181,6 +181,27 @@ def test_either_foxglove_subprotocol_is_accepted(offered):
     assert subprotocol == offered[0] and first["op"] == "serverInfo"
 
 
+def test_connected_clients_see_the_server_stop():
+    """Through the relay too, a client learns that the live view went away (the graph ended)."""
+    import asyncio
+
+    import websockets
+
+    from personal.viz.server import VizServer
+
+    server = VizServer(port=0)
+
+    async def run():
+        async with websockets.connect(server.url, subprotocols=["foxglove.websocket.v1"], open_timeout=10) as ws:
+            await asyncio.wait_for(ws.recv(), 10)  # serverInfo
+            await asyncio.get_running_loop().run_in_executor(None, server.stop)
+            with pytest.raises(websockets.ConnectionClosed):
+                while True:
+                    await asyncio.wait_for(ws.recv(), 10)
+
+    asyncio.run(run())
+
+
 def test_foxglove_ws_protocol_client_receives_and_decodes_every_channel():
     """The published protocol's own client (npm @foxglove/ws-protocol FoxgloveClient, under node;
     scripts/bootstrap.sh installs both) subscribes to every channel of the live view and decodes each

@@ -72,6 +72,7 @@ class Relay:
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._server: asyncio.base_events.Server | None = None
+        self._open: set[asyncio.StreamWriter] = set()  # both sides of every relayed connection
         self._thread = threading.Thread(target=self._run, args=(host, port), name="viz-relay", daemon=True)
         self._thread.start()
         self._ready.wait(30)
@@ -108,7 +109,11 @@ class Relay:
             client_w.close()
             up_w.close()
             return
-        await asyncio.gather(_pipe(client_r, up_w), _pipe(up_r, client_w))
+        self._open.update((client_w, up_w))
+        try:
+            await asyncio.gather(_pipe(client_r, up_w), _pipe(up_r, client_w))
+        finally:
+            self._open.difference_update((client_w, up_w))
 
     def stop(self) -> None:
         if self._server is None or not self.loop.is_running():
@@ -116,6 +121,8 @@ class Relay:
 
         async def close() -> None:
             self._server.close()
+            for writer in list(self._open):  # connected clients see the server go, as before
+                writer.close()
             await self._server.wait_closed()
 
         try:
