@@ -1,6 +1,8 @@
 """Bag record/play throughput for 640x480 colour (rgb8) + aligned depth (16UC1) at 30 Hz.
 
-Prints: (1) the file layer alone — write and read MB/s and messages/s; (2) live recording
+Prints: (1) the file layer alone — write and read MB/s and messages/s, and what `bag info`'s checks
+cost on a zstd-compressed bag (summary only / every chunk decompressed and CRC-checked, the
+default / every message read, --full); (2) live recording
 over Fast DDS (the recorder node as a subprocess, shm profile on) — messages kept of those
 published at 30 Hz; (3) live playback as fast as possible — messages/s delivered.
 Usage: .venv/bin/python bench/bench_bags.py [--seconds 4]
@@ -61,6 +63,29 @@ def file_layer(n: int, tmp: Path) -> None:
     assert read == size
     print(f"| file write (uncompressed) | {size / tw / 1e6:8.1f} MB/s | {2 * n / tw:8.0f} msg/s |")
     print(f"| file read                 | {size / tr / 1e6:8.1f} MB/s | {2 * n / tr:8.0f} msg/s |")
+    info_checks(blobs, n, size, tmp)
+
+
+def info_checks(blobs: list[bytes], n: int, size: int, tmp: Path) -> None:
+    with BagWriter(tmp / "zstd_bag") as w:  # the recorder's default: zstd chunks
+        w.add_topic("/camera/color/image_raw", "sensor_msgs/msg/Image")
+        w.add_topic("/camera/aligned_depth_to_color/image_raw", "sensor_msgs/msg/Image")
+        for i in range(n):
+            w.write("/camera/color/image_raw", blobs[0], i * 33_333_333)
+            w.write("/camera/aligned_depth_to_color/image_raw", blobs[1], i * 33_333_333 + 1)
+    reader = BagReader(tmp / "zstd_bag")
+    on_disk = sum(f.stat().st_size for f in reader.files) / 1e6
+    t = time.perf_counter()
+    reader._summary_counts(reader.files[0])
+    t_summary = time.perf_counter() - t
+    t = time.perf_counter()
+    reader.verify()
+    t_chunks = time.perf_counter() - t
+    t = time.perf_counter()
+    reader.verify(full=True)
+    t_full = time.perf_counter() - t
+    print(f"| bag info, {on_disk:.0f} MB zstd ({size / 1e6:.0f} MB raw) | summary only {t_summary * 1e3:.0f} ms | "
+          f"chunks checked (default) {t_chunks * 1e3:.0f} ms | --full {t_full * 1e3:.0f} ms |")
 
 
 def live(seconds: float, tmp: Path) -> None:

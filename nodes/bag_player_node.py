@@ -21,6 +21,9 @@ played, every reliable message acknowledged and ``drain_s`` seconds passed — w
 the mapping node's ``map/progress``) is the condition: the consumer reports the stamp of the newest
 input it has handled, and the player waits (at most ``progress_timeout_s``) until that reaches the
 newest header stamp it played before draining and calling ``done_service``.
+``max_gap_s`` (default 10; 0 = keep every gap): a log-time gap longer than this is shortened to it
+(logged), so a paused recording or a damaged stamp does not make the player wait for days.
+SIGINT / SIGTERM stop the playback within 0.1 s (exit code 130).
 The node exits when the bag is played (code 2 on a broken bag or a failed done service),
 so a graph can mark it required.
 """
@@ -39,6 +42,10 @@ from std_msgs.msg import Header
 from personal.bags import BagError, BagReader
 from personal.bags.remap import import_message_class, parse_remaps
 from nodes.lifecycle import subscribe
+
+
+class Interrupted(Exception):
+    """SIGINT / SIGTERM during playback."""
 
 
 class BagPlayer(Node):
@@ -60,8 +67,11 @@ class BagPlayer(Node):
         self.declare_parameter("idle_type", "personal/msg/MapStatus")
         self.declare_parameter("progress_topic", "")
         self.declare_parameter("progress_timeout_s", 600.0)
+        self.declare_parameter("max_gap_s", 10.0)
         self.reader = BagReader(self.get_parameter("bag").value)
         self.rate = float(self.get_parameter("rate").value)
+        self.max_gap_s = float(self.get_parameter("max_gap_s").value)
+        self.gaps_skipped = 0
         self.validate = bool(self.get_parameter("validate").value)
         self.reliable = bool(self.get_parameter("reliable").value)
         remaps = parse_remaps([r for r in self.get_parameter("remap").value if r])
@@ -108,11 +118,11 @@ class BagPlayer(Node):
 
     def _qos(self, info) -> QoSProfile:
         p = info.qos_profiles[0] if info.qos_profiles else {}
-        reliable = self.reliable or p.get("reliability") != 2
+        reliable = self.reliable or p.get("reliability") != "best_effort"
         return QoSProfile(
             depth=max(int(p.get("depth", 10) or 10), 500 if self.reliable else 10),  # reliable: room for unacknowledged samples
             reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
-            durability=DurabilityPolicy.TRANSIENT_LOCAL if p.get("durability") == 1 else DurabilityPolicy.VOLATILE,
+            durability=DurabilityPolicy.TRANSIENT_LOCAL if p.get("durability") == "transient_local" else DurabilityPolicy.VOLATILE,
         )
 
     def wait_for_subscribers(self, timeout: float) -> None:
@@ -191,20 +201,39 @@ class BagPlayer(Node):
     def play(self) -> int:
         early = self._publish_latched_first() if self.get_parameter("latched_first").value else set()
         t0 = wall0 = None
+        prev_ns = None
         played = len(early)
         for msg in self.reader.messages(list(self.publishers_)):
             if (msg.topic, msg.log_time_ns) in early:
                 continue
             if t0 is None:
                 t0, wall0 = msg.log_time_ns, time.monotonic()
+            elif self.max_gap_s > 0 and (msg.log_time_ns - prev_ns) / 1e9 > self.max_gap_s:
+                # a recording paused for hours (or a damaged stamp) is not waited out: the rest of the
+                # bag is shifted to follow after max_gap_s
+                skip_ns = msg.log_time_ns - prev_ns - int(self.max_gap_s * 1e9)
+                t0 += skip_ns
+                self.gaps_skipped += 1
+                self.get_logger().warning(f"log-time gap of {(msg.log_time_ns - prev_ns) / 1e9:.1f} s before "
+                                          f"{msg.topic}: shortened to max_gap_s = {self.max_gap_s:g} s")
+            prev_ns = msg.log_time_ns if prev_ns is None else max(prev_ns, msg.log_time_ns)
             if self.rate > 0:
-                delay = wall0 + (msg.log_time_ns - t0) / 1e9 / self.rate - time.monotonic()
-                if delay > 0:
-                    time.sleep(delay)
+                self._sleep_until(wall0 + (msg.log_time_ns - t0) / 1e9 / self.rate)
             played += self._publish(msg)
         self.get_logger().info(f"played {played} messages, skipped {self.skipped} undecodable "
                                f"({', '.join(f'{t}: {n}' for t, n in sorted(self.played_by_topic.items()))})")
         return played
+
+    def _sleep_until(self, deadline: float) -> None:
+        """Wait in short slices so that SIGINT / SIGTERM (rclpy's handlers shut the context down
+        and do not interrupt a sleep) stop the playback within 0.1 s."""
+        while True:
+            if not self.context.ok():
+                raise Interrupted()
+            delay = deadline - time.monotonic()
+            if delay <= 0:
+                return
+            time.sleep(min(delay, 0.1))
 
     def _wait_progress(self) -> None:
         """Until the consumer reports the newest played stamp handled (progress_topic), bounded."""
@@ -259,8 +288,9 @@ def main(args=None) -> None:
     except BagError as e:
         print(f"[bag_player] error: {e}", flush=True)
         code = 2
-    except KeyboardInterrupt:
-        pass
+    except (KeyboardInterrupt, Interrupted):
+        print("[bag_player] interrupted", flush=True)
+        code = 130
     finally:
         if node is not None:
             node.destroy_node()

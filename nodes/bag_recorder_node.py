@@ -13,7 +13,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from personal.bags import BagWriter
-from personal.bags.qos import qos_profile_yaml
+from personal.bags.rosbag2_layout import qos_profile
 from personal.bags.remap import import_message_class
 from nodes.lifecycle import subscribe
 
@@ -52,7 +52,7 @@ class BagRecorder(Node):
             self._subs[name] = subscribe(self, cls, name, lambda data, n=name: self._on(n, data), qos, raw=True)
             self.get_logger().info(f"recording {name} [{types[0]}]")
 
-    def _qos_for(self, topic: str) -> tuple[QoSProfile, str]:
+    def _qos_for(self, topic: str) -> tuple[QoSProfile, list[dict]]:
         infos = self.get_publishers_info_by_topic(topic)
         reliable = bool(infos) and all(i.qos_profile.reliability == ReliabilityPolicy.RELIABLE for i in infos)
         latched = bool(infos) and all(i.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for i in infos)
@@ -61,7 +61,7 @@ class BagRecorder(Node):
             reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
             durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE,
         )
-        return qos, qos_profile_yaml(reliable=reliable, transient_local=latched, depth=10)
+        return qos, [qos_profile(reliable=reliable, transient_local=latched, depth=10)]
 
     def _on(self, topic: str, data: bytes) -> None:
         if self.done:

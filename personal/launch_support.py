@@ -9,9 +9,14 @@ one (``Arg("split")``) becomes a ``LaunchConfiguration``, wrapped in a
 ``ParameterValue`` typed like the argument's default so that, for example, an empty
 or numeric-looking string stays a string.
 
-Before any node: an ``OpaqueFunction`` checks every argument's value against its declared
-type and range (``Graph.argument_values``, as the runner does) and raises ``GraphError``
-naming the argument, which ends the launch before a node starts. Every node ends the launch
+First, ``SetEnvironmentVariable`` gives the nodes the runner's environment for every variable the
+user has not set (``personal.ros_env.graph_defaults``: the Fast DDS shared-memory profile, without
+which large images are dropped, and ``OMP_WAIT_POLICY=PASSIVE``). Before any node: an
+``OpaqueFunction`` checks every argument's value against its declared type and range
+(``Graph.argument_values``, as the runner does); a bad value prints the error naming the argument
+and ends the launch with exit code 2, the runner's, before a node starts. A node that runs only for
+one argument value (``NodeSpec.when``) gets a plain ``Condition`` (``LaunchConfigurationEquals`` is
+deprecated since launch 1.1; ``EqualsSubstitution`` is not in Humble). Every node ends the launch
 when it exits (``Shutdown``): a required node because its work is done, any other because the
 graph cannot work without it.
 """
@@ -29,24 +34,39 @@ def _default_text(value: Any) -> str:
 
 
 def graph_launch_description(graph: Graph | str):
+    import os
+    import sys
+
     from launch import LaunchDescription
-    from launch.actions import DeclareLaunchArgument, OpaqueFunction, Shutdown
+    from launch.actions import DeclareLaunchArgument, OpaqueFunction, SetEnvironmentVariable, Shutdown
+    from launch.condition import Condition
     from launch.substitutions import LaunchConfiguration
     from launch_ros.actions import Node
     from launch_ros.parameter_descriptions import ParameterValue
 
     if isinstance(graph, str):
         graph = get_graph(graph)
-    actions: list = [
+    from personal.ros_env import graph_defaults
+
+    actions: list = [SetEnvironmentVariable(name, value) for name, value in graph_defaults().items()
+                     if name not in os.environ]
+    actions += [
         DeclareLaunchArgument(name, default_value=_default_text(spec[0]), description=spec[1])
         for name, spec in graph.arguments.items()
     ]
 
     def check_arguments(context) -> list:
-        """Every argument's value, as given on the command line, checked before any node starts."""
-        from personal.graphs import check_unsharded
+        """Every argument's value, as given on the command line, checked before any node starts;
+        a bad one ends ``ros2 launch`` with the runner's exit code 2 (SystemExit leaves the launch
+        service's event loop; a plain exception would be logged and exit 1)."""
+        from personal.graphs import GraphError, check_unsharded
 
-        check_unsharded(graph.argument_values({name: LaunchConfiguration(name).perform(context) for name in graph.arguments}))
+        try:
+            check_unsharded(graph.argument_values({name: LaunchConfiguration(name).perform(context)
+                                                   for name in graph.arguments}))
+        except GraphError as exc:
+            print(f"error: {exc}", file=sys.stderr, flush=True)
+            raise SystemExit(2) from exc
         return []
 
     actions.append(OpaqueFunction(function=check_arguments))
@@ -79,9 +99,9 @@ def graph_launch_description(graph: Graph | str):
             output="screen",
         )
         if spec.when is not None:  # e.g. the viz node: only with viz:=foxglove
-            from launch.conditions import LaunchConfigurationEquals
-
-            kwargs["condition"] = LaunchConfigurationEquals(spec.when[0], spec.when[1])
+            name, value = spec.when
+            kwargs["condition"] = Condition(
+                predicate=lambda context, name=name, value=value: LaunchConfiguration(name).perform(context) == value)
         kwargs["on_exit"] = Shutdown(reason=f"required node {spec.name} exited" if spec.required else
                                      f"node {spec.name} died: the graph cannot work without it")
         actions.append(Node(**kwargs))

@@ -32,13 +32,23 @@ def ros_environment(base_env: Mapping[str, str] | None = None) -> dict[str, str]
     - OMP_WAIT_POLICY=PASSIVE unless set (:func:`passive_openmp`).
     """
     env = dict(os.environ if base_env is None else base_env)
-    env.setdefault("FASTDDS_DEFAULT_PROFILES_FILE", str(FASTDDS_PROFILE))
-    env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    for name, value in graph_defaults().items():
+        env.setdefault(name, value)
     env["AMENT_PREFIX_PATH"] = _prepend_path(env.get("AMENT_PREFIX_PATH"), sys.prefix)
     env["PATH"] = _prepend_path(env.get("PATH"), str(Path(sys.executable).parent))
-    env.setdefault("PYTHONUNBUFFERED", "1")
-    env.setdefault("OMP_WAIT_POLICY", OMP_WAIT_POLICY)
     return env
+
+
+def graph_defaults() -> dict[str, str]:
+    """The variables every graph's nodes get unless the user set them: the runner applies them
+    (:func:`ros_environment`) and so do the launch files (``SetEnvironmentVariable`` in
+    ``personal.launch_support``), so ``ros2 launch`` runs the nodes as ``personal launch`` does."""
+    return {
+        "FASTDDS_DEFAULT_PROFILES_FILE": str(FASTDDS_PROFILE),
+        "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST",
+        "PYTHONUNBUFFERED": "1",
+        "OMP_WAIT_POLICY": OMP_WAIT_POLICY,
+    }
 
 
 # Idle OpenMP threads sleep instead of spinning. torch (MiniLM, the crop tower) and numba (the

@@ -12,7 +12,10 @@ command -v "$PY" >/dev/null 2>&1 || PY=python3
 # libegl1 + libegl-mesa0 + libgl1-mesa-dri: MuJoCo offscreen rendering with MUJOCO_GL=egl on the CPU (robosuite).
 # cmake + g++ + make + python3.11-dev: rosidl builds the typed interfaces into .venv.
 # chromium: the tests open every report.html in headless Chromium (no missing image, expected tables).
-APT_PKGS=(libusb-1.0-0 mosquitto mosquitto-clients libegl1 libegl-mesa0 libgl1-mesa-dri cmake g++ make python3.11-dev chromium)
+# nodejs (+ npm where it is not bundled, as NodeSource's nodejs bundles it): the tests run Foxglove's
+# published-protocol client (@foxglove/ws-protocol, test/node/).
+APT_PKGS=(libusb-1.0-0 mosquitto mosquitto-clients libegl1 libegl-mesa0 libgl1-mesa-dri cmake g++ make python3.11-dev chromium nodejs)
+command -v npm >/dev/null 2>&1 || APT_PKGS+=(npm)
 STAMP=.venv/.bootstrap-stamp
 want=$(cat requirements.txt requirements-cluster.txt constraints.txt setup.py scripts/bootstrap.sh | sha256sum | cut -d' ' -f1)
 IFACE_STAMP=.venv/.interfaces-stamp
@@ -45,4 +48,13 @@ if ! { [ -f "$IFACE_STAMP" ] && [ "$(cat "$IFACE_STAMP")" = "$iface_want" ]; }; 
   bash scripts/build_interfaces.sh .venv
   echo "$iface_want" > "$IFACE_STAMP"
   echo "[bootstrap] ready" >&2
+fi
+
+# peers' JavaScript clients for the tests, exactly as locked (test/node/package-lock.json)
+NODE_STAMP=test/node/node_modules/.bootstrap-stamp
+node_want=$(cat test/node/package.json test/node/package-lock.json | sha256sum | cut -d' ' -f1)
+if ! { [ -f "$NODE_STAMP" ] && [ "$(cat "$NODE_STAMP")" = "$node_want" ]; }; then
+  echo "[bootstrap] installing the tests' npm packages (test/node, npm ci)" >&2
+  (cd test/node && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error >/dev/null)
+  echo "$node_want" > "$NODE_STAMP"
 fi

@@ -122,8 +122,6 @@ def test_writer_refuses_to_overwrite(tmp_path):
 
 
 def test_live_record_then_play(tmp_path, ros_context, run_node):
-    from personal.bags.qos import qos_profile_yaml  # noqa: F401 - the recorder writes it
-
     from conftest import wait_for
 
     pub_node = ros_context.make_node("talker")
@@ -167,3 +165,21 @@ def test_record_graph_with_max_messages_stops_the_graph(tmp_path):
     assert proc.returncode == 0, log[-3000:]
     assert "required node bag_recorder ended: stopping the graph" in log
     assert BagReader(out).verify() == {"/odom": 5}
+
+
+def test_rosbags_decodes_every_message_of_a_sim_recording(tmp_path):
+    """issue 27, finding 1: rosbags found no schema in our bags (names without /msg/) and read 0 messages.
+    Every topic the sim graph publishes, recorded by `bag record sim`, decoded by the peer."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("rosbags")
+    from bag_peers import rosbags_decode_all
+
+    out = tmp_path / "bag"
+    proc = subprocess.run([sys.executable, "-m", "personal", "bag", "record", "sim", "-o", str(out),
+                           "--max-messages", "60", "-a", "rate:=5.0"], capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    counts = rosbags_decode_all(out)
+    assert sum(counts.values()) == 60 and counts == BagReader(out).verify()
+    assert any("image" in t for t in counts), counts  # camera images among them, not only small messages

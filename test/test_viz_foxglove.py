@@ -115,36 +115,40 @@ ALL_TOPICS = ["/camera/color/image_raw", "/camera/aligned_depth_to_color/image_r
               "/map/frontiers", "/grounding/predictions", "/agent/pose", "/agent/path", "/aiv/verdicts", "/tf"]
 
 
+def log_every_topic(server, stop) -> None:
+    """Log one message of every forwarded kind every 50 ms until ``stop`` (the server only sends to
+    subscribers: keep logging until the client has them)."""
+    from personal.viz import convert as cv
+
+    m = ros_messages()
+    while not stop.is_set():
+        server.log("/camera/color/image_raw", cv.image(m["rgb"]))
+        server.log("/camera/aligned_depth_to_color/image_raw", cv.image(m["depth"]))
+        server.log("/camera/color/camera_info", cv.camera_calibration(m["info"]))
+        server.log("/map/cloud", cv.point_cloud(m["cloud"]))
+        server.log("/map", cv.occupancy_grid(m["grid"]))
+        server.log("/grounding/similarity", cv.similarity_grid(m["sim"]))
+        server.log("/map/frontiers", cv.marker_array(m["frontiers"]))
+        server.log("/grounding/predictions", cv.predictions(m["results"]))
+        a = m["agent"][-1]
+        server.log("/agent/pose", cv.agent_pose(a.position.x, a.position.y, a.yaw))
+        server.log("/agent/path", cv.agent_path([(s.position.x, s.position.y, s.yaw) for s in m["agent"]]))
+        server.log("/aiv/verdicts", cv.log(cv.verdict_text(m["verdict"]), "verifier"))
+        server.log("/tf", cv.transforms(m["tf"]))
+        stop.wait(0.05)
+
+
 def test_every_schema_round_trips_through_the_foxglove_protocol():
     """Conversions logged on a real foxglove-sdk server, received and decoded by a protocol client."""
     import threading
 
-    from personal.viz import convert as cv
     from personal.viz.client import probe
     from personal.viz.server import VizServer
 
-    m = ros_messages()
     server = VizServer(port=0)
     try:
-        def publish():  # the server only sends to subscribers: keep logging until the probe has them
-            while not stop.is_set():
-                server.log("/camera/color/image_raw", cv.image(m["rgb"]))
-                server.log("/camera/aligned_depth_to_color/image_raw", cv.image(m["depth"]))
-                server.log("/camera/color/camera_info", cv.camera_calibration(m["info"]))
-                server.log("/map/cloud", cv.point_cloud(m["cloud"]))
-                server.log("/map", cv.occupancy_grid(m["grid"]))
-                server.log("/grounding/similarity", cv.similarity_grid(m["sim"]))
-                server.log("/map/frontiers", cv.marker_array(m["frontiers"]))
-                server.log("/grounding/predictions", cv.predictions(m["results"]))
-                a = m["agent"][-1]
-                server.log("/agent/pose", cv.agent_pose(a.position.x, a.position.y, a.yaw))
-                server.log("/agent/path", cv.agent_path([(s.position.x, s.position.y, s.yaw) for s in m["agent"]]))
-                server.log("/aiv/verdicts", cv.log(cv.verdict_text(m["verdict"]), "verifier"))
-                server.log("/tf", cv.transforms(m["tf"]))
-                stop.wait(0.05)
-
         stop = threading.Event()
-        thread = threading.Thread(target=publish, daemon=True)
+        thread = threading.Thread(target=log_every_topic, args=(server, stop), daemon=True)
         thread.start()
         got = probe(server.url, ALL_TOPICS, count=1, duration=20)
         stop.set()
@@ -153,6 +157,88 @@ def test_every_schema_round_trips_through_the_foxglove_protocol():
         server.stop()
     assert set(got.frames) == set(ALL_TOPICS), f"missing {set(ALL_TOPICS) - set(got.frames)}"
     check_frames(got.frames)
+
+
+@pytest.mark.parametrize("offered", [["foxglove.websocket.v1"], ["foxglove.sdk.v1"]])
+def test_either_foxglove_subprotocol_is_accepted(offered):
+    """issue 27, finding 4: a client offering only the published foxglove.websocket.v1 got HTTP 400."""
+    import asyncio
+    import json
+
+    import websockets
+
+    from personal.viz.server import VizServer
+
+    async def hello(url):
+        async with websockets.connect(url, subprotocols=offered, open_timeout=10) as ws:
+            return ws.subprotocol, json.loads(await asyncio.wait_for(ws.recv(), 10))
+
+    server = VizServer(port=0)
+    try:
+        subprotocol, first = asyncio.run(hello(server.url))
+    finally:
+        server.stop()
+    assert subprotocol == offered[0] and first["op"] == "serverInfo"
+
+
+def test_connected_clients_see_the_server_stop():
+    """Through the relay too, a client learns that the live view went away (the graph ended)."""
+    import asyncio
+
+    import websockets
+
+    from personal.viz.server import VizServer
+
+    server = VizServer(port=0)
+
+    async def run():
+        async with websockets.connect(server.url, subprotocols=["foxglove.websocket.v1"], open_timeout=10) as ws:
+            await asyncio.wait_for(ws.recv(), 10)  # serverInfo
+            await asyncio.get_running_loop().run_in_executor(None, server.stop)
+            with pytest.raises(websockets.ConnectionClosed):
+                while True:
+                    await asyncio.wait_for(ws.recv(), 10)
+
+    asyncio.run(run())
+
+
+def test_foxglove_ws_protocol_client_receives_and_decodes_every_channel():
+    """The published protocol's own client (npm @foxglove/ws-protocol FoxgloveClient, under node;
+    scripts/bootstrap.sh installs both) subscribes to every channel of the live view and decodes each
+    message with the advertised protobuf schema."""
+    import json
+    import shutil
+    import subprocess
+    import threading
+    from pathlib import Path
+
+    from personal.viz.server import VizServer
+
+    node_dir = Path(__file__).resolve().parent / "node"
+    assert shutil.which("node") and (node_dir / "node_modules" / "@foxglove" / "ws-protocol").is_dir(), \
+        "node or @foxglove/ws-protocol missing: run scripts/bootstrap.sh"
+    server = VizServer(port=0)
+    try:
+        stop = threading.Event()
+        thread = threading.Thread(target=log_every_topic, args=(server, stop), daemon=True)
+        thread.start()
+        proc = subprocess.run(["node", str(node_dir / "foxglove_probe.js"), server.url, "30", "2"],
+                              capture_output=True, text=True, timeout=60)
+        stop.set()
+        thread.join()
+    finally:
+        server.stop()
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    got = json.loads(proc.stdout)
+    assert got["subprotocol"] == "foxglove.websocket.v1" and got["serverInfo"]["name"] == "personal"
+    assert not got["errors"], got["errors"]
+    topics = got["topics"]
+    assert set(topics) == set(ALL_TOPICS) and all(t["count"] >= 2 for t in topics.values()), \
+        {k: v["count"] for k, v in topics.items()}
+    rgb = topics["/camera/color/image_raw"]
+    assert rgb["schemaName"] == "foxglove.RawImage" and rgb["first"]["width"] == 3 and rgb["first"]["encoding"] == "rgb8"
+    assert topics["/map"]["first"]["column_count"] == 3 and topics["/camera/color/camera_info"]["first"]["width"] == 3
+    assert topics["/tf"]["schemaName"] == "foxglove.FrameTransforms"
 
 
 def test_a_late_subscriber_gets_the_latest_message():

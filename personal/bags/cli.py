@@ -1,7 +1,7 @@
 """`personal bag record|play|info`: rosbag2 MCAP bags without the ros2 CLI."""
 from __future__ import annotations
 
-import subprocess
+import signal
 from typing import List, Optional
 
 import typer
@@ -57,11 +57,8 @@ def record(
             raise typer.Exit(2)
         raise typer.Exit(run_graph(graph, overrides))
     params["topics"] = list(targets)
-    cmd = node_command("nodes.bag_recorder_node", "bag_recorder", parameters=params)
-    try:
-        raise typer.Exit(subprocess.call(cmd, env=ros_environment()))
-    except KeyboardInterrupt:
-        raise typer.Exit(0)
+    raise typer.Exit(_run_node(node_command("nodes.bag_recorder_node", "bag_recorder", parameters=params),
+                               ros_environment()))
 
 
 @app.command()
@@ -72,6 +69,8 @@ def play(
     topics: Optional[List[str]] = typer.Option(None, "--topics", help="Only these topics."),
     remap: Optional[List[str]] = typer.Option(None, "--remap", help="from:=to topic remaps."),
     wait_subscribers: float = typer.Option(0.0, help="Seconds to wait for a subscriber on every topic first."),
+    max_gap: float = typer.Option(10.0, "--max-gap", min=0.0,
+                                  help="Shorten log-time gaps longer than this many seconds to it (0 = keep)."),
 ) -> None:
     """Publish a bag's messages with their original timing."""
     from personal.bags import BagError, BagReader
@@ -79,14 +78,33 @@ def play(
     from personal.ros_env import ros_environment
 
     try:
-        BagReader(bag)  # fail fast, with the file named, before starting ROS
+        BagReader(bag).verify()  # fail fast, with the file named (a corrupt chunk too), before starting ROS
     except BagError as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2)
     params = {"bag": bag, "rate": rate, "clock": clock, "topics": list(topics or [""]),
-              "remap": list(remap or [""]), "wait_subscribers": wait_subscribers}
-    cmd = node_command("nodes.bag_player_node", "bag_player", parameters=params)
+              "remap": list(remap or [""]), "wait_subscribers": wait_subscribers, "max_gap_s": max_gap}
+    raise typer.Exit(_run_node(node_command("nodes.bag_player_node", "bag_player", parameters=params),
+                               ros_environment()))
+
+
+def _run_node(cmd: list[str], env) -> int:
+    """Run one node as the runner runs its nodes (``personal.runner.spawn``: its own session and a
+    parent-death signal, so it never outlives this CLI, even after SIGKILL) and pass SIGINT / SIGTERM
+    on: the first as SIGINT (the recorder then closes its bag), the next as SIGTERM, then SIGKILL.
+    Returns the node's exit status."""
+    from personal.runner import exit_status, spawn
+
+    proc = spawn(cmd, env=env)
+    escalation = [signal.SIGINT, signal.SIGTERM, signal.SIGKILL]
+
+    def forward(_sig, _frame) -> None:
+        if proc.poll() is None:
+            proc.send_signal(escalation.pop(0) if len(escalation) > 1 else signal.SIGKILL)
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        raise typer.Exit(subprocess.call(cmd, env=ros_environment()))
-    except KeyboardInterrupt:
-        raise typer.Exit(0)
+        return exit_status(proc.wait())
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

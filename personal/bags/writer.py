@@ -1,8 +1,11 @@
 """Write a rosbag2 bag directory: ``<name>_0.mcap`` + ``metadata.yaml``.
 
-Channels carry ``cdr`` messages, ``ros2msg`` schemas with their dependencies and
-``offered_qos_profiles`` metadata; the file is chunked (zstd) and indexed, so
-``ros2 bag info/play`` and Foxglove accept it.
+The layout is rosbag2's own, version 9 (Jazzy / Kilted; ``personal/bags/rosbag2_layout.py`` cites
+the upstream files): schemas named after the type (``sensor_msgs/msg/Image``) with the ``ros2msg``
+text and its dependencies, ``cdr`` channels with ``offered_qos_profiles`` and ``topic_type_hash``,
+the ``rosbag2`` metadata record, and metadata.yaml with list QoS. Chunks are zstd-compressed and
+indexed (rosbag2's ``zstd_fast`` preset does the same), so ``ros2 bag info|play``, rosbags and
+Foxglove open it.
 """
 from __future__ import annotations
 
@@ -12,18 +15,17 @@ from pathlib import Path
 import yaml
 from mcap.writer import CompressionType, Writer
 
-from personal.bags.qos import qos_profile_yaml
+from personal.bags import rosbag2_layout as layout
 from personal.bags.schema import message_definition, type_hash
 
 ROS_DISTRO = "kilted"
-METADATA_VERSION = 9
 
 
 @dataclass
 class _Topic:
     name: str
     type: str
-    qos: str
+    qos: list  # offered profiles, version-9 form
     channel_id: int
     count: int = 0
 
@@ -43,28 +45,30 @@ class BagWriter:
             chunk_size=chunk_size,
             compression=CompressionType.ZSTD if compress else CompressionType.NONE,
         )
-        self._writer.start(profile="ros2", library="personal-bags")
+        self._writer.start(profile=layout.MCAP_PROFILE, library="personal-bags")
         self._schemas: dict[str, int] = {}
         self.topics: dict[str, _Topic] = {}
         self._first_ns: int | None = None
         self._last_ns: int | None = None
         self._closed = False
 
-    def add_topic(self, name: str, type_name: str, qos: str | None = None) -> None:
-        """Register a topic; ``type_name`` like ``sensor_msgs/msg/Image``."""
+    def add_topic(self, name: str, type_name: str, qos: list[dict] | str | None = None) -> None:
+        """Register a topic; ``type_name`` like ``sensor_msgs/msg/Image``; ``qos`` the offered profiles
+        (either metadata form; default one reliable, volatile, depth-10 profile)."""
         if name in self.topics:
             if self.topics[name].type != type_name:
                 raise ValueError(f"topic {name} already registered as {self.topics[name].type}, not {type_name}")
             return
         if type_name not in self._schemas:
             self._schemas[type_name] = self._writer.register_schema(
-                name=type_name.replace("/msg/", "/"), encoding="ros2msg",
+                name=layout.schema_name(type_name), encoding=layout.SCHEMA_ENCODING,
                 data=message_definition(type_name).encode(),
             )
-        qos = qos if qos is not None else qos_profile_yaml()
+        qos = layout.parse_qos_profiles(qos, f"{name}: qos") if qos is not None else [layout.qos_profile()]
         channel = self._writer.register_channel(
-            topic=name, message_encoding="cdr", schema_id=self._schemas[type_name],
-            metadata={"offered_qos_profiles": qos},
+            topic=name, message_encoding=layout.MESSAGE_ENCODING, schema_id=self._schemas[type_name],
+            metadata={layout.CHANNEL_QOS_KEY: layout.qos_channel_string(qos),
+                      layout.CHANNEL_HASH_KEY: type_hash(type_name)},
         )
         self.topics[name] = _Topic(name, type_name, qos, channel)
 
@@ -84,46 +88,24 @@ class BagWriter:
     def close(self) -> Path:
         if self._closed:
             return self.directory
+        info = self._information()
+        # rosbag2's MCAP storage stores the bag's metadata in the file too (update_metadata)
+        self._writer.add_metadata(layout.METADATA_RECORD,
+                                  {layout.METADATA_RECORD_KEY: yaml.safe_dump(info, sort_keys=False)})
         self._writer.finish()
         self._stream.close()
         self._closed = True
-        (self.directory / "metadata.yaml").write_text(yaml.safe_dump(self._metadata(), sort_keys=False))
+        text = yaml.safe_dump({"rosbag2_bagfile_information": info}, sort_keys=False)
+        (self.directory / "metadata.yaml").write_text(text)
         return self.directory
 
-    def _metadata(self) -> dict:
+    def _information(self) -> dict:
         start = self._first_ns or 0
-        duration = (self._last_ns or 0) - start
-        total = sum(t.count for t in self.topics.values())
-        return {
-            "rosbag2_bagfile_information": {
-                "version": METADATA_VERSION,
-                "storage_identifier": "mcap",
-                "duration": {"nanoseconds": duration},
-                "starting_time": {"nanoseconds_since_epoch": start},
-                "message_count": total,
-                "topics_with_message_count": [
-                    {
-                        "topic_metadata": {
-                            "name": t.name, "type": t.type, "serialization_format": "cdr",
-                            "offered_qos_profiles": t.qos, "type_description_hash": type_hash(t.type),
-                        },
-                        "message_count": t.count,
-                    }
-                    for t in self.topics.values()
-                ],
-                "compression_format": "",
-                "compression_mode": "",
-                "relative_file_paths": [self.file_name],
-                "files": [{
-                    "path": self.file_name,
-                    "starting_time": {"nanoseconds_since_epoch": start},
-                    "duration": {"nanoseconds": duration},
-                    "message_count": total,
-                }],
-                "custom_data": {},
-                "ros_distro": ROS_DISTRO,
-            }
-        }
+        return layout.bag_information(
+            version=layout.WRITE_VERSION, storage="mcap", files=[self.file_name], start_ns=start,
+            duration_ns=(self._last_ns or 0) - start, ros_distro=ROS_DISTRO,
+            topics=[{"name": t.name, "type": t.type, "qos": t.qos, "type_hash": type_hash(t.type),
+                     "count": t.count} for t in self.topics.values()])
 
     def __enter__(self) -> "BagWriter":
         return self

@@ -6,6 +6,10 @@ node or a benchmark can report the rate it sustains. Each server has its own
 ``foxglove.Context``: two servers in one process never share channels. A client that subscribes
 gets the topic's latest message at once (like a latched ROS topic), so a map published before
 the Foxglove app connected still shows.
+
+Clients of either Foxglove subprotocol connect: ``foxglove.sdk.v1`` (the Foxglove app) and the
+published ``foxglove.websocket.v1`` (``@foxglove/ws-protocol``, Lichtblick). The SDK's server
+listens on a private localhost port behind ``personal.viz.relay``, which owns the public port.
 """
 from __future__ import annotations
 
@@ -18,7 +22,10 @@ import foxglove
 from foxglove import channels as fc
 from foxglove.websocket import ServerListener
 
-PROTOCOL = "foxglove.sdk.v1"  # the WebSocket subprotocol foxglove-sdk speaks (the Foxglove app offers it)
+from personal.viz.relay import PUBLISHED, SDK, Relay
+
+PROTOCOL = SDK  # what our own probe offers (the Foxglove app offers it too)
+PROTOCOLS = (SDK, PUBLISHED)  # what the live view accepts
 
 
 class _ReplayLatest(ServerListener):
@@ -36,8 +43,13 @@ class VizServer:
     def __init__(self, name: str = "personal", host: str = "127.0.0.1", port: int = 8765) -> None:
         self.context = foxglove.Context()
         self.latest: dict[str, Any] = {}
-        self.server = foxglove.start_server(name=name, host=host, port=port, context=self.context,
+        self.server = foxglove.start_server(name=name, host="127.0.0.1", port=0, context=self.context,
                                             server_listener=_ReplayLatest(self))
+        try:
+            self.relay = Relay(int(self.server.port), host=host, port=port)
+        except BaseException:
+            self.server.stop()
+            raise
         self.host = host
         self.channels: dict[str, Any] = {}
         self.counts: Counter[str] = Counter()
@@ -46,7 +58,7 @@ class VizServer:
 
     @property
     def port(self) -> int:
-        return int(self.server.port)
+        return int(self.relay.port)
 
     @property
     def url(self) -> str:
@@ -79,4 +91,5 @@ class VizServer:
         return {topic: n / dt for topic, n in sorted(self.counts.items())}
 
     def stop(self) -> None:
+        self.relay.stop()
         self.server.stop()
