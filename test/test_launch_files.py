@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from personal.graphs import GRAPHS, Arg, Graph, GraphError, NodeSpec, Template, parse_assignments
+from personal.graphs import GRAPHS, Arg, Graph, GraphError, NodeSpec, Select, Template, parse_assignments
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,7 +26,7 @@ def _fake_modules():
     kinds = {
         "launch": ["LaunchDescription"],
         "launch.actions": ["DeclareLaunchArgument", "Shutdown", "OpaqueFunction"],
-        "launch.substitutions": ["LaunchConfiguration"],
+        "launch.substitutions": ["LaunchConfiguration", "PythonExpression"],
         "launch.conditions": ["LaunchConfigurationEquals"],
         "launch_ros": [],
         "launch_ros.actions": ["Node"],
@@ -102,8 +102,8 @@ def test_launch_file_matches_graph(name, monkeypatch):
         (params,) = rec["parameters"]
         assert set(params) == set(spec.parameters)
         for key, value in spec.parameters.items():
-            if isinstance(value, Template):
-                assert _as_text(params[key]) == value.text
+            if isinstance(value, (Template, Select)):
+                assert _as_text(params[key]) == _template_text(value)
             elif isinstance(value, Arg):
                 sub = params[key]
                 assert type(sub).__name__ == "ParameterValue"
@@ -121,10 +121,16 @@ def _as_text(value) -> str:
         return "".join(_as_text(v) for v in value)
     if type(value).__name__ == "LaunchConfiguration":
         return "{" + value.args[0] + "}"
+    if type(value).__name__ == "PythonExpression":  # a Select: <options dict>['<key>']
+        return "select:" + _as_text(value.args[0])
     return value
 
 
 def _template_text(value) -> str:
+    if isinstance(value, Select):
+        key = "'" + value.key_template().text + "'"
+        fmt = "".join(f"{n}='{{{n}}}', " for n in value.option_names())
+        return f"select:{dict(value.options)!r}.get({key}, {key if value.passthrough else 'None'}).format({fmt})"
     return value.text if isinstance(value, Template) else value
 
 
