@@ -54,8 +54,8 @@ def tf_name(robot: str, link: str) -> str:
 
 
 class KinematicBaseNode(Node):
-    def __init__(self, **kwargs) -> None:
-        super().__init__("kinematic_base", **kwargs)
+    def __init__(self, node_name: str = "kinematic_base", camera_tf: bool = True, **kwargs) -> None:
+        super().__init__(node_name, **kwargs)
         self.declare_parameter("base", "create3")
         self.declare_parameter("robot_name", "")
         self.declare_parameter("rate", 50.0)
@@ -65,7 +65,7 @@ class KinematicBaseNode(Node):
         self.declare_parameter("odom_silent_after", -1.0)
         self.declare_parameter("tilt_rate", 1.0)
         self.declare_parameter("publish_tf", True)
-        self.declare_parameter("publish_camera_tf", True)
+        self.declare_parameter("publish_camera_tf", camera_tf)
         g = lambda n: float(self.get_parameter(n).value)  # noqa: E731
         self.base_name = str(self.get_parameter("base").value)
         if self.base_name not in C.BASES:
@@ -81,17 +81,22 @@ class KinematicBaseNode(Node):
         self.last_stamp = None  # stamp of the newest odometry / TF (the state they describe is the current one)
         qos = QoSProfile(depth=50 if self.profile.odom_reliable else 10, reliability=ReliabilityPolicy.RELIABLE
                          if self.profile.odom_reliable else ReliabilityPolicy.BEST_EFFORT)
-        self.pub = self.create_publisher(Odometry, "odom", qos)
+        odom_topic, cmd_topic = self.base_topics()
+        self.pub = self.create_publisher(Odometry, odom_topic, qos)
         self.joints_pub = self.create_publisher(JointState, C.JOINT_STATES_TOPIC, 10)
         self.tf = self.tf_static = None
         if self.get_parameter("publish_tf").value:
             self.tf = TfBroadcaster(self)
             self.tf_static = TfBroadcaster(self, static=True)
             self.tf_static.send(self._static_transforms(bool(self.get_parameter("publish_camera_tf").value)))
-        subscribe(self, Twist, "cmd_vel", self._on_cmd, 10)
+        subscribe(self, Twist, cmd_topic, self._on_cmd, 10)
         subscribe(self, JointGroupCommand, C.JOINT_GROUP_TOPIC, self._on_group, C.COMMAND_QOS_DEPTH)
         subscribe(self, JointSingleCommand, C.JOINT_SINGLE_TOPIC, self._on_single, C.COMMAND_QOS_DEPTH)
         self.create_timer(1.0 / g("rate"), self._on_tick)
+
+    def base_topics(self) -> tuple[str, str]:
+        """(odometry, velocity) topic names: generic here (tests remap them), the base's own in the double."""
+        return "odom", "cmd_vel"
 
     def _static_transforms(self, camera: bool):
         stamp = self.get_clock().now().to_msg()

@@ -14,8 +14,9 @@ from collections import deque
 
 class KinematicBase:
     def __init__(self, x: float = 0.0, y: float = 0.0, yaw: float = 0.0, latency: float = 0.0,
-                 noise: float = 0.0, wall_x: float | None = None, radius: float = 0.18, seed: int = 0):
+                 noise: float = 0.0, wall_x: float | None = None, radius: float = 0.18, seed: int = 0, free=None):
         self.x, self.y, self.yaw = x, y, yaw
+        self.free = free  # optional free(x, y) -> bool: False blocks translation there (a scene's navigable grid)
         self.latency, self.noise, self.wall_x, self.radius = latency, noise, wall_x, radius
         self._queue: deque[tuple[float, float, float]] = deque()  # (apply_time, v, w)
         self._cmd = (0.0, 0.0)
@@ -37,6 +38,8 @@ class KinematicBase:
         ny = self.y + v * math.sin(self.yaw) * dt
         if self.wall_x is not None and nx + self.radius > self.wall_x and nx > self.x:
             return  # blocked: the wall stops translation
+        if self.free is not None and (nx, ny) != (self.x, self.y) and not self.free(nx, ny):
+            return  # blocked by the scene
         self.x, self.y = nx, ny
 
 
