@@ -197,3 +197,37 @@ def test_launch_file_with_real_launch_ros(name):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.generate_launch_description().entities
+
+
+@pytest.mark.parametrize("items", [[], ["base:=kobuki", "camera:=rs_launch", "realsense:=4.54", "ns:=r1", "map_frame:=map"]])
+def test_select_in_a_launch_file_evaluates_to_the_graph_value(items, monkeypatch):
+    """A Select (profile table) becomes a PythonExpression; evaluated with the launch arguments' texts
+    it gives what the runner resolves (the locobot graph's base / camera profiles)."""
+    graph = GRAPHS["locobot"]
+    desc = _load_launch(ROOT / "launch" / "locobot.launch.py", monkeypatch)
+    nodes = [a.kwargs for a in desc.args[0] if type(a).__name__ == "Node"]
+    values = graph.argument_values(parse_assignments(items))
+    texts = {k: str(v) for k, v in values.items()}
+
+    def evaluate(value):
+        if isinstance(value, list):
+            return "".join(evaluate(v) for v in value)
+        if type(value).__name__ == "LaunchConfiguration":
+            return texts[value.args[0]]
+        if type(value).__name__ == "PythonExpression":
+            return str(eval(evaluate(value.args[0])))  # noqa: S307 - the launch file's own expression
+        return value
+
+    resolved = {n.name: n for n in graph.resolve(parse_assignments(items))}
+    checked = 0
+    for rec, spec in zip(nodes, graph.nodes):
+        if spec.when is not None and values.get(spec.when[0]) != spec.when[1]:
+            continue
+        for (a, b), (ra, rb) in zip(rec["remappings"], resolved[spec.name].remappings):
+            assert (evaluate(a), evaluate(b)) == (ra, rb)
+            checked += isinstance(b, list) and any(type(v).__name__ == "PythonExpression" for v in b)
+        for key, value in spec.parameters.items():
+            if isinstance(value, Select):
+                assert evaluate(rec["parameters"][0][key]) == resolved[spec.name].parameters[key]
+                checked += 1
+    assert checked >= 10
