@@ -51,29 +51,27 @@ def _endpoint(info) -> Endpoint:
 
 
 class RobotCheckProbe(Node):
-    def __init__(self, values: dict, discovery_s: float = 1.0, **kwargs) -> None:
+    def __init__(self, values: dict, **kwargs) -> None:
         super().__init__("robot_check", **kwargs)
         self.values = values
         self.interfaces = expected_interfaces(values)
         self.tf = TfLookup(self)
         self.counts: dict[str, int] = {}
-        self.first: dict[str, float] = {}
+        self.first: dict[str, float] = {}  # topic -> receipt time of its first and newest message
+        self.last: dict[str, float] = {}
         self.obs = Observation()
-        self.t_subscribed: float | None = None
-        self._timer = self.create_timer(discovery_s, self._subscribe)
-
-    def _subscribe(self) -> None:
-        self._timer.cancel()
-        present = dict(self.get_topic_names_and_types())
+        # subscribed at once with the expected types (a topic of another type simply never matches):
+        # discovery of publishers and of these subscriptions then runs while the probe waits
         for itf in self.interfaces:
-            if itf.direction != "in" or itf.topic not in present or itf.type not in present[itf.topic]:
-                continue
-            self.counts[itf.topic] = 0
-            subscribe(self, _message_class(itf.type), itf.topic, lambda m, t=itf.topic: self._on(t, m), PROBE_QOS)
-        self.t_subscribed = time.monotonic()
+            if itf.direction == "in":
+                self.counts[itf.topic] = 0
+                subscribe(self, _message_class(itf.type), itf.topic, lambda m, t=itf.topic: self._on(t, m), PROBE_QOS)
 
     def _on(self, topic: str, msg) -> None:
+        now = time.monotonic()
         self.counts[topic] += 1
+        self.first.setdefault(topic, now)
+        self.last[topic] = now
         if topic in self.obs.stamp_offsets:
             return
         stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
@@ -85,7 +83,6 @@ class RobotCheckProbe(Node):
 
     def observation(self) -> Observation:
         obs = self.obs
-        elapsed = time.monotonic() - (self.t_subscribed or time.monotonic())
         obs.topics = {n: list(t) for n, t in self.get_topic_names_and_types()}
         me = self.get_name()
         for itf in self.interfaces:
@@ -93,8 +90,11 @@ class RobotCheckProbe(Node):
             subs = [_endpoint(i) for i in self.get_subscriptions_info_by_topic(itf.topic) if i.node_name != me]
             obs.publishers[itf.topic], obs.subscribers[itf.topic] = pubs, subs
             obs.local_hashes[itf.type] = local_type_hash(itf.type)
-            if itf.topic in self.counts and elapsed > 0:
-                obs.rates[itf.topic] = self.counts[itf.topic] / elapsed
+            n, span = self.counts.get(itf.topic, 0), self.last.get(itf.topic, 0.0) - self.first.get(itf.topic, 0.0)
+            if n >= 2 and span > 0:
+                obs.rates[itf.topic] = (n - 1) / span
+            elif n == 1:
+                obs.rates[itf.topic] = 0.1  # one message in the window: far too slow
         if self.tf.backend == "personal.tf":
             obs.tf_frames = set(self.tf.buffer.frames())
         for parent, child, _ in C.camera_chain(self.values.get("base", "create3"), self.values.get("ns", C.ROBOT_NAME)):
@@ -117,7 +117,7 @@ def run_check(values: dict, duration: float = 3.0) -> Observation:
         probe = RobotCheckProbe(values, context=ctx)
         ex = SingleThreadedExecutor(context=ctx)
         ex.add_node(probe)
-        end = time.monotonic() + 1.0 + duration
+        end = time.monotonic() + duration
         while time.monotonic() < end:
             ex.spin_once(timeout_sec=0.05)
         obs = probe.observation()
@@ -125,3 +125,17 @@ def run_check(values: dict, duration: float = 3.0) -> Observation:
         return obs
     finally:
         rclpy.shutdown(context=ctx)
+
+
+def main(argv=None) -> None:
+    """``python -m nodes.robot_check '<graph values as JSON>' <seconds>``: the observation as JSON on
+    stdout (``personal robot check`` runs this, as ``personal launch`` runs nodes, by module name)."""
+    from personal.robot.check import observation_to_json
+
+    argv = sys.argv[1:] if argv is None else argv
+    values, duration = json.loads(argv[0]), float(argv[1])
+    print(json.dumps(observation_to_json(run_check(values, duration))))
+
+
+if __name__ == "__main__":
+    main()

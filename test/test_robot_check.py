@@ -26,7 +26,7 @@ def _check(ros_context, graph_args, **double):
         Parameter(k, value=v) for k, v in {**SMALL, **double}.items()]))
     values = get_graph("locobot").argument_values(parse_assignments(graph_args))
     probe = ros_context.add_node(RobotCheckProbe(values, context=ros_context.context))
-    time.sleep(4.0)
+    time.sleep(4.0)  # discovery + a few frames
     findings = diagnose(values, probe.observation())
     print(format_findings(findings))
     return {f.what.split(" [")[0]: f for f in findings}
@@ -82,3 +82,26 @@ def test_diagnosis_without_ros():
     skewed = Observation(stamp_offsets={odom: 0.0, depth: 0.35})
     clock = {f.what: f for f in diagnose(values, skewed)}["clock: image vs odometry stamps"]
     assert not clock.ok and "+350 ms" in clock.detail and "chrony" in clock.fix
+
+
+def test_cli_against_the_double(ros_context):
+    """`personal robot check` as an operator runs it: exit 0 and every finding ok for the new way."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from sim_bridge.locobot_double import LocobotDouble
+
+    ros_context.add_node(LocobotDouble(context=ros_context.context, namespace="locobot", parameter_overrides=[
+        Parameter(k, value=v) for k, v in SMALL.items()]))
+    proc = subprocess.run([sys.executable, "-m", "personal", "robot", "check", "base:=create3", "--duration", "4",
+                           "--json"], cwd=Path(__file__).resolve().parents[1], env=dict(os.environ),
+                          capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, (proc.stdout[-1500:], proc.stderr[-3000:], ros_context.nodes[-1].frames)
+    findings = json.loads(proc.stdout)
+    assert len(findings) == 9 and all(f["ok"] for f in findings)
+    bad = subprocess.run([sys.executable, "-m", "personal", "robot", "check", "base:=roomba"], capture_output=True,
+                         text=True, timeout=60, env=dict(os.environ))
+    assert bad.returncode == 2 and "argument 'base'" in bad.stderr

@@ -220,6 +220,23 @@ def diagnose(values: dict, obs: Observation) -> list[Finding]:
     return out
 
 
+def observation_to_json(obs: Observation) -> dict:
+    from dataclasses import asdict
+
+    d = asdict(obs)
+    d["tf_links"] = [[p, c, ok] for (p, c), ok in obs.tf_links.items()]
+    d["tf_frames"] = sorted(obs.tf_frames)
+    return d
+
+
+def observation_from_json(d: dict) -> Observation:
+    eps = lambda m: {t: [Endpoint(**e) for e in v] for t, v in m.items()}  # noqa: E731
+    return Observation(topics=d["topics"], publishers=eps(d["publishers"]), subscribers=eps(d["subscribers"]),
+                       rates=d["rates"], encodings=d["encodings"], stamp_offsets=d["stamp_offsets"],
+                       joint_names=d["joint_names"], tf_links={(p, c): ok for p, c, ok in d["tf_links"]},
+                       tf_frames=set(d["tf_frames"]), local_hashes=d["local_hashes"])
+
+
 def format_findings(findings: list[Finding]) -> str:
     lines = []
     for f in findings:
