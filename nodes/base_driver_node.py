@@ -104,6 +104,7 @@ class BaseDriver(Node):
         subscribe(self, JointState, C.JOINT_STATES_TOPIC, self._on_joints, ODOM_QOS)
         subscribe(self, Bool, "estop", self._on_estop, 10)
         self.create_timer(1.0 / float(self.get_parameter("control_rate").value), self._on_tick)
+        self.t_start = time.monotonic()
         self.get_logger().info(f"base {self.base}, camera pose from {self.camera_pose} "
                                f"({self.odom_frame} -> {self.camera_frame})")
 
@@ -201,7 +202,20 @@ class BaseDriver(Node):
         for odom, x, y, yaw, since in pending:
             self._publish_camera_pose(odom, x, y, yaw, since)
 
+    def _warn_if_no_odometry(self, now: float) -> None:
+        """Loud, every 5 s: no odometry at all (a wrong base profile would otherwise fail silently)."""
+        if self.ctl.pose is not None or now - self.t_start < 2.0:
+            return
+        try:
+            topic = self.resolve_topic_name("odom")
+        except Exception:  # rclpy without resolve_topic_name
+            topic = "odom"
+        self.get_logger().warning(f"no odometry received on {topic} (base:={self.base}: {C.BASES[self.base].source}); "
+                                  "moves are refused. Wrong base profile? `personal robot check` names the fix",
+                                  throttle_duration_sec=5.0)
+
     def _on_tick(self) -> None:
+        self._warn_if_no_odometry(time.monotonic())
         self._retry_tf_poses()
         was_busy = self.ctl.busy
         (v, w), out = self.ctl.tick(time.monotonic())

@@ -109,3 +109,24 @@ def test_look_without_joint_states_times_out_and_says_so(ros_context):
 def test_unknown_base_profile_is_refused_by_name(ros_context):
     with pytest.raises(ValueError, match="parameter 'base': 'roomba' unknown"):
         BaseDriver(context=ros_context.context, parameter_overrides=_params(base="roomba"))
+
+
+def test_no_odometry_is_a_loud_warning_naming_the_topic(ros_context):
+    """issue 26: on a Kobuki with the Create 3 topics, odometry never arrived and nothing said so."""
+    driver = ros_context.add_node(BaseDriver(context=ros_context.context, namespace="locobot",
+                                             parameter_overrides=_params(base="create3")))
+    warnings = []
+    real = driver.get_logger()
+
+    class _Spy:
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def warning(self, msg, **kw):
+            warnings.append(msg)
+            return real.warning(msg, **kw)
+
+    driver.get_logger = lambda: _Spy()  # noqa: E731
+    wait_for(lambda: any("no odometry received" in w for w in warnings), 10)
+    w = next(w for w in warnings if "no odometry received" in w)
+    assert "/locobot/odom" in w and "base:=create3" in w  # unremapped here: the node's own topic, named
