@@ -56,6 +56,15 @@ def test_rs_launch_unjoined_tree_is_named_with_the_static_transform_fix(ros_cont
     assert "static_transform_publisher --frame-id camera_locobot_link --child-frame-id camera_link" in tf.fix
 
 
+@pytest.mark.parametrize("realsense, topic", [("4.54", "/camera/color/image_raw"), ("4.55", "/locobot/camera/color/image_raw")])
+def test_rs_launch_layouts_joined_are_green(ros_context, realsense, topic):
+    """rs_launch before 4.55 puts the topics at /camera/... (outside the namespace), from 4.55 at
+    /<ns>/camera/...; with the deploy docs' static transform the trees join."""
+    f = _check(ros_context, ["camera:=rs_launch", f"realsense:={realsense}"], camera="rs_launch", realsense=realsense,
+               join_camera=True)
+    assert f[topic].ok and all(x.ok for x in f.values()), format_findings(list(f.values()))
+
+
 def test_aligned_depth_off_is_named(ros_context):
     f = _check(ros_context, [], align_depth=False)
     depth = f["/locobot/camera/camera/aligned_depth_to_color/image_raw"]
