@@ -40,8 +40,8 @@ CAMERA_FRAME = C.COLOR_OPTICAL_FRAME
 
 
 def robot_name_of(node: Node, given: str) -> str:
-    """The Interbotix robot_name: as given, else the node's namespace, else ``locobot``."""
-    return given or node.get_namespace().strip("/").split("/")[0] or C.ROBOT_NAME
+    """The Interbotix robot_name: as given, else the node's namespace (as the graph's ``ns``), else ``locobot``."""
+    return given or node.get_namespace().strip("/") or C.ROBOT_NAME
 
 
 def tf_name(robot: str, link: str) -> str:
