@@ -90,3 +90,20 @@ def test_launch_refuses_before_starting_any_node(tmp_path):
                           "-a", "max_steps:=0"], capture_output=True, text=True, timeout=120)
     assert bag.returncode == 2 and "argument 'max_steps'" in bag.stderr, bag
     assert not (tmp_path / "bag").exists()
+
+
+def test_select_picks_a_profile_value():
+    from personal.graphs import Select, Template
+
+    g = Graph("g", "", [NodeSpec("a", "a", "m", namespace=Template("{ns}"),
+                                 parameters={"frame": Select("frame", {"odom": "{ns}/odom"}, passthrough=True)},
+                                 remappings=[("odom", Select("base", {"create3": "mobile_base/odom", "kobuki": "odom"}))])],
+              arguments={"ns": ("locobot", ""), "frame": ("odom", ""), "base": ("create3", "", Choice(("create3", "kobuki")))})
+    (a,) = g.resolve(parse_assignments(["ns:=r2"]))
+    assert a.parameters["frame"] == "r2/odom" and a.remappings == [("odom", "mobile_base/odom")]
+    (a,) = g.resolve(parse_assignments(["base:=kobuki", "frame:=map"]))
+    assert a.parameters["frame"] == "map" and a.remappings == [("odom", "odom")]
+    with pytest.raises(GraphError, match="refers to undeclared argument 'nope'"):
+        Graph("h", "", [NodeSpec("a", "a", "m", parameters={"p": Select("nope", {"x": "y"})})])
+    with pytest.raises(GraphError, match="no value for '{k}' = 'z'"):
+        Select("k", {"x": "y"}).render({"k": "z"})
