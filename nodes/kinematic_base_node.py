@@ -15,8 +15,9 @@ group ``camera`` = [pan, tilt]), ``commands/joint_single`` (JointSingleCommand, 
 pub ``odom`` (the base's frames: Create 3 ``odom`` -> ``base_link`` best effort, Kobuki
 ``<ns>/odom`` -> ``<ns>/base_footprint`` reliable), ``joint_states`` (pan, tilt), and with
 ``publish_tf`` ``/tf`` (``<ns>/odom`` -> root link stamped like the odometry; pan_link and
-tilt_link stamped like the joint states, as robot_state_publisher does) and ``/tf_static`` (the
-URDF's fixed joints; with ``publish_camera_tf`` the RealSense frames).
+tilt_link computed from the ``joint_states`` messages as received, at their stamps — what
+robot_state_publisher does on the robot) and ``/tf_static`` (the URDF's fixed joints; with
+``publish_camera_tf`` the RealSense frames).
 """
 from __future__ import annotations
 
@@ -90,6 +91,8 @@ class KinematicBaseNode(Node):
             self.tf_static = TfBroadcaster(self, static=True)
             self.tf_static.send(self._static_transforms(bool(self.get_parameter("publish_camera_tf").value)))
         subscribe(self, Twist, cmd_topic, self._on_cmd, 10)
+        if self.tf is not None:  # robot_state_publisher's part: joint_states (as received) -> TF
+            subscribe(self, JointState, C.JOINT_STATES_TOPIC, self._state_publisher, 10)
         subscribe(self, JointGroupCommand, C.JOINT_GROUP_TOPIC, self._on_group, C.COMMAND_QOS_DEPTH)
         subscribe(self, JointSingleCommand, C.JOINT_SINGLE_TOPIC, self._on_single, C.COMMAND_QOS_DEPTH)
         self.create_timer(1.0 / g("rate"), self._on_tick)
@@ -108,6 +111,15 @@ class KinematicBaseNode(Node):
                 continue  # the RealSense driver's frames
             out.append(transform_stamped(tf_name(self.robot, parent), tf_name(self.robot, child), T, stamp))
         return out
+
+    def _state_publisher(self, msg: JointState) -> None:
+        names = list(msg.name)
+        if not all(j in names for j in C.CAMERA_GROUP_JOINTS):
+            return
+        pan, tilt = (float(msg.position[names.index(j)]) for j in C.CAMERA_GROUP_JOINTS)
+        self.tf.send([transform_stamped(tf_name(self.robot, parent), tf_name(self.robot, child), T, msg.header.stamp)
+                      for parent, child, T in urdf_joint_transforms(self.base_name, pan, tilt)
+                      if child in ("pan_link", "tilt_link")])
 
     def inject_odom_fault(self, kind: str | None) -> None:
         """From now on publish no odometry ("silent"), NaN poses ("nan"), or good ones again (None)."""
@@ -160,23 +172,15 @@ class KinematicBaseNode(Node):
         stamp = self.get_clock().now().to_msg()
         js = JointState(name=list(C.CAMERA_GROUP_JOINTS), position=[float(pan), float(tilt)])
         js.header.stamp = stamp
-        moving = []
-        if self.tf is not None:  # robot_state_publisher: the moving joints at the joint states' stamp
-            for parent, child, T in urdf_joint_transforms(self.base_name, pan, tilt):
-                if child in ("pan_link", "tilt_link"):
-                    moving.append(transform_stamped(tf_name(self.robot, parent), tf_name(self.robot, child), T, stamp))
+        self.joints_pub.publish(js)  # the pan / tilt TF follows from it (_state_publisher)
         if 0 <= self.silent_after < now - self.t0 or self.odom_fault == "silent":
-            if moving:
-                self.tf.send(moving)
-            self.joints_pub.publish(js)
             return
         self.last_stamp = stamp
         odom = self._odometry(stamp)
         if self.tf is not None:  # TF first: whoever reads the odometry can look the camera up at its stamp
             T = T_map_base(self.base.x, self.base.y, self.base.yaw)
             self.tf.send([transform_stamped(C.odom_frame(self.robot), C.frame(self.robot, self.profile.root_link), T,
-                                            stamp)] + moving)
-        self.joints_pub.publish(js)
+                                            stamp)])
         self.pub.publish(odom)
 
 

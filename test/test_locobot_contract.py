@@ -51,10 +51,11 @@ def test_missing_camera_frames_are_named_and_no_pose_is_guessed(ros_context):
     probe = ros_context.make_node("probe")
     poses = []
     probe.create_subscription(PoseStamped, "camera/pose", poses.append, 10)
-    wait_for(lambda: warnings, 20)
-    assert driver.poses_published == 0 and not poses and driver.pose_source == "none"
     missing = f"{C.camera_link('locobot')} -> {C.COLOR_FRAME} (published by the RealSense driver"
-    assert missing in warnings[0] and "Nothing is mapped" in warnings[0], warnings[0]
+    # (right after start the pan/tilt links may not be in yet: the warning repeats every 5 s, naming the first gap)
+    wait_for(lambda: any(missing in w for w in warnings), 20)
+    assert driver.poses_published == 0 and not poses and driver.pose_source == "none"
+    assert all("Nothing is mapped" in w for w in warnings if "no camera pose" in w), warnings
     # the RealSense driver starts: its static frames join the robot's tree at camera_locobot_link
     from nodes.tf import TfBroadcaster, transform_stamped
     from personal.robot.extrinsics import urdf_joint_transforms

@@ -1,8 +1,9 @@
 """TF on the pip-only ROS: the ROS-free buffer (static + dynamic links, interpolation, chains,
 clear errors) and the live chain kinematic base (the LoCoBot's real TF tree: <ns>/odom -> ... ->
 pan_link -> tilt_link -> camera_<robot>_link -> camera_color_optical_frame, the tilt driven by
-interbotix_xs_msgs/JointGroupCommand) -> base driver -> mapping node (pose_source:=tf): the mapped
-points of a known wall stay put while the camera tilts."""
+interbotix_xs_msgs/JointGroupCommand, its TF computed from the joint_states messages as
+robot_state_publisher does) -> base driver -> mapping node (pose_source:=tf): the mapped points of a
+known wall stay put while the camera tilts."""
 from __future__ import annotations
 
 import math
