@@ -12,6 +12,7 @@ NODES = {
     "bag_player": "nodes.bag_player_node:main",
     "base_driver": "nodes.base_driver_node:main",
     "kinematic_base": "nodes.kinematic_base_node:main",
+    "locobot_double": "sim_bridge.locobot_double:main",
     "tabletop_sim": "nodes.tabletop_sim_node:main",
     "policy_node": "nodes.policy_node:main",
     "perm_evaluator": "nodes.perm_evaluator_node:main",

@@ -1,18 +1,25 @@
-"""Base driver: executes discrete actions closed-loop on odometry (real LoCoBot or kinematic base).
+"""Base driver: executes discrete actions closed-loop on odometry (real LoCoBot or its doubles).
 
-Subscribes ``action`` (personal/msg/DiscreteAction), ``odom`` (nav_msgs/Odometry), ``estop``
-(std_msgs/Bool). Publishes ``cmd_vel`` (while an action runs, then one zero), ``action_outcome``
-(ActionOutcome: succeeded / blocked / timed_out / stale_odom / estop / rejected / fault),
-``camera_tilt`` (std_msgs/Float64, radians, for the pan-tilt servo), ``camera/pose``
-(PoseStamped of the optical frame in the odometry frame) and, after every outcome,
-``agent_state`` (AgentState, reliable + transient local like the sim bridge's: odometry
-position and yaw, pitch = camera tilt, collided = the move was blocked, step = actions
-executed since start or since the last STOP, stopped after STOP, the action's request_id),
-so the navigation node drives this base as it drives the bridge. With ``use_tf`` (default) the
-camera pose is the TF transform odom -> ``camera_frame`` at the odometry's stamp (``nodes/tf.py``:
-tf2_ros on a full install, ``personal.tf`` on the pip ROS), so a moving pan/tilt mount is
-followed; until TF has that chain, and with ``use_tf:=false``, it comes from ``camera_xyz`` and
-the commanded tilt.
+Subscribes ``action`` (personal/msg/DiscreteAction), ``odom`` (nav_msgs/Odometry, best effort: it
+matches the Create 3's best-effort and the Kobuki's reliable publisher alike), ``joint_states``
+(sensor_msgs/JointState: the measured pan / tilt), ``estop`` (std_msgs/Bool). Publishes ``cmd_vel``
+(while an action runs, then one zero), ``commands/joint_group`` (interbotix_xs_msgs/JointGroupCommand,
+group ``camera`` = [pan, tilt], Interbotix convention: positive tilt = down) for LOOK_UP / LOOK_DOWN,
+``action_outcome`` (ActionOutcome: succeeded / blocked / timed_out / stale_odom / estop / rejected /
+fault; a LOOK ends when joint_states reach the target, or times out saying where the joint stands),
+``camera/pose`` (PoseStamped of the optical frame in ``<ns>/odom``) and, after every outcome,
+``agent_state`` (AgentState, reliable + transient local like the sim bridge's: odometry position and
+yaw, pitch = measured camera tilt, positive up as in the simulator, collided = the move was blocked,
+step = actions executed since start or since the last STOP, stopped after STOP, the action's
+request_id), so the navigation node drives this base as it drives the bridge.
+
+Camera pose (``camera_pose``): ``tf`` (default) looks ``odom_frame`` (``<ns>/odom``; the odometry
+header's own frame is not used: a Create 3 says ``odom``, which is not in TF) -> ``camera_frame`` up
+at the odometry's stamp (``nodes/tf.py``: tf2_ros on a full install, ``personal.tf`` on the pip ROS).
+While that chain is incomplete no pose is published and a warning every 5 s names the missing link
+(``conventions.camera_chain``) and who publishes it: nothing is mapped with a guessed pose.
+``fixed`` (explicit opt-in) composes the odometry with the URDF's mount numbers for ``base`` at
+the measured pan / tilt (``personal.robot.extrinsics.T_root_optical``).
 
 Faults (docs/reliability.md): odometry older than ``odom_timeout`` or with a non-finite pose is
 stale — a running move stops within one control period (``stale_odom``, the detail says why) and
@@ -25,21 +32,29 @@ import math
 import time
 
 from geometry_msgs.msg import PoseStamped, Twist
+from interbotix_xs_msgs.msg import JointGroupCommand
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from std_msgs.msg import Bool, Float64
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Bool
 
 from personal.msg import ActionOutcome, AgentState, DiscreteAction
+from personal.robot import conventions as C
 from personal.robot.base_controller import ACTION_NAMES, BaseController, Limits, Outcome, Pose2D
-from personal.robot.extrinsics import T_base_optical, T_map_base, quaternion_from_matrix
+from personal.robot.extrinsics import T_map_base, T_root_optical, quaternion_from_matrix
 from personal.tf import ExtrapolationError, TfError
+from nodes.kinematic_base_node import robot_name_of
 from nodes.lifecycle import run_node, subscribe
 from nodes.tf import TfLookup
 
 STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+# best effort: receives from reliable and best-effort publishers (a reliable subscriber would get nothing
+# from a best-effort Create 3)
+ODOM_QOS = QoSProfile(depth=20, reliability=ReliabilityPolicy.BEST_EFFORT)
 LIMIT_PARAMS = ("max_linear", "max_angular", "linear_accel", "angular_accel", "linear_tolerance",
-                "action_timeout", "odom_timeout", "blocked_window", "forward_m")
+                "action_timeout", "odom_timeout", "blocked_window", "forward_m", "look_timeout")
+CAMERA_POSES = ("tf", "fixed")
 
 
 class BaseDriver(Node):
@@ -50,34 +65,48 @@ class BaseDriver(Node):
             self.declare_parameter(name, getattr(defaults, name))
         self.declare_parameter("turn_deg", 30.0)
         self.declare_parameter("angular_tolerance_deg", 2.0)
+        self.declare_parameter("tilt_step_deg", 30.0)
         self.declare_parameter("control_rate", 20.0)
-        self.declare_parameter("camera_xyz", [0.0, 0.0, 0.88])
-        self.declare_parameter("camera_frame", "camera_color_optical_frame")
-        self.declare_parameter("use_tf", True)
+        self.declare_parameter("base", "create3")
+        self.declare_parameter("robot_name", "")  # "" = the namespace (Interbotix robot_name), locobot at the root
+        self.declare_parameter("camera_pose", "tf")
+        self.declare_parameter("odom_frame", "")  # "" = <robot_name>/odom
+        self.declare_parameter("camera_frame", C.COLOR_OPTICAL_FRAME)
         self.declare_parameter("episode_id", "locobot")  # echoed in agent_state
+        self.base = str(self.get_parameter("base").value)
+        self.camera_pose = str(self.get_parameter("camera_pose").value)
+        for name, value, options in (("base", self.base, tuple(C.BASES)), ("camera_pose", self.camera_pose, CAMERA_POSES)):
+            if value not in options:
+                raise ValueError(f"parameter '{name}': {value!r} unknown ({' | '.join(options)})")
         p = {n: float(self.get_parameter(n).value) for n in LIMIT_PARAMS}
         limits = Limits(**p, turn_rad=math.radians(self.get_parameter("turn_deg").value),
-                        angular_tolerance=math.radians(self.get_parameter("angular_tolerance_deg").value))
+                        angular_tolerance=math.radians(self.get_parameter("angular_tolerance_deg").value),
+                        tilt_rad=math.radians(self.get_parameter("tilt_step_deg").value))
         self.ctl = BaseController(limits)
-        self.camera_xyz = [float(v) for v in self.get_parameter("camera_xyz").value]
+        self.robot = robot_name_of(self, str(self.get_parameter("robot_name").value))
+        self.odom_frame = str(self.get_parameter("odom_frame").value) or C.odom_frame(self.robot)
         self.camera_frame = str(self.get_parameter("camera_frame").value)
-        self.tf = TfLookup(self) if self.get_parameter("use_tf").value else None
+        self.tf = TfLookup(self) if self.camera_pose == "tf" else None
         self.tf_pending: list = []  # odometry messages whose camera transform had not arrived yet
-        self.pose_source = "parameters"  # or "tf", once TF has the chain
+        self.pose_source = self.camera_pose  # "tf" once TF gave a pose; "fixed"; "none" while the chain is missing
+        self.poses_published = 0
         self.request_id = ""
-        self.odom_frame = "odom"
         self.odom_z = 0.0
         self.steps = 0  # actions executed since start or since the last STOP
         self.stopped = False
         self.cmd_pub = self.create_publisher(Twist, "cmd_vel", 10)
         self.outcome_pub = self.create_publisher(ActionOutcome, "action_outcome", 10)
-        self.tilt_pub = self.create_publisher(Float64, "camera_tilt", 10)
+        self.camera_pub = self.create_publisher(JointGroupCommand, C.JOINT_GROUP_TOPIC, C.COMMAND_QOS_DEPTH)
         self.pose_pub = self.create_publisher(PoseStamped, "camera/pose", 10)
         self.state_pub = self.create_publisher(AgentState, "agent_state", STATE_QOS)
         subscribe(self, DiscreteAction, "action", self._on_action, 10)
-        subscribe(self, Odometry, "odom", self._on_odom, 20)
+        subscribe(self, Odometry, "odom", self._on_odom, ODOM_QOS)
+        subscribe(self, JointState, C.JOINT_STATES_TOPIC, self._on_joints, ODOM_QOS)
         subscribe(self, Bool, "estop", self._on_estop, 10)
         self.create_timer(1.0 / float(self.get_parameter("control_rate").value), self._on_tick)
+        self.t_start = time.monotonic()
+        self.get_logger().info(f"base {self.base}, camera pose from {self.camera_pose} "
+                               f"({self.odom_frame} -> {self.camera_frame})")
 
     def _on_action(self, msg: DiscreteAction) -> None:
         rid, action = msg.request_id, int(msg.action)
@@ -86,10 +115,20 @@ class BaseDriver(Node):
         self.get_logger().info(f"action {ACTION_NAMES[action] if action < 6 else action} ({rid or 'no id'})")
         if out is None:
             self.request_id = rid  # the running action's id (a rejected one must not overwrite it)
+            if action in (4, 5):  # the pan/tilt moves; the outcome waits for joint_states (tick)
+                pan, tilt = self.ctl.camera_command
+                self.camera_pub.publish(JointGroupCommand(name=C.CAMERA_GROUP, cmd=[float(pan), float(tilt)]))
         else:
             self._report(out, rid)
-            if action in (4, 5) and out.succeeded:
-                self.tilt_pub.publish(Float64(data=self.ctl.tilt))
+
+    def _on_joints(self, msg: JointState) -> None:
+        names = list(msg.name)
+        if not all(j in names for j in C.CAMERA_GROUP_JOINTS):
+            return  # e.g. the base's wheel joints (joint_state_publisher merges several sources)
+        if len(msg.position) != len(names):
+            raise ValueError(f"joint_states: {len(names)} names but {len(msg.position)} positions")
+        pan, tilt = (float(msg.position[names.index(j)]) for j in C.CAMERA_GROUP_JOINTS)
+        self.ctl.update_joints(pan, tilt, time.monotonic())
 
     def _on_odom(self, msg: Odometry) -> None:
         q = msg.pose.pose.orientation
@@ -101,30 +140,30 @@ class BaseDriver(Node):
                                       "the base is stopped", throttle_duration_sec=2.0)
             return
         self.odom_z = p.z
-        self.odom_frame = msg.header.frame_id or "odom"
         self._publish_camera_pose(msg, p.x, p.y, yaw)
 
     def _publish_camera_pose(self, odom: Odometry, x: float, y: float, yaw: float, since: float | None = None) -> None:
         since = time.monotonic() if since is None else since
-        T = None
-        if self.tf is not None:
+        if self.tf is None:  # camera_pose:=fixed: the URDF mount at the measured joints
+            pan, tilt = self.ctl.joints[:2] if self.ctl.joints is not None else (0.0, 0.0)
+            T = T_map_base(x, y, yaw) @ T_root_optical(self.base, pan, tilt)
+        else:
             stamp = odom.header.stamp
             try:
                 T = self.tf.lookup_matrix(self.odom_frame, self.camera_frame, stamp.sec * 1_000_000_000 + stamp.nanosec)
-            except ExtrapolationError:
-                if self.pose_source == "tf":  # the transform of this stamp is on its way: retried on the tick
-                    if time.monotonic() - since < 0.5:  # else dropped: TF stopped for this stamp
-                        self.tf_pending = (self.tf_pending + [(odom, x, y, yaw, since)])[-10:]
-                    return
+            except ExtrapolationError as exc:  # this stamp's transforms may be on their way: retried on the tick
+                if time.monotonic() - since < 0.5:
+                    self.tf_pending = (self.tf_pending + [(odom, x, y, yaw, since)])[-10:]
+                else:
+                    self.get_logger().warning(f"no camera pose for odometry at {stamp.sec}.{stamp.nanosec:09d}: {exc}",
+                                              throttle_duration_sec=5.0)
+                return
             except TfError as exc:
-                if self.pose_source == "tf":
-                    self.get_logger().warning(f"TF {self.odom_frame} -> {self.camera_frame}: {exc}; camera pose from "
-                                           "camera_xyz and the commanded tilt", throttle_duration_sec=5.0)
-            if T is not None and self.pose_source != "tf":
+                self._warn_missing_chain(exc)
+                return
+            if self.pose_source != "tf":
                 self.pose_source = "tf"
                 self.get_logger().info(f"camera pose from TF ({self.tf.backend}): {self.odom_frame} -> {self.camera_frame}")
-        if T is None:
-            T = T_map_base(x, y, yaw) @ T_base_optical(*self.camera_xyz, self.ctl.tilt)
         pose = PoseStamped()
         pose.header.stamp = odom.header.stamp
         pose.header.frame_id = self.odom_frame
@@ -132,6 +171,25 @@ class BaseDriver(Node):
         o = pose.pose.orientation
         o.x, o.y, o.z, o.w = (float(v) for v in quaternion_from_matrix(T))
         self.pose_pub.publish(pose)
+        self.poses_published += 1
+
+    def missing_link(self) -> str:
+        """The first link of the expected chain (conventions.camera_chain) TF does not have, '' if none."""
+        for parent, child, who in C.camera_chain(self.base, self.robot):
+            try:
+                self.tf.lookup_matrix(parent, child, 0)
+            except TfError:
+                return f"{parent} -> {child} (published by {who})"
+        return ""
+
+    def _warn_missing_chain(self, exc: TfError) -> None:
+        self.pose_source = "none"
+        missing = self.missing_link()
+        where = f"missing link {missing}" if missing else str(exc)
+        self.get_logger().warning(
+            f"no camera pose: TF {self.odom_frame} -> {self.camera_frame} is incomplete: {where}. Nothing is mapped "
+            "until it exists (`personal robot check` prints the fix; camera_pose:=fixed opts into the URDF mount)",
+            throttle_duration_sec=5.0)
 
     def _on_estop(self, msg: Bool) -> None:
         self.ctl.set_estop(bool(msg.data))
@@ -144,7 +202,20 @@ class BaseDriver(Node):
         for odom, x, y, yaw, since in pending:
             self._publish_camera_pose(odom, x, y, yaw, since)
 
+    def _warn_if_no_odometry(self, now: float) -> None:
+        """Loud, every 5 s: no odometry at all (a wrong base profile would otherwise fail silently)."""
+        if self.ctl.pose is not None or now - self.t_start < 2.0:
+            return
+        try:
+            topic = self.resolve_topic_name("odom")
+        except Exception:  # rclpy without resolve_topic_name
+            topic = "odom"
+        self.get_logger().warning(f"no odometry received on {topic} (base:={self.base}: {C.BASES[self.base].source}); "
+                                  "moves are refused. Wrong base profile? `personal robot check` names the fix",
+                                  throttle_duration_sec=5.0)
+
     def _on_tick(self) -> None:
+        self._warn_if_no_odometry(time.monotonic())
         self._retry_tf_poses()
         was_busy = self.ctl.busy
         (v, w), out = self.ctl.tick(time.monotonic())
@@ -174,8 +245,9 @@ class BaseDriver(Node):
         pose = self.ctl.pose
         x, y, yaw = (pose.x, pose.y, pose.yaw) if pose is not None else (0.0, 0.0, 0.0)
         state = AgentState(episode_id=str(self.get_parameter("episode_id").value), yaw=float(yaw),
-                           pitch=float(self.ctl.tilt), collided=out.status == "blocked", step=self.steps,
+                           pitch=float(-self.ctl.tilt), collided=out.status == "blocked", step=self.steps,
                            stopped=self.stopped, request_id=request_id)
+        # pitch: the simulator's convention (positive up), the Interbotix tilt joint's negative
         state.position.x, state.position.y, state.position.z = float(x), float(y), float(self.odom_z)
         self.state_pub.publish(state)
 

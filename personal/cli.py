@@ -29,6 +29,9 @@ def _register() -> None:
     from personal.perception.cli import app as perception_app
 
     app.add_typer(perception_app, name="perception", help="Learned perception: training views, image-tower training, evaluation.")
+    from personal.robot.cli import app as robot_app
+
+    app.add_typer(robot_app, name="robot", help="The real LoCoBot: `robot check` lists what the locobot graph needs, with fixes.")
     from personal.eval.pog_cli import app as pog_app
 
     app.add_typer(pog_app, name="pog", help="Personalized Object Grounding (PersONAL POG) without ROS.")

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, List
 
-from personal.graphs import Arg, Graph, Template, get_graph
+from personal.graphs import Arg, Graph, Select, Template, get_graph
 
 
 def _default_text(value: Any) -> str:
@@ -72,13 +72,20 @@ def graph_launch_description(graph: Graph | str):
     actions.append(OpaqueFunction(function=check_arguments))
 
     def text(value: Any) -> Any:
-        """A plain string, or launch substitutions for a Template (namespaces, remaps)."""
+        """A plain string, or launch substitutions for a Template / Select (namespaces, remaps)."""
+        if isinstance(value, Select):  # a profile's value, chosen at launch time
+            from launch.substitutions import PythonExpression
+
+            key = ["'", *text(value.key_template()), "'"]
+            fmt = [p for n in value.option_names() for p in (f"{n}='", LaunchConfiguration(n), "', ")]
+            return [PythonExpression([repr(dict(value.options)) + ".get(", *key, ", ", *(key if value.passthrough else ["None"]),
+                                      ").format(", *fmt, ")"])]
         if not isinstance(value, Template):
             return value
         return [LaunchConfiguration(p.name) if isinstance(p, Arg) else p for p in value.parts()]
 
     def param(value: Any) -> Any:
-        if isinstance(value, Template):
+        if isinstance(value, (Template, Select)):
             return text(value)
         if not isinstance(value, Arg):
             return value

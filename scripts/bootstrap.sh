@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Idempotent set-up: Debian packages, .venv with pinned pip packages, the project (editable),
-# then the typed ROS 2 interfaces (msg/*.msg and tf2_msgs, scripts/build_interfaces.sh).
+# then the typed ROS 2 interfaces (msg/*.msg, tf2_msgs, interbotix_xs_msgs: scripts/build_interfaces.sh).
 # Re-runs are a no-op unless requirements, constraints, setup.py or this script changed (venv)
 # or a .msg / the interface CMake files changed (interfaces only, incremental).
 set -euo pipefail
@@ -21,7 +21,7 @@ want=$(cat requirements.txt requirements-cluster.txt constraints.txt setup.py sc
 IFACE_STAMP=.venv/.interfaces-stamp
 # the pins the generated code depends on are part of it (ROS wheels, generators, NumPy headers)
 iface_want=$( (grep -iE '^(ros-|catkin|empy|lark|numpy)' constraints.txt; cat CMakeLists.txt package.xml cmake/*.cmake msg/*.msg srv/*.srv action/*.action scripts/build_interfaces.sh \
-  interfaces/tf2_msgs/CMakeLists.txt interfaces/tf2_msgs/package.xml.in interfaces/tf2_msgs/msg/*.msg) | sha256sum | cut -d' ' -f1)
+  interfaces/*/CMakeLists.txt interfaces/*/package.xml.in interfaces/*/msg/*.msg) | sha256sum | cut -d' ' -f1)
 
 missing=()
 for p in "${APT_PKGS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
@@ -44,7 +44,7 @@ if ! { [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; }; then
 fi
 
 if ! { [ -f "$IFACE_STAMP" ] && [ "$(cat "$IFACE_STAMP")" = "$iface_want" ]; }; then
-  echo "[bootstrap] building the typed ROS 2 interfaces (msg/*.msg, tf2_msgs) into .venv" >&2
+  echo "[bootstrap] building the typed ROS 2 interfaces (msg/*.msg, tf2_msgs, interbotix_xs_msgs) into .venv" >&2
   bash scripts/build_interfaces.sh .venv
   echo "$iface_want" > "$IFACE_STAMP"
   echo "[bootstrap] ready" >&2

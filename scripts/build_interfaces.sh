@@ -5,7 +5,8 @@
 #     (PERSONAL_INTERFACES_ONLY: the Python library itself is the editable pip install);
 #     the generated Python goes to <venv>/lib/personal_rosidl/personal, which
 #     personal/__init__.py adds to the `personal` package (see docs/interfaces.md);
-#   - tf2_msgs/msg/TFMessage (interfaces/tf2_msgs), unless a real tf2_msgs is importable.
+#   - tf2_msgs/msg/TFMessage (interfaces/tf2_msgs) and interbotix_xs_msgs/msg/JointGroupCommand +
+#     JointSingleCommand (interfaces/interbotix_xs_msgs), each unless a real one is importable.
 # Build trees stay in <venv>/.build, so a changed .msg rebuilds only what depends on it.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,16 +30,22 @@ configure_build_install() {  # <name> <source dir> [cmake args...]
   echo "[interfaces] $name built and installed into $VENV in $((SECONDS - t0)) s" >&2
 }
 
-mkdir -p "$BUILD"
-if [ ! -f "$VENV/share/tf2_msgs/cmake/tf2_msgsConfig.cmake" ] && "$PY" -c "import tf2_msgs.msg" 2>/dev/null; then
-  echo "[interfaces] tf2_msgs comes with this ROS; not building it" >&2
-else
+build_peer_interfaces() {  # <package> <module to import>: a peer's messages from interfaces/<package>
+  local pkg="$1" mod="$2"
+  if [ ! -f "$VENV/share/$pkg/cmake/${pkg}Config.cmake" ] && "$PY" -c "import $mod" 2>/dev/null; then
+    echo "[interfaces] $pkg comes with this ROS; not building it" >&2
+    return
+  fi
   # a copy with package.xml in place (the repository keeps it as package.xml.in: no nested package)
-  SRC="$BUILD/tf2_msgs_src"
-  mkdir -p "$SRC/msg"
-  cp "$ROOT/interfaces/tf2_msgs/CMakeLists.txt" "$SRC/CMakeLists.txt"
-  cp "$ROOT/interfaces/tf2_msgs/package.xml.in" "$SRC/package.xml"
-  cp "$ROOT/interfaces/tf2_msgs/msg/"*.msg "$SRC/msg/"
-  configure_build_install tf2_msgs "$SRC"
-fi
+  local src="$BUILD/${pkg}_src"
+  rm -rf "$src/msg"; mkdir -p "$src/msg"
+  cp "$ROOT/interfaces/$pkg/CMakeLists.txt" "$src/CMakeLists.txt"
+  cp "$ROOT/interfaces/$pkg/package.xml.in" "$src/package.xml"
+  cp "$ROOT/interfaces/$pkg/msg/"*.msg "$src/msg/"
+  configure_build_install "$pkg" "$src"
+}
+
+mkdir -p "$BUILD"
+build_peer_interfaces tf2_msgs tf2_msgs.msg
+build_peer_interfaces interbotix_xs_msgs interbotix_xs_msgs.msg
 configure_build_install personal "$ROOT" -DPERSONAL_INTERFACES_ONLY=ON -DPYTHON_INSTALL_DIR=lib/personal_rosidl

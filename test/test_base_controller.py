@@ -78,7 +78,7 @@ def test_estop_and_instant_actions():
     ctl = BaseController()
     ctl.update_odometry(Pose2D(0, 0, 0, 0.0))
     assert ctl.start(STOP, 0.0).succeeded
-    assert ctl.start(LOOK_UP, 0.0).succeeded and ctl.tilt == pytest.approx(math.radians(30))
+    assert ctl.start(LOOK_UP, 0.0) is None and ctl.camera_command[1] == pytest.approx(-math.radians(30))  # up = negative
     assert ctl.start(9, 0.0).status == "rejected"
     assert BaseController().start(MOVE_FORWARD, 0.0).status == "stale_odom"  # never had odometry
 
@@ -145,3 +145,33 @@ def test_estop_mid_move_zeroes_the_command_and_release_allows_moves():
     ctl.set_estop(False)
     ctl.update_odometry(Pose2D(base.x, base.y, base.yaw, t + 2 * DT))
     assert ctl.start(MOVE_FORWARD, t + 2 * DT) is None and ctl.tick(t + 3 * DT)[0][0] > 0
+
+
+def test_look_waits_for_the_joint_and_says_where_it_stands():
+    """issue 26: LOOK_* succeeded at once, assuming a tilt nothing had made; now the outcome waits
+    for joint_states (conventions: positive tilt = down, limits from the URDF)."""
+    from personal.robot import conventions as C
+    from personal.robot.base_controller import LOOK_DOWN
+
+    ctl = BaseController()
+    assert ctl.start(LOOK_DOWN, 0.0) is None and ctl.busy
+    assert ctl.camera_command == (0.0, pytest.approx(math.radians(30)))
+    assert ctl.tick(0.5)[1] is None  # no joint feedback yet: still running
+    ctl.update_joints(0.0, math.radians(15), 0.6)
+    assert ctl.tick(0.6)[1] is None  # half way
+    ctl.update_joints(0.0, math.radians(29.5), 0.9)
+    out = ctl.tick(0.9)[1]
+    assert out.succeeded and "29.5 deg" in out.detail and ctl.tilt == pytest.approx(math.radians(29.5))
+    ctl.start(LOOK_DOWN, 1.0)
+    ctl.start(LOOK_DOWN, 1.0)  # busy: rejected, not stacked
+    out = ctl.tick(5.0)[1]
+    assert out.status == "timed_out" and "tilt joint at 29.5 deg, commanded 60.0 deg" in out.detail
+    fresh = BaseController()
+    fresh.start(LOOK_UP, 0.0)
+    assert "no joint_states received" in fresh.tick(4.0)[1].detail
+    many = BaseController(Limits(max_tilt_rad=math.radians(120)))
+    for k in range(5):
+        many.start(LOOK_DOWN, float(k))
+        many.update_joints(0.0, many.camera_command[1], float(k))
+        many.tick(float(k))
+    assert many.camera_command[1] == pytest.approx(C.TILT_LIMITS[1])  # clamped at the URDF's 75 degrees

@@ -38,7 +38,7 @@ STARVED_BLOCKED_WINDOW = 5.0
 def _setup(ros_context, blocked_window=STARVED_BLOCKED_WINDOW, **base_params):
     base = ros_context.add_node(KinematicBaseNode(context=ros_context.context, parameter_overrides=_params(**base_params)))
     driver = ros_context.add_node(BaseDriver(context=ros_context.context, parameter_overrides=_params(
-        use_tf=False, blocked_window=blocked_window)))
+        camera_pose="fixed", blocked_window=blocked_window)))
     probe = ros_context.make_node("probe")
     outcomes = _Outcomes()
     probe.create_subscription(ActionOutcome, "action_outcome", lambda m: outcomes.append(to_dict(m)), 10)
@@ -88,11 +88,14 @@ def test_forward_and_turn_complete(ros_context):
     assert fwd["position"]["x"] == pytest.approx(0.25, abs=0.04) and fwd["episode_id"] == "locobot"
     assert (left["request_id"], left["step"]) == ("left", 2)
     assert left["yaw"] == pytest.approx(0.5236, abs=0.08) and left["pitch"] == 0.0
-    _send(pub, 4, "up")  # LOOK_UP: instant, the state's pitch is the camera tilt
+    _send(pub, 4, "up")  # LOOK_UP: ends when joint_states reach the target; the state's pitch is the measured tilt
+    wait_for(lambda: len(outcomes.states) == 3, timeout=10)
     _send(pub, 0, "stop")
     wait_for(lambda: len(outcomes.states) == 4, timeout=5)
     up, stop = outcomes.states[2:]
-    assert up["pitch"] == pytest.approx(0.5236, abs=1e-4) and up["step"] == 3 and not up["stopped"]
+    assert outcomes[2]["status"] == "succeeded", outcomes[2]
+    assert base.servo.tilt == pytest.approx(-0.5236, abs=1e-4)  # Interbotix: up is a negative tilt
+    assert up["pitch"] == pytest.approx(0.5236, abs=0.02) and up["step"] == 3 and not up["stopped"]
     assert stop["stopped"] and stop["step"] == 4 and stop["request_id"] == "stop"
     _send(pub, 3, "again")  # the first action after STOP starts a new count
     wait_for(lambda: len(outcomes.states) == 5, timeout=10)

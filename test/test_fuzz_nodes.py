@@ -246,21 +246,25 @@ def test_fuzz_navigation_node(ros_context):
 def test_fuzz_base_driver_and_kinematic_base(ros_context):
     from geometry_msgs.msg import Twist
     from nav_msgs.msg import Odometry
-    from std_msgs.msg import Bool, Float64
+    from interbotix_xs_msgs.msg import JointGroupCommand
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Bool
 
     from nodes.base_driver_node import BaseDriver
     from nodes.kinematic_base_node import KinematicBaseNode
     from personal.msg import ActionOutcome, DiscreteAction
 
     base = ros_context.add_node(KinematicBaseNode(context=ros_context.context))
-    driver = ros_context.add_node(BaseDriver(context=ros_context.context))  # use_tf: TF is fuzzed too
+    driver = ros_context.add_node(BaseDriver(context=ros_context.context))  # camera_pose:=tf: TF is fuzzed too
     fz = Campaign(ros_context, "robot base", seed=6)
     good_odom = Odometry()
     good_odom.pose.pose.orientation.w = 1.0
     fz.fuzz_node(driver, n=60, good={"action": lambda: DiscreteAction(action=2, request_id="g"), "odom": lambda: good_odom,
-                                     "estop": lambda: Bool(data=False)},
+                                     "estop": lambda: Bool(data=False),
+                                     "joint_states": lambda: JointState(name=["pan", "tilt"], position=[0.0, 0.1])},
                  counts={"action": 100, "odom": 120, "estop": 40, "/tf_static": 30})
-    fz.fuzz_node(base, n=60, good={"cmd_vel": Twist, "camera_tilt": lambda: Float64(data=0.1)}, counts={"cmd_vel": 80})
+    fz.fuzz_node(base, n=60, good={"cmd_vel": Twist, "commands/joint_group": lambda: JointGroupCommand(
+        name="camera", cmd=[0.0, 0.1])}, counts={"cmd_vel": 80})
     outcomes = []
     fz.io.create_subscription(ActionOutcome, "action_outcome", lambda m: outcomes.append(to_dict(m)), 50)
     fz.publisher("estop", Bool).publish(Bool(data=False))

@@ -39,8 +39,10 @@ def test_every_numeric_argument_declares_a_range(name):
     ("sim", ["split:=hardest"], "argument 'split'"),
     ("explore", ["max_steps:=0"], "argument 'max_steps'"),
     ("locobot", ["max_linear:=50"], "argument 'max_linear'"),
-    ("locobot", ["camera_xyz:=[0, .nan, 0.88]"], "argument 'camera_xyz': nan is not a finite number"),
-    ("locobot", ["camera_xyz:=[0, 0]"], "argument 'camera_xyz': expected a list of 3 numbers"),
+    ("locobot", ["base:=roomba"], r"argument 'base': 'roomba' not in one of create3 \| kobuki"),
+    ("locobot", ["camera:=kinect"], "argument 'camera'"),
+    ("locobot", ["realsense:=4.56"], r"argument 'realsense': '4.56' not in one of 4.55 \| 4.54"),
+    ("locobot", ["camera_pose:=guess"], "argument 'camera_pose'"),
     ("home_eval", ["mqtt_port:=70000"], "argument 'mqtt_port'"),
     ("perm_eval", ["prefs:=speed_up,fly"], "'fly' not in"),
     ("aiv_eval", ["min_coverage:=1.5"], "argument 'min_coverage'"),
@@ -54,8 +56,18 @@ def test_valid_values_pass_typed():
     (grounding, evaluator) = GRAPHS["pog_eval"].resolve(parse_assignments(["resolution:=0.25", "splits:=hard,easy", "top_k:=5"]))
     assert evaluator.parameters["resolution"] == 0.25 and evaluator.parameters["splits"] == "hard,easy"
     assert grounding.parameters["top_k"] == 5
-    (base, *_) = GRAPHS["locobot"].resolve(parse_assignments(["camera_xyz:=[0.1, 0, 1]"]))
-    assert GRAPHS["locobot"].argument_values(parse_assignments(["camera_xyz:=[0.1, 0, 1]"]))["camera_xyz"] == [0.1, 0.0, 1.0]
+    (base, *_) = GRAPHS["locobot"].resolve(parse_assignments(["base:=kobuki"]))
+    assert base.parameters["base"] == "kobuki" and ("odom", "odom") in base.remappings
+
+
+def test_list_arguments_are_checked_per_element():
+    g = Graph("g", "", [NodeSpec("a", "a", "m", parameters={"xyz": Arg("xyz")})],
+              arguments={"xyz": ([0.0, 0.0, 0.88], "a point", Range(-5.0, 5.0))})
+    assert g.argument_values(parse_assignments(["xyz:=[0.1, 0, 1]"]))["xyz"] == [0.1, 0.0, 1.0]
+    with pytest.raises(GraphError, match="argument 'xyz': nan is not a finite number"):
+        g.resolve(parse_assignments(["xyz:=[0, .nan, 0.88]"]))
+    with pytest.raises(GraphError, match="argument 'xyz': expected a list of 3 numbers"):
+        g.resolve(parse_assignments(["xyz:=[0, 0]"]))
 
 
 def test_checks_and_bad_defaults():
@@ -78,3 +90,20 @@ def test_launch_refuses_before_starting_any_node(tmp_path):
                           "-a", "max_steps:=0"], capture_output=True, text=True, timeout=120)
     assert bag.returncode == 2 and "argument 'max_steps'" in bag.stderr, bag
     assert not (tmp_path / "bag").exists()
+
+
+def test_select_picks_a_profile_value():
+    from personal.graphs import Select, Template
+
+    g = Graph("g", "", [NodeSpec("a", "a", "m", namespace=Template("{ns}"),
+                                 parameters={"frame": Select("frame", {"odom": "{ns}/odom"}, passthrough=True)},
+                                 remappings=[("odom", Select("base", {"create3": "mobile_base/odom", "kobuki": "odom"}))])],
+              arguments={"ns": ("locobot", ""), "frame": ("odom", ""), "base": ("create3", "", Choice(("create3", "kobuki")))})
+    (a,) = g.resolve(parse_assignments(["ns:=r2"]))
+    assert a.parameters["frame"] == "r2/odom" and a.remappings == [("odom", "mobile_base/odom")]
+    (a,) = g.resolve(parse_assignments(["base:=kobuki", "frame:=map"]))
+    assert a.parameters["frame"] == "map" and a.remappings == [("odom", "odom")]
+    with pytest.raises(GraphError, match="refers to undeclared argument 'nope'"):
+        Graph("h", "", [NodeSpec("a", "a", "m", parameters={"p": Select("nope", {"x": "y"})})])
+    with pytest.raises(GraphError, match="no value for '{k}' = 'z'"):
+        Select("k", {"x": "y"}).render({"k": "z"})

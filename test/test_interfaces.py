@@ -126,3 +126,26 @@ def test_graph_reports_typed_topics(ros_context):
     pub.publish(from_dict(AgentState, {"episode_id": "e", "position": {"x": 1.0, "y": 2.0, "z": 0.0}, "yaw": 0.5}))
     wait_for(lambda: got, 10)
     assert isinstance(got[0], AgentState) and got[0].position.y == 2.0
+
+
+def test_interbotix_xs_msgs_are_built_under_their_own_names():
+    """JointGroupCommand / JointSingleCommand from the verbatim upstream .msg (interfaces/interbotix_xs_msgs):
+    the package and type names the robot's xs_sdk subscribes with (personal/robot/conventions.py)."""
+    import sys
+
+    from interbotix_xs_msgs.msg import JointGroupCommand, JointSingleCommand
+
+    from personal.robot import conventions as C
+
+    msg = JointGroupCommand(name=C.CAMERA_GROUP, cmd=[0.0, 0.5])
+    back = deserialize_message(serialize_message(msg), JointGroupCommand)
+    assert back.name == "camera" and list(back.cmd) == [0.0, 0.5]
+    assert JointGroupCommand.get_fields_and_field_types() == {"name": "string", "cmd": "sequence<float>"}
+    assert JointSingleCommand.get_fields_and_field_types() == {"name": "string", "cmd": "float"}
+    for cls, type_name in ((JointGroupCommand, C.JOINT_GROUP_TYPE), (JointSingleCommand, C.JOINT_SINGLE_TYPE)):
+        assert cls.__module__.startswith("interbotix_xs_msgs.msg")
+        share = Path(sys.prefix) / "share" / "interbotix_xs_msgs" / "msg"
+        if (share / f"{cls.__name__}.json").exists():  # built here (a full ROS install has its own)
+            doc = json.loads((share / f"{cls.__name__}.json").read_text())
+            assert doc["type_hashes"][0]["type_name"] == type_name
+            assert doc["type_hashes"][0]["hash_string"].startswith("RIHS01_")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from personal.graphs import GRAPHS, Arg, Graph, GraphError, NodeSpec, Template, parse_assignments
+from personal.graphs import GRAPHS, Arg, Graph, GraphError, NodeSpec, Select, Template, parse_assignments
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,7 +26,7 @@ def _fake_modules():
     kinds = {
         "launch": ["LaunchDescription"],
         "launch.actions": ["DeclareLaunchArgument", "Shutdown", "OpaqueFunction", "SetEnvironmentVariable"],
-        "launch.substitutions": ["LaunchConfiguration"],
+        "launch.substitutions": ["LaunchConfiguration", "PythonExpression"],
         "launch.condition": ["Condition"],  # not launch.conditions' LaunchConfigurationEquals (deprecated)
         "launch_ros": [],
         "launch_ros.actions": ["Node"],
@@ -105,8 +105,8 @@ def test_launch_file_matches_graph(name, monkeypatch):
         (params,) = rec["parameters"]
         assert set(params) == set(spec.parameters)
         for key, value in spec.parameters.items():
-            if isinstance(value, Template):
-                assert _as_text(params[key]) == value.text
+            if isinstance(value, (Template, Select)):
+                assert _as_text(params[key]) == _template_text(value)
             elif isinstance(value, Arg):
                 sub = params[key]
                 assert type(sub).__name__ == "ParameterValue"
@@ -140,10 +140,16 @@ def _as_text(value) -> str:
         return "".join(_as_text(v) for v in value)
     if type(value).__name__ == "LaunchConfiguration":
         return "{" + value.args[0] + "}"
+    if type(value).__name__ == "PythonExpression":  # a Select: <options dict>['<key>']
+        return "select:" + _as_text(value.args[0])
     return value
 
 
 def _template_text(value) -> str:
+    if isinstance(value, Select):
+        key = "'" + value.key_template().text + "'"
+        fmt = "".join(f"{n}='{{{n}}}', " for n in value.option_names())
+        return f"select:{dict(value.options)!r}.get({key}, {key if value.passthrough else 'None'}).format({fmt})"
     return value.text if isinstance(value, Template) else value
 
 
@@ -226,3 +232,37 @@ def test_package_xml_names_only_rosdep_keys_and_docs_give_the_pip_rest():
     assert {"libusb-1.0", "mcap-ros2-support"} <= keys  # rosdistro's names for what those meant
     setup = (ROOT / "docs" / "setup.md").read_text()
     assert "pip install sentence-transformers openpi-client" in setup  # no rosdep key exists for these
+
+
+@pytest.mark.parametrize("items", [[], ["base:=kobuki", "camera:=rs_launch", "realsense:=4.54", "ns:=r1", "map_frame:=map"]])
+def test_select_in_a_launch_file_evaluates_to_the_graph_value(items, monkeypatch):
+    """A Select (profile table) becomes a PythonExpression; evaluated with the launch arguments' texts
+    it gives what the runner resolves (the locobot graph's base / camera profiles)."""
+    graph = GRAPHS["locobot"]
+    desc = _load_launch(ROOT / "launch" / "locobot.launch.py", monkeypatch)
+    nodes = [a.kwargs for a in desc.args[0] if type(a).__name__ == "Node"]
+    values = graph.argument_values(parse_assignments(items))
+    texts = {k: str(v) for k, v in values.items()}
+
+    def evaluate(value):
+        if isinstance(value, list):
+            return "".join(evaluate(v) for v in value)
+        if type(value).__name__ == "LaunchConfiguration":
+            return texts[value.args[0]]
+        if type(value).__name__ == "PythonExpression":
+            return str(eval(evaluate(value.args[0])))  # noqa: S307 - the launch file's own expression
+        return value
+
+    resolved = {n.name: n for n in graph.resolve(parse_assignments(items))}
+    checked = 0
+    for rec, spec in zip(nodes, graph.nodes):
+        if spec.when is not None and values.get(spec.when[0]) != spec.when[1]:
+            continue
+        for (a, b), (ra, rb) in zip(rec["remappings"], resolved[spec.name].remappings):
+            assert (evaluate(a), evaluate(b)) == (ra, rb)
+            checked += isinstance(b, list) and any(type(v).__name__ == "PythonExpression" for v in b)
+        for key, value in spec.parameters.items():
+            if isinstance(value, Select):
+                assert evaluate(rec["parameters"][0][key]) == resolved[spec.name].parameters[key]
+                checked += 1
+    assert checked >= 10

@@ -14,32 +14,54 @@ from geometry_msgs.msg import PoseStamped  # noqa: E402
 from conftest import wait_for  # noqa: E402
 from personal.interfaces.convert import to_dict  # noqa: E402
 from personal.msg import ActionOutcome, DiscreteAction, NavigationRun, NavigationStart  # noqa: E402
+from personal.robot import conventions as C  # noqa: E402
 
 
 def _node(nodes, name):
     return next(n for n in nodes if n.name == name)
 
 
-def test_remaps_follow_namespace_and_camera_prefix():
-    nodes = get_graph("locobot").resolve(parse_assignments(["ns:=robot1", "camera_prefix:=camera/camera"]))
+@pytest.mark.parametrize("camera, realsense", [("interbotix", "4.55"), ("interbotix", "4.54"), ("rs_launch", "4.55"),
+                                               ("rs_launch", "4.54")])
+@pytest.mark.parametrize("base", sorted(C.BASES))
+def test_profiles_wire_the_drivers_topics(base, camera, realsense):
+    """issue 26: the base topics were hard-coded for a Create 3 and the camera prefix was a guess;
+    now each profile's topics come from the conventions module."""
+    nodes = get_graph("locobot").resolve(parse_assignments(
+        ["ns:=robot1", f"base:={base}", f"camera:={camera}", f"realsense:={realsense}"]))
+    prefix = C.camera_layout(camera, realsense).prefix
     mapping = _node(nodes, "mapping")
     assert mapping.namespace == "robot1"
-    assert ("camera/aligned_depth_to_color/image_raw", "camera/camera/aligned_depth_to_color/image_raw") in mapping.remappings
+    assert ("camera/aligned_depth_to_color/image_raw", f"{prefix}/aligned_depth_to_color/image_raw") in mapping.remappings
+    assert mapping.parameters["pose_source"] == "tf" and mapping.parameters["map_frame"] == "robot1/odom"
     driver = _node(nodes, "base_driver")
-    assert ("cmd_vel", "mobile_base/cmd_vel") in driver.remappings and driver.namespace == "robot1"
+    assert driver.namespace == "robot1" and driver.parameters["base"] == base
+    assert ("cmd_vel", C.BASES[base].cmd_vel_topic) in driver.remappings
+    assert ("odom", C.BASES[base].odom_topic) in driver.remappings
     nav = _node(nodes, "navigation")  # shares action / agent_state / camera/pose with the driver (same namespace)
     assert nav.namespace == "robot1" and nav.parameters["sync"] == "live" and not nav.parameters["autostart"]
-    assert ("camera/color/image_raw", "camera/camera/color/image_raw") in nav.remappings
-    assert ("odom", "mobile_base/odom") in nav.remappings
+    assert ("camera/color/image_raw", f"{prefix}/color/image_raw") in nav.remappings
+    assert ("odom", C.BASES[base].odom_topic) in nav.remappings
     assert not any(a in ("action", "agent_state", "camera/pose") for a, _ in nav.remappings + driver.remappings)
 
 
-def test_base_driver_drives_interbotix_topics(ros_context, run_node):
-    driver = _node(get_graph("locobot").resolve({}), "base_driver")
-    run_node("nodes.kinematic_base_node", "kinematic_base",
-             remappings=[("cmd_vel", "/locobot/mobile_base/cmd_vel"), ("odom", "/locobot/mobile_base/odom")])
-    proc = run_node(driver.spec.module, driver.name, {**driver.parameters, "use_tf": False}, driver.remappings,
-                    namespace=driver.namespace)
+def test_fixed_camera_pose_is_an_opt_in():
+    nodes = get_graph("locobot").resolve(parse_assignments(["camera_pose:=fixed", "map_frame:=map"]))
+    assert _node(nodes, "mapping").parameters["pose_source"] == "camera_pose"
+    assert _node(nodes, "mapping").parameters["map_frame"] == "map"
+    assert _node(nodes, "base_driver").parameters["camera_pose"] == "fixed"
+
+
+@pytest.mark.parametrize("base", sorted(C.BASES))
+def test_base_driver_drives_the_base_topics(ros_context, run_node, base):
+    """The driver, as the graph starts it, moves a double of each base on that base's own topics
+    (Create 3: best-effort odometry in mobile_base/; Kobuki: reliable odom + commands/velocity)."""
+    driver = _node(get_graph("locobot").resolve(parse_assignments([f"base:={base}"])), "base_driver")
+    p = C.BASES[base]
+    run_node("nodes.kinematic_base_node", "kinematic_base", {"base": base},
+             remappings=[("cmd_vel", f"/locobot/{p.cmd_vel_topic}"), ("odom", f"/locobot/{p.odom_topic}")],
+             namespace="locobot")
+    proc = run_node(driver.spec.module, driver.name, driver.parameters, driver.remappings, namespace=driver.namespace)
     probe = ros_context.make_node("probe")
     outcomes, poses = [], []
     probe.create_subscription(ActionOutcome, "/locobot/action_outcome", lambda m: outcomes.append(to_dict(m)), 10)
@@ -50,7 +72,10 @@ def test_base_driver_drives_interbotix_topics(ros_context, run_node):
     wait_for(lambda: outcomes, timeout=60)
     assert outcomes[-1]["status"] == "succeeded", proc.log()
     wait_for(lambda: poses[-1].pose.position.x > 0.2, timeout=30)
-    assert poses[-1].pose.position.z == pytest.approx(0.88)
+    assert poses[-1].header.frame_id == "locobot/odom"  # a frame TF has (the Create 3's header says "odom")
+    from personal.robot.extrinsics import T_root_optical
+
+    assert poses[-1].pose.position.z == pytest.approx(T_root_optical(base)[2, 3], abs=1e-6)  # from TF, the URDF's
 
 
 class _FakeRealSense:
@@ -91,7 +116,7 @@ def test_navigation_drives_the_base_driver_live(ros_context):
     nav_spec = _node(get_graph("locobot").resolve({}), "navigation")
     ros_context.add_node(KinematicBaseNode(context=ctx))
     base = ros_context.nodes[-1]
-    ros_context.add_node(BaseDriver(context=ctx, parameter_overrides=[Parameter("use_tf", value=False)]))
+    ros_context.add_node(BaseDriver(context=ctx, parameter_overrides=[Parameter("camera_pose", value="fixed")]))
     params = {**nav_spec.parameters, "encoder": "none", "policy": "random-frontier", "settle_s": 0.1}
     nav = ros_context.add_node(NavigationNode(context=ctx, parameter_overrides=[
         Parameter(k, value=v) for k, v in params.items()]))

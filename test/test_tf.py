@@ -1,6 +1,9 @@
 """TF on the pip-only ROS: the ROS-free buffer (static + dynamic links, interpolation, chains,
-clear errors) and the live chain kinematic base (moving tilt joint on /tf) -> base driver ->
-mapping node (pose_source:=tf): the mapped points of a known wall stay put while the camera tilts."""
+clear errors) and the live chain kinematic base (the LoCoBot's real TF tree: <ns>/odom -> ... ->
+pan_link -> tilt_link -> camera_<robot>_link -> camera_color_optical_frame, the tilt driven by
+interbotix_xs_msgs/JointGroupCommand, its TF computed from the joint_states messages as
+robot_state_publisher does) -> base driver -> mapping node (pose_source:=tf): the mapped points of a
+known wall stay put while the camera tilts."""
 from __future__ import annotations
 
 import math
@@ -8,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from personal.robot.extrinsics import T_base_optical, T_map_base
+from personal.robot.extrinsics import T_base_optical, T_map_base, T_root_optical
 from personal.tf import ConnectivityError, ExtrapolationError, FrameNotFoundError, TransformBuffer
 
 S = 1_000_000_000
@@ -112,7 +115,7 @@ def test_mapped_wall_stays_put_while_the_camera_tilts(ros_context):
     base = ros_context.add_node(KinematicBaseNode(context=ctx, parameter_overrides=[Parameter("tilt_rate", value=0.8)]))
     driver = ros_context.add_node(BaseDriver(context=ctx))
     mapping = ros_context.add_node(MappingNode(context=ctx, parameter_overrides=[
-        Parameter(k, value=v) for k, v in {"encoder": "none", "pose_source": "tf", "map_frame": "odom", "stride": 1,
+        Parameter(k, value=v) for k, v in {"encoder": "none", "pose_source": "tf", "map_frame": "locobot/odom", "stride": 1,
                                            "min_depth": 0.3, "publish_period": 0.2}.items()]))
     cam = ros_context.make_node("fake_tilting_camera")
     depth_pub = cam.create_publisher(Image, "camera/aligned_depth_to_color/image_raw", qos_profile_sensor_data)
@@ -142,12 +145,19 @@ def test_mapped_wall_stays_put_while_the_camera_tilts(ros_context):
         depth_pub.publish(img)
 
     cam.create_timer(0.05, shoot)
+    from personal.msg import ActionOutcome
+
+    outcomes = []
+    cam.create_subscription(ActionOutcome, "action_outcome", outcomes.append, 10)
     actions = cam.create_publisher(DiscreteAction, "action", 10)
     wait_for(lambda: actions.get_subscription_count() > 0 and mapping.frames >= 1, 20)  # then static: skipped
-    for k, action in enumerate((5, 4, 4)):  # LOOK_DOWN, LOOK_UP, LOOK_UP: tilt 0 -> -30 -> 0 -> +30 degrees
+    # LOOK_DOWN, LOOK_UP, LOOK_UP: tilt joint 0 -> +30 (down, Interbotix +y axis) -> 0 -> -30 degrees
+    for k, action in enumerate((5, 4, 4)):
         actions.publish(DiscreteAction(action=action, request_id=f"tilt{k}"))
-        target = math.radians(30) * (-1, 0, 1)[k]
+        target = math.radians(30) * (1, 0, -1)[k]
         wait_for(lambda: frames and abs(frames[-1][0] - target) < 1e-6, 10)  # a frame at the end of the motion
+        wait_for(lambda: len(outcomes) == k + 1, 10)  # the driver saw joint_states reach it
+        assert outcomes[-1].status == "succeeded", outcomes[-1]
     n = len(frames)
     wait_for(lambda: len(frames) > n + 5, 10)
     wait_for(lambda: not mapping.tf_waiting, 5)
@@ -160,8 +170,8 @@ def test_mapped_wall_stays_put_while_the_camera_tilts(ros_context):
     assert np.abs(cloud[:, 0] - WALL_X).max() < 0.03  # every mapped wall point on the wall, at every tilt
     assert cloud[:, 2].max() > 1.5 and cloud[:, 2].min() < 0.5  # looking up and down saw different parts of it
 
-    # the same frames with the fixed extrinsic a pip-only stack had (camera_xyz, no tilt) smear the wall
-    fixed = T_map_base(0.0, 0.0, 0.0) @ T_base_optical(0.0, 0.0, 0.88, 0.0)
+    # the same frames with a fixed mount that ignores the tilt (the old fallback) smear the wall
+    fixed = T_map_base(0.0, 0.0, 0.0) @ T_root_optical("create3", 0.0, 0.0)
     tilted = [points(d, fixed) for t, d, _ in frames if abs(t) > 0.3]
     assert np.abs(np.concatenate(tilted)[:, 0] - WALL_X).max() > 0.5
 

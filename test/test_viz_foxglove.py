@@ -262,7 +262,7 @@ def test_viz_argument_adds_the_viz_node_to_every_graph():
         assert "viz" not in [n.name for n in graph.resolve()], name
         nodes = {n.name: n for n in graph.resolve(parse_assignments(["viz:=foxglove", "viz_port:=9001"]))}
         assert nodes["viz"].parameters["port"] == 9001 and nodes["viz"].spec.module == "nodes.viz_node", name
-    loco = {n.name: n for n in get_graph("locobot").resolve(parse_assignments(["viz:=foxglove", "camera_prefix:=camera/camera"]))}
+    loco = {n.name: n for n in get_graph("locobot").resolve(parse_assignments(["viz:=foxglove", "camera:=interbotix", "realsense:=4.55"]))}
     assert loco["viz"].namespace == "locobot"
     assert ("camera/color/image_raw", "camera/camera/color/image_raw") in loco["viz"].remappings
     pog = {n.name: n for n in get_graph("pog_eval").resolve(parse_assignments(["viz:=foxglove"]))}

@@ -64,6 +64,32 @@ class Template:
 
 
 @dataclass(frozen=True)
+class Select:
+    """A value picked by the value of ``key`` (an argument name or a Template over Choice arguments),
+    e.g. ``Select("base", {"create3": "mobile_base/odom", "kobuki": "odom"})``: profiles as data.
+    Options may refer to arguments (``"{ns}/odom"``); with ``passthrough`` a key that is not an
+    option is the value itself (``map_frame:=map``), else every value the key takes must be one."""
+
+    key: "str | Template"
+    options: Mapping[str, str]
+    passthrough: bool = False
+
+    def key_template(self) -> "Template":
+        return self.key if isinstance(self.key, Template) else Template("{" + self.key + "}")
+
+    def option_names(self) -> list[str]:
+        return sorted({n for v in self.options.values() for n in Template(v).names()})
+
+    def render(self, values: Mapping[str, Any]) -> str:
+        k = self.key_template().render(values)
+        if k in self.options:
+            return Template(self.options[k]).render(values)
+        if self.passthrough:
+            return k
+        raise GraphError(f"no value for {self.key_template().text!r} = {k!r} (known: {', '.join(self.options)})")
+
+
+@dataclass(frozen=True)
 class Range:
     """Valid numbers of an argument: ``low <= value <= high`` (``low < value`` with
     ``low_open``); None = unbounded. Floats must be finite. Lists are checked element-wise."""
@@ -123,7 +149,7 @@ class Choice:
 def resolve_value(value: Any, values: Mapping[str, Any]) -> Any:
     if isinstance(value, Arg):
         return values[value.name]
-    if isinstance(value, Template):
+    if isinstance(value, (Template, Select)):
         return value.render(values)
     return value
 
@@ -133,6 +159,8 @@ def referenced_arguments(value: Any) -> list[str]:
         return [value.name]
     if isinstance(value, Template):
         return value.names()
+    if isinstance(value, Select):
+        return value.key_template().names() + value.option_names()
     return []
 
 

@@ -6,11 +6,18 @@ acceleration limits, fails safe (zero velocity) on stale odometry, emergency sto
 no progress (blocked) or an action that outlives its time budget. Non-finite odometry
 counts as stale (NaN would otherwise disable the progress and blocked checks), and a
 non-finite velocity command ends the action as a ``fault``; both stop the base and say why.
+
+LOOK_UP / LOOK_DOWN set a new camera target (``camera_command``: pan, tilt in the Interbotix
+convention, positive tilt = down, within the URDF limits of ``personal.robot.conventions``) and
+end only when the measured joint positions (``update_joints``, from ``joint_states``) reach it,
+or time out saying where the joint stands: the map must never assume a tilt the camera did not make.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
+from personal.robot import conventions as C
 
 STOP, MOVE_FORWARD, TURN_LEFT, TURN_RIGHT, LOOK_UP, LOOK_DOWN = range(6)
 ACTION_NAMES = ["STOP", "MOVE_FORWARD", "TURN_LEFT", "TURN_RIGHT", "LOOK_UP", "LOOK_DOWN"]
@@ -20,8 +27,10 @@ ACTION_NAMES = ["STOP", "MOVE_FORWARD", "TURN_LEFT", "TURN_RIGHT", "LOOK_UP", "L
 class Limits:
     forward_m: float = 0.25
     turn_rad: float = math.radians(30.0)
-    tilt_rad: float = math.radians(30.0)
-    max_tilt_rad: float = math.radians(60.0)
+    tilt_rad: float = math.radians(30.0)  # one LOOK_UP / LOOK_DOWN step
+    max_tilt_rad: float = math.radians(60.0)  # |tilt| bound, within the URDF's limits (conventions.TILT_LIMITS)
+    look_tolerance: float = 0.02  # rad: the joint counts as at its target within this
+    look_timeout: float = 3.0  # s for the tilt joint to reach its target
     max_linear: float = 0.3  # m/s
     max_angular: float = 1.0  # rad/s
     linear_accel: float = 0.6  # m/s^2
@@ -64,7 +73,9 @@ class BaseController:
     def __init__(self, limits: Limits | None = None):
         self.limits = limits or Limits()
         self.pose: Pose2D | None = None
-        self.tilt = 0.0
+        self.camera_command = (0.0, 0.0)  # (pan, tilt) target, radians, Interbotix convention (tilt > 0: down)
+        self.joints: tuple[float, float, float] | None = None  # measured (pan, tilt, stamp) from joint_states
+        self._look_target: float | None = None
         self.estopped = False
         self._action: int | None = None
         self._start: Pose2D | None = None
@@ -77,6 +88,18 @@ class BaseController:
     @property
     def busy(self) -> bool:
         return self._action is not None
+
+    @property
+    def tilt(self) -> float:
+        """The camera tilt now: measured when joint_states arrive, else the last command (positive = down)."""
+        return self.joints[1] if self.joints is not None else self.camera_command[1]
+
+    def update_joints(self, pan: float, tilt: float, stamp: float) -> bool:
+        """Measured pan / tilt (radians); False for non-finite values (ignored)."""
+        if not all(math.isfinite(v) for v in (pan, tilt, stamp)):
+            return False
+        self.joints = (pan, tilt, stamp)
+        return True
 
     def update_odometry(self, pose: Pose2D) -> bool:
         """Take a pose; False (and the odometry counts as stale) when it is not finite."""
@@ -101,9 +124,12 @@ class BaseController:
             self._cmd = (0.0, 0.0)
             return Outcome(action, "succeeded", "stopped", 0.0)
         if action in (LOOK_UP, LOOK_DOWN):
-            step = self.limits.tilt_rad if action == LOOK_UP else -self.limits.tilt_rad
-            self.tilt = max(-self.limits.max_tilt_rad, min(self.limits.max_tilt_rad, self.tilt + step))
-            return Outcome(action, "succeeded", f"camera tilt {math.degrees(self.tilt):.0f} deg", 0.0)
+            step = self.limits.tilt_rad * (C.LOOK_UP_SIGN if action == LOOK_UP else -C.LOOK_UP_SIGN)
+            lim = self.limits.max_tilt_rad
+            pan, tilt = C.clamp_pan_tilt(self.camera_command[0], max(-lim, min(lim, self.camera_command[1] + step)))
+            self.camera_command = (pan, tilt)
+            self._action, self._t0, self._look_target = action, now, tilt
+            return None
         stale = self._stale(now)
         if stale:
             return Outcome(action, "stale_odom", stale, 0.0)
@@ -138,11 +164,30 @@ class BaseController:
         self._action, self._cmd = None, (0.0, 0.0)
         return self._cmd, out
 
+    def _look_progress(self, now: float) -> Outcome | None:
+        target, lim = self._look_target, self.limits
+        if self.joints is not None and self.joints[2] >= self._t0 and abs(self.joints[1] - target) <= lim.look_tolerance:
+            return self._finish_look("succeeded", f"camera tilt {math.degrees(self.joints[1]):.1f} deg (joint_states; "
+                                                  f"commanded {math.degrees(target):.1f})", now)
+        if now - self._t0 > lim.look_timeout:
+            where = ("no joint_states received (is the Interbotix xs_sdk running?)" if self.joints is None else
+                     f"tilt joint at {math.degrees(self.joints[1]):.1f} deg")
+            return self._finish_look("timed_out", f"{where}, commanded {math.degrees(target):.1f} deg: not reached in "
+                                                  f"{lim.look_timeout:.1f} s", now)
+        return None
+
+    def _finish_look(self, status: str, detail: str, now: float) -> Outcome:
+        out = Outcome(self._action, status, detail, now - self._t0)
+        self._action = self._look_target = None
+        return out
+
     def tick(self, now: float) -> tuple[tuple[float, float], Outcome | None]:
         """Velocity command (v, w) for this control period and the outcome if the action ended."""
         if not self.busy:
             self._cmd = (0.0, 0.0)
             return self._cmd, None
+        if self._action in (LOOK_UP, LOOK_DOWN):
+            return (0.0, 0.0), self._look_progress(now)
         lim = self.limits
         if self.estopped:
             return self._finish("estop", "emergency stop engaged", now)

@@ -32,3 +32,53 @@ def quaternion_from_matrix(R: np.ndarray) -> tuple[float, float, float, float]:
     from scipy.spatial.transform import Rotation
 
     return tuple(Rotation.from_matrix(R[:3, :3]).as_quat())
+
+
+def _translation(xyz) -> np.ndarray:
+    T = np.eye(4)
+    T[:3, 3] = xyz
+    return T
+
+
+def _rotation(axis: str, angle: float) -> np.ndarray:
+    c, s = math.cos(angle), math.sin(angle)
+    T = np.eye(4)
+    if axis == "z":
+        T[:2, :2] = [[c, -s], [s, c]]
+    else:  # y
+        T[0, 0], T[0, 2], T[2, 0], T[2, 2] = c, s, -s, c
+    return T
+
+
+def urdf_joint_transforms(base: str, pan: float = 0.0, tilt: float = 0.0) -> list[tuple[str, str, np.ndarray]]:
+    """(parent, child, T_parent_child) of the LoCoBot's camera chain, root link -> optical frame, at
+    the given pan / tilt joint positions (radians, Interbotix convention: positive tilt = down), from
+    the URDF numbers in ``personal.robot.conventions`` (links without the namespace prefix)."""
+    from personal.robot import conventions as C
+
+    b = C.BASES[base]
+    out = []
+    if b.root_link != "base_link":
+        out.append((b.root_link, "base_link", _translation(b.root_to_base_link)))
+    parent = "base_link"
+    for child, xyz, joint in C.urdf_camera_links(base):
+        T = _translation(xyz)
+        if joint == "pan":
+            T = T @ _rotation("z", pan)
+        elif joint == "tilt":
+            T = T @ _rotation("y", tilt)
+        out.append((parent, child, T))
+        parent = child
+    R = np.eye(4)
+    R[:3, :3] = R_LINK_OPTICAL
+    out.append((C.COLOR_FRAME, C.COLOR_OPTICAL_FRAME, R))
+    return out
+
+
+def T_root_optical(base: str, pan: float = 0.0, tilt: float = 0.0) -> np.ndarray:
+    """The optical frame in the base's root link (the odometry child: base_link on a Create 3,
+    base_footprint on a Kobuki), through the URDF chain at these joint positions."""
+    T = np.eye(4)
+    for _, _, T_joint in urdf_joint_transforms(base, pan, tilt):
+        T = T @ T_joint
+    return T
