@@ -36,6 +36,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float32MultiArray, MultiArrayDimension
 
+from personal.paths import child_path
 from personal.eval.output import RESULTS_LOG, OutputDirError, ResultLog, new_run_dir
 from personal.eval.pog import owner_phrases, score_episode, write_report
 from personal.grounding.map_wire import MapAssembler, descriptor_from_msg, descriptor_to_fields, map_to_wire
@@ -314,7 +315,7 @@ class PogEvaluatorNode(Node):
         if self.record_dir:
             infos = {sid: explore_with_graph(self.scenes[sid], firsts[sid], self.maps_dir, self.resolution, self.explore_steps,
                                              self.encoder_name, work_dir=self.run_dir / "explore_sets", log=log,
-                                             bag_dir=Path(self.record_dir) / sid, image_size=self.explore_size)}
+                                             bag_dir=child_path(self.record_dir, sid, "scene_id"), image_size=self.explore_size)}
         else:
             infos = explore_scenes_with_graph([(self.scenes[s], firsts[s]) for s in batch], self.maps_dir, self.resolution,
                                               self.explore_steps, self.encoder_name, work_dir=self.run_dir / "explore_sets",
@@ -405,8 +406,8 @@ class PogEvaluatorNode(Node):
             self.get_logger().warning(f"record_dir is only used with map_source explore_graph (not {self.map_source}); ignored")
             self.record_dir = ""
             return True
-        taken = [str(Path(self.record_dir) / s) for s in dict.fromkeys(e.scene_id for e in self.episodes)
-                 if (Path(self.record_dir) / s).exists()]
+        taken = [str(child_path(self.record_dir, s, "scene_id")) for s in dict.fromkeys(e.scene_id for e in self.episodes)
+                 if child_path(self.record_dir, s, "scene_id").exists()]
         if taken:
             self.get_logger().error(f"record_dir: {', '.join(taken)} already exist; refusing to overwrite recorded bags")
             self.exit_code = 1

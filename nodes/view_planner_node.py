@@ -14,6 +14,7 @@ import time
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
+from personal.paths import child_path
 from personal.interfaces.convert import from_dict, to_dict
 from personal.msg import AivCommand, AivDataset, AivObservation, AivVerdict
 from personal.verification.agent import AgentConfig
@@ -43,7 +44,7 @@ class ViewPlannerNode(Node):
         self.lenient = p("lenient", False, "accept unknown index/meta fields")
         self.exit_code: int | None = None
         try:  # before any work; each episode's record is written as it finishes
-            self.result_log = ResultLog(writable_dir(self.out_dir) / f"results_{self.run_name}.jsonl")
+            self.result_log = ResultLog(child_path(writable_dir(self.out_dir), f"results_{self.run_name}", "run_name", ".jsonl"))
         except OutputDirError as exc:
             self.get_logger().error(f"cannot write the results: {exc}")
             self.exit_code = 2

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
+from personal.paths import child_path
 from personal.eval.pan import GoalGeometry, PanEpisodeResult, plot_trajectory, score_episode, write_report
 from personal.world.model import SPLITS, Episode, Scene
 
@@ -132,7 +133,7 @@ def run_pan_offline(scenes: dict[str, Scene], episodes: Sequence[Episode], metho
             if ep.episode_id in sampled:
                 occ = next((run["occupancy"] for run in runs.values() if run["occupancy"] is not None), None)
                 (out / "trajectories").mkdir(parents=True, exist_ok=True)
-                plot_trajectory(out / "trajectories" / f"{ep.episode_id}.png", scene=scene, episode=ep, runs=runs,
+                plot_trajectory(child_path(out / "trajectories", ep.episode_id, "episode_id", ".png"), scene=scene, episode=ep, runs=runs,
                                 labels=LABELS, occupancy=occ)
     wall = time.perf_counter() - t0
     log.close()

@@ -15,7 +15,7 @@ and the ownership summary, then drives the base through the base driver (``<ns>/
 ``<ns>/agent_state``), pairing observations with ``sync:=live`` (the first RealSense frame
 after each executed action, the base standing still).
 """
-from personal.graphs import Arg, Choice, Graph, NodeSpec, Range, Template, at_least, positive
+from personal.graphs import Arg, Choice, FileName, Graph, NodeSpec, Range, Template, at_least, positive
 
 NS = Template("{ns}")
 CAMERA_TOPICS = ("color/image_raw", "aligned_depth_to_color/image_raw", "color/camera_info")
@@ -32,7 +32,7 @@ GRAPH = Graph(
         "feature_resolution": (1.0, "feature-map cell size, m", positive(10.0)),
         "map_frame": ("odom", "frame of the maps (odom without a localisation node)"),
         "maps_dir": ("maps", "map/save writes <maps_dir>/<map_name>/"),
-        "map_name": ("locobot", "folder name for saved maps"),
+        "map_name": ("locobot", "folder name for saved maps", FileName(allow_empty=False)),
         "methods": ("rpg-owner,rpg,qs", "grounding methods"),
         "max_linear": (0.3, "base driver velocity limit, m/s", positive(2.0)),
         "max_angular": (1.0, "base driver velocity limit, rad/s", positive(6.3)),
