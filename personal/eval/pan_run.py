@@ -80,13 +80,13 @@ def run_pan_offline(scenes: dict[str, Scene], episodes: Sequence[Episode], metho
                     backend: str = "synthetic", progress: Callable[[str], None] | None = None, meta_extra: dict | None = None) -> dict:
     """Run and score every (episode, method); write the run folder; return the summary. The folder is
     checked writable first, and ``results.jsonl`` gets each run's record as it is scored."""
-    from personal.eval.output import RESULTS_LOG, ResultLog, writable_dir
+    from personal.eval.output import RESULTS_LOG, ResultLog, run_folder
     from personal.eval.pog_run import sample_episodes
     from personal.navigation.loop import run_episode
     from sim_bridge.backends import make_backend
     from sim_bridge.navgrid import NavGrid
 
-    out = writable_dir(out_dir)  # OutputDirError now, not after every episode has run
+    out = run_folder(out_dir)  # OutputDirError now, not after every episode has run
     log = ResultLog(out / RESULTS_LOG)
     comps = comps or make_components()
     sim = make_backend(backend)

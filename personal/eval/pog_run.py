@@ -426,12 +426,12 @@ def build_eval_inputs(*, scenes: int = 3, splits: Sequence[str] = SPLITS, episod
 
 def run_offline(inputs: EvalInputs, out_dir: str | Path, sample_maps: int = 6, progress=None) -> dict:
     """Evaluate every episode with every method and write the run folder; returns the summary."""
-    from personal.eval.output import RESULTS_LOG, ResultLog, writable_dir
+    from personal.eval.output import RESULTS_LOG, ResultLog, run_folder
     from personal.eval.pog import write_report
     from personal.grounding.pipeline import evaluate_offline
 
     t0 = time.perf_counter()
-    with ResultLog(writable_dir(out_dir) / RESULTS_LOG) as log:  # each episode's records as it finishes
+    with ResultLog(run_folder(out_dir) / RESULTS_LOG) as log:  # each episode's records as it finishes
         results = evaluate_offline(inputs.episodes, inputs.scenes, inputs.maps, inputs.extractor, inputs.encoder,
                                    inputs.methods, progress=progress,
                                    on_results=lambda rs: log.extend(r.to_dict() for r in rs))

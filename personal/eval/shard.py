@@ -117,9 +117,9 @@ class ReportInOutDirKind(Kind):
     """Graphs that write their report into ``out_dir`` itself (no run folder per run)."""
 
     def run_dir(self, out_root: Path) -> Path:
-        from personal.eval.output import writable_dir
+        from personal.eval.output import run_folder
 
-        return writable_dir(out_root)
+        return run_folder(out_root)
 
 
 class EpisodeFolderKind(Kind):

@@ -42,14 +42,14 @@ def eval_cmd(
     strips: int = typer.Option(4, help="frame strips for this many sample episodes"),
 ) -> None:
     """Run the suite in-process (same scoring as the perm_eval graph) and write report.md."""
-    from personal.eval.output import RESULTS_LOG, OutputDirError, ResultLog, writable_dir
+    from personal.eval.output import RESULTS_LOG, OutputDirError, ResultLog, run_folder
     from personal.manipulation.backends import make_backend
     from personal.manipulation.evaluate import eval_tasks, evaluate, write_results
     from personal.manipulation.policies import make_policy
     from personal.manipulation.report import write_report
 
     try:  # before the simulator starts: an unwritable --out must not be found at the end
-        log = ResultLog(writable_dir(out, "--out") / RESULTS_LOG)
+        log = ResultLog(run_folder(out, "--out") / RESULTS_LOG)
     except OutputDirError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
