@@ -401,16 +401,25 @@ class _Terminated(Exception):
         self.signum = signum
 
 
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 def _raise_on_termination() -> dict:
     """SIGTERM / SIGHUP stop the graph like Ctrl-C (children live in their own process
-    groups, so without this they would outlive a terminated runner)."""
+    groups, so without this they would outlive a terminated runner). SIGINT is (re)installed as
+    Python's KeyboardInterrupt and the three are unblocked: a runner started as a bare ``cmd &``
+    from a script inherits SIGINT ignored (bash does that to background jobs), and would otherwise
+    shrug off ``kill -INT`` and end 0 later; now it stops the graph and exits 130."""
     if threading.current_thread() is not threading.main_thread():
         return {}
 
     def handler(signum, frame):
         raise _Terminated(signum)
 
-    return {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+    return previous
 
 
 def _restore_handlers(previous: dict) -> None:

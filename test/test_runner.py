@@ -6,6 +6,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -324,3 +325,33 @@ def _alive(pid: int) -> bool:
     # a zombie has exited; only a running process counts
     with open(f"/proc/{pid}/stat") as f:
         return f.read().split()[2] != "Z"
+
+
+def test_a_background_job_of_a_script_still_stops_on_sigint(dummy_pkg, tmp_path):
+    """`personal launch … &` from a non-interactive script: bash starts the job with SIGINT ignored
+    (issue 28, item 9: the runner ignored `kill -INT` and exited 0). It must stop its graph and exit 130."""
+    script = tmp_path / "run_graph.py"
+    script.write_text(textwrap.dedent(
+        """
+        import sys
+        from personal.graphs import Graph, NodeSpec
+        from personal.runner import run_graph
+        sys.exit(run_graph(Graph("t", "", [NodeSpec("n1", "x", "dummy_node")]), colour=False, sigint_timeout=20.0))
+        """
+    ))
+    out = tmp_path / "out.txt"
+    probe = tmp_path / "probe.py"
+    probe.write_text("import signal\nprint('job ignores SIGINT:', signal.getsignal(signal.SIGINT) == signal.SIG_IGN)\n")
+    shell = (f"{sys.executable} {script} > {out} 2>&1 &\n"
+             "pid=$!\n"
+             f"for i in $(seq 600); do grep -q 'args --ros-args' {out} && break; sleep 0.05; done\n"
+             f"{sys.executable} {probe} &\nwait $!\n"
+             "kill -INT $pid\n(sleep 30; kill -TERM $pid 2>/dev/null) &\n"  # a runner that ignores it is ended anyway
+             "wait $pid\necho \"rc=$?\"\n")
+    repo = str(Path(__file__).resolve().parents[1])  # the runner of this tree, whatever is installed
+    env = {**os.environ, "PYTHONPATH": f"{dummy_pkg}{os.pathsep}{repo}"}
+    proc = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=60, env=env)
+    text = out.read_text()
+    assert "job ignores SIGINT: True" in proc.stdout, proc.stdout  # bash does start `cmd &` jobs with SIGINT ignored
+    assert "rc=130" in proc.stdout, proc.stdout + text
+    assert "interrupted: stopping the graph" in text and "[n1] got SIGINT" in text, text
