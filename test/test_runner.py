@@ -346,8 +346,8 @@ def test_a_background_job_of_a_script_still_stops_on_sigint(dummy_pkg, tmp_path)
              "pid=$!\n"
              f"for i in $(seq 600); do grep -q 'args --ros-args' {out} && break; sleep 0.05; done\n"
              f"{sys.executable} {probe} &\nwait $!\n"
-             "kill -INT $pid\n(sleep 30; kill -TERM $pid 2>/dev/null) &\n"  # a runner that ignores it is ended anyway
-             "wait $pid\necho \"rc=$?\"\n")
+             "kill -INT $pid\n(sleep 30; kill -TERM $pid) >/dev/null 2>&1 &\nwatchdog=$!\n"  # one that ignores it ends anyway
+             "wait $pid\necho \"rc=$?\"\nkill $watchdog\n")
     repo = str(Path(__file__).resolve().parents[1])  # the runner of this tree, whatever is installed
     env = {**os.environ, "PYTHONPATH": f"{dummy_pkg}{os.pathsep}{repo}"}
     proc = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=60, env=env)
