@@ -413,8 +413,19 @@ def plan_shards(episodes: Sequence, workers: int) -> list[Shard]:
 def child_arguments(kind, values: Mapping[str, Any], overrides: Mapping[str, str]) -> dict[str, str]:
     """The user's arguments as a shard's child graph gets them: without the sharding and
     episode-source arguments (the shard's episode folder replaces them) and without the live view."""
+    from personal.runner import is_secret
+
     drop = set(SHARDING_ARGUMENTS) | set(kind.source_arguments) | {"out_dir", "viz", "viz_port"}
-    return {**{k: str(v) for k, v in overrides.items() if k not in drop}, **getattr(kind, "child_fixed", {})}
+    return {**{k: str(v) for k, v in overrides.items() if k not in drop and not is_secret(k)},
+            **getattr(kind, "child_fixed", {})}
+
+
+def secret_environment(values: Mapping[str, Any]) -> dict[str, str]:
+    """Secret arguments of the run, for a shard's child graph: as ``PERSONAL_<NAME>`` in its
+    environment, never on its command line (see personal.runner, secrets)."""
+    from personal.runner import is_secret, secret_env_name
+
+    return {secret_env_name(k): str(v) for k, v in values.items() if is_secret(k) and v not in ("", None)}
 
 
 def chunk_shards(prefix: str, ids: Sequence[str], workers: int) -> list[Shard]:
@@ -735,6 +746,7 @@ def run_sharded(graph: str, overrides: Mapping[str, str], values: Mapping[str, A
     def say(text: str) -> None:
         print(f"[personal shard] {text}", flush=True)
 
+    os.environ.update(secret_environment(values))  # local shards' child graphs inherit them; not their argv
     previous = _raise_on_termination()
     try:
         return ShardedRun(graph, overrides, values, say, verbose).run()
