@@ -228,16 +228,22 @@ class PogEvaluatorNode(Node):
         elif self.map_source == "saved":
             from personal.eval.pog_run import load_saved_map
 
-            path = Path(self.maps_dir) / sid / "features.yaml"
+            path = child_path(self.maps_dir, sid, "scene_id") / "features.yaml"
             if not path.exists():
                 self.get_logger().error(f"no saved map {path}; scene {sid} is evaluated on an empty map")
                 view = _empty_map()
             else:
-                view = load_saved_map(path)
+                try:
+                    view = load_saved_map(path)
+                except (ValueError, OSError) as exc:  # a tampered / corrupt map: the scene's failure, not a dead node
+                    self.get_logger().error(f"scene {sid}: unusable saved map: {exc}; its episodes are recorded as map_invalid failures")
+                    self.scene_failures[sid] = ("map_invalid", str(exc)[:500])
+                    self.incomplete.append(f"scene {sid}: unusable saved map: {exc}"[:800])
+                    view = _empty_map()
         elif self.map_source == "explore_graph":
             from personal.eval.pog_run import load_saved_map
 
-            path = Path(self.maps_dir) / sid / "features.yaml"
+            path = child_path(self.maps_dir, sid, "scene_id") / "features.yaml"
             if sid not in self.explore_info:  # not reused or explored yet (a batch explores the later scenes too)
                 self._explore_graph_scenes(sid)
             try:

@@ -47,6 +47,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from personal import exit_codes
+
 # graph arguments the coordinator consumes (never passed to a shard's child graph)
 SHARDING_ARGUMENTS = ("workers", "cluster", "scheduler", "shard_timeout_s")
 DONE = "done.json"
@@ -481,6 +483,10 @@ def run_shard(graph: str, args: Mapping[str, str], shard: Shard, payload: Any, w
     made = kind.collect(attempt)
     if made:
         out.update(made)
+    if code == 0 and shard.episode_ids and not (made and made.get("records")):
+        # a child that made no progress (no input, nothing scored) failed, whatever its exit code said
+        code = out["code"] = exit_codes.INCOMPLETE
+        tail = tail + ["the child graph exited 0 without writing a single result (no progress)"]
     if code != 0 or not made:
         out["errors"] = " | ".join([l for l in tail if "ERROR" in l or "error:" in l or "timed out" in l] or tail[-3:])[-800:]
     return out
