@@ -36,6 +36,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float32MultiArray, MultiArrayDimension
 
+from personal import exit_codes
 from personal.paths import child_path
 from personal.eval.output import RESULTS_LOG, OutputDirError, ResultLog, new_run_dir
 from personal.eval.pog import owner_phrases, score_episode, write_report
@@ -116,9 +117,13 @@ class PogEvaluatorNode(Node):
 
         try:
             self._load_episodes()
-        except Exception as exc:  # bad folder/params: say so and stop the graph with an error
+        except (ValueError, OSError) as exc:  # bad folder or files (EpisodeFormatError names file + field)
             self.get_logger().error(f"cannot load the episode set: {exc}")
-            self.exit_code = 1
+            self.exit_code = exit_codes.BAD_INPUT
+            return
+        except Exception as exc:  # noqa: BLE001 - a bug: say so and stop the graph with an error
+            self.get_logger().error(f"cannot load the episode set: {type(exc).__name__}: {exc}")
+            self.exit_code = exit_codes.FAILED
             return
         if self.record_dir and not self._record_dir_free():
             return

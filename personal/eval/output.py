@@ -148,10 +148,15 @@ class ResultLog:
             raise OutputDirError(f"{self.path}: cannot open the results log ({exc.strerror or exc})") from None
 
     def append(self, record: dict[str, Any]) -> None:
-        self._fh.write(json.dumps(record, allow_nan=True, default=_plain) + "\n")
-        self._fh.flush()
-        if self.sync:
-            os.fsync(self._fh.fileno())
+        line = json.dumps(record, allow_nan=True, default=_plain) + "\n"
+        try:
+            self._fh.write(line)
+            self._fh.flush()
+            if self.sync:
+                os.fsync(self._fh.fileno())
+        except OSError as exc:  # a full disk (ENOSPC) says nothing of the file: name it
+            raise OutputDirError(f"{self.path}: cannot write the results log ({exc.strerror or exc}); "
+                                 f"the {self.count} records before this one are kept") from None
         self.count += 1
 
     def extend(self, records: Iterable[dict[str, Any]]) -> None:
@@ -160,7 +165,10 @@ class ResultLog:
 
     def close(self) -> None:
         if not self._fh.closed:
-            self._fh.close()
+            try:
+                self._fh.close()
+            except OSError as exc:
+                raise OutputDirError(f"{self.path}: cannot write the results log ({exc.strerror or exc})") from None
 
     def __enter__(self) -> "ResultLog":
         return self

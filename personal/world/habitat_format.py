@@ -45,6 +45,7 @@ import math
 import os
 from pathlib import Path
 
+from personal.files import read_json
 from personal.paths import UnsafeIdError, child_path, path_component
 from personal.world import frames
 from personal.world.catalog import CATEGORIES
@@ -376,13 +377,7 @@ def episode_from_habitat(d: dict, where: str, split: str | None = None, goals_by
 def read_content_file(path: str | Path, split: str | None = None) -> tuple[dict, list[Episode]]:
     """(goals_by_category, episodes) from one ``.json.gz`` file."""
     path = Path(path)
-    if not path.exists():
-        raise EpisodeFormatError(f"{path}: file not found")
-    try:
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            doc = json.load(f)
-    except (OSError, EOFError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise EpisodeFormatError(f"{path}: not a gzipped JSON episode file ({exc})") from None
+    doc = read_json(path, EpisodeFormatError, gzipped=True)  # any malformed file: an error naming it
     goals = _need(doc, "goals_by_category", str(path))
     eps_raw = _need(doc, "episodes", str(path))
     if not isinstance(eps_raw, list):
@@ -398,11 +393,10 @@ def load_scene(path: str | Path) -> Scene:
     path = Path(path)
     if not path.exists():
         raise EpisodeFormatError(f"{path}: scene file not found")
+    doc = read_json(path, EpisodeFormatError)
     try:
-        scene = Scene.from_dict(json.loads(path.read_text()))
-    except json.JSONDecodeError as exc:
-        raise EpisodeFormatError(f"{path}: malformed JSON ({exc})") from None
-    except (KeyError, TypeError) as exc:
+        scene = Scene.from_dict(doc)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise EpisodeFormatError(f"{path}: missing or bad scene field {exc}") from None
     _safe_id(scene.scene_id, "scene_id", str(path))
     return scene
