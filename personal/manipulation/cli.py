@@ -98,7 +98,7 @@ def serve_cmd(
     port: int = typer.Option(8000),
     chunk: int = typer.Option(1, help="actions per reply (scripted; it is closed-loop, 1 is best)"),
     max_frame_mb: float = typer.Option(32.0, min=0.001, help="largest request frame accepted, MiB (bigger: connection closed, 1009)"),
-    max_connections: int = typer.Option(16, min=1, help="open connections at most (more get HTTP 503)"),
+    max_connections: int = typer.Option(8, min=1, help="open connections at most (more get HTTP 503)"),
     allowed_origins: str = typer.Option("", help="comma-separated browser Origins allowed (default: none; "
                                         "clients without an Origin header, robots and scripts, are always served)"),
 ) -> None:

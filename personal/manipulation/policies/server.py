@@ -44,7 +44,7 @@ from personal.manipulation.policies.base import ObservationError, Policy, check_
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_FRAME_BYTES = wire.DEFAULT_MAX_BYTES
-DEFAULT_MAX_CONNECTIONS = 16  # a policy serves one robot or one evaluation; 16 leaves room for tests and probes
+DEFAULT_MAX_CONNECTIONS = 8  # a policy serves one robot or one evaluation; memory is about connections x 2 x max_frame_bytes
 FRAME_QUEUE = 1  # frames read ahead per connection: a pipelining client is paused, not buffered
 
 
