@@ -90,8 +90,9 @@ def test_an_evaluator_cli_on_a_full_disk_says_which_file_and_exits_1(tmp_path):
     out_dir.mkdir()
     (out_dir / "results.jsonl").symlink_to("/dev/full")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-m", "personal", "pan", "eval", "--scenes", "1", "--per-split", "1",
-                          "--out", str(out_dir)], capture_output=True, text=True, timeout=300, env=env)
+    out = subprocess.run([sys.executable, "-m", "personal", "perm", "eval", "--backend", "kinematic", "--policy", "scripted",
+                          "--seeds", "0", "--missions", "bin", "--prefs", "speed_up", "--suites", "none", "--out", str(out_dir)],
+                         capture_output=True, text=True, timeout=300, env=env)
     assert out.returncode == exit_codes.FAILED, out.stderr[-2000:]
     assert f"error: {out_dir / 'results.jsonl'}: cannot write the results log (No space left on device)" in out.stderr
     assert "Traceback" not in out.stderr
