@@ -29,6 +29,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_srvs.srv import Trigger
 
+from personal import exit_codes
 from personal.interfaces.convert import to_dict
 from personal.msg import AgentState, DiscreteAction, EpisodeDescriptor, MapStatus
 from personal.mapping.exploration import Act, ExplorerConfig, FrontierExplorer
@@ -72,6 +73,10 @@ class ExploreNode(Node):
         self.phase_since = time.monotonic()
         self.want_grid_ns: int | None = None
         self.finished = False
+        # exit code of the node (the explore graph's, which marks it required): a run that made no
+        # progress — no input, no step taken, maps not saved — is INCOMPLETE (3), never a success
+        self.exit_code = exit_codes.OK
+        self.failures: list[str] = []
         self.t0 = time.monotonic()
         self.pub_action = self.create_publisher(DiscreteAction, "action", RELIABLE)
         subscribe(self, OccupancyGridMsg, "map", self._on_grid, LATCHED)
@@ -191,23 +196,32 @@ class ExploreNode(Node):
         rate = f", {st.steps / moving:.1f} steps/s over {moving:.1f} s from the first action" if moving > 0 else ""
         self.get_logger().info(f"exploration finished: {reason}; {st.steps} steps, {st.collisions} collisions, "
                                f"{now - self.t0:.1f} s{rate}")
+        if st.steps == 0:
+            self._fail(f"no progress: 0 steps taken ({reason})")
         if not save:
             self.finished = True
             return
         if not self.save_client.wait_for_service(timeout_sec=5.0):
-            self.get_logger().error("service 'map/save' not available: maps not saved")
+            self._fail("service 'map/save' not available: maps not saved")
             self.finished = True
             return
         self._set("saving")
         self.save_client.call_async(Trigger.Request()).add_done_callback(self._saved)
+
+    def _fail(self, why: str) -> None:
+        self.get_logger().error(f"ERROR: {why}; this exploration is INCOMPLETE (exit code {exit_codes.INCOMPLETE})")
+        self.failures.append(why)
+        self.exit_code = exit_codes.INCOMPLETE
 
     def _saved(self, future) -> None:
         try:
             res = future.result()
             log = self.get_logger().info if res.success else self.get_logger().error
             log(f"map/save: {res.message}")
+            if not res.success:
+                self._fail(f"map/save: {res.message}")
         except Exception as exc:
-            self.get_logger().error(f"map/save failed: {exc}")
+            self._fail(f"map/save failed: {exc}")
         ep = self.episode
         if self.p["all_episodes"] and ep is not None and ep["index"] + 1 < ep["count"]:
             self._next_episode(ep["index"] + 1)
@@ -217,7 +231,7 @@ class ExploreNode(Node):
     def _next_episode(self, index: int) -> None:
         """all_episodes: the bridge's next episode (a new scene), explored from its start by a fresh explorer."""
         if not self.next_client.wait_for_service(timeout_sec=5.0):
-            self.get_logger().error("service 'episode/next' not available: the remaining episodes are not explored")
+            self._fail("service 'episode/next' not available: the remaining episodes are not explored")
             self.finished = True
             return
 
@@ -228,8 +242,7 @@ class ExploreNode(Node):
                 res = None
                 self.get_logger().error(f"episode/next failed: {exc}")
             if res is None or not res.success:
-                if res is not None:
-                    self.get_logger().error(f"episode/next: {res.message}")
+                self._fail(f"episode/next: {res.message if res is not None else 'no answer'}: the remaining episodes are not explored")
                 self.finished = True
                 return
             self.get_logger().info(f"next scene: {res.message}")
@@ -241,7 +254,7 @@ class ExploreNode(Node):
 
 
 def main(args=None) -> None:
-    run_node(ExploreNode, args, until=lambda n: n.finished and n.p["exit_on_finish"])
+    run_node(ExploreNode, args, until=lambda n: n.finished and n.p["exit_on_finish"], exit_code=lambda n: n.exit_code)
 
 
 if __name__ == "__main__":

@@ -117,7 +117,9 @@ class GroundingNode(Node):
         if scene_id in self.maps:
             return self.maps[scene_id]
         if self.map_dir and scene_id:
-            path = Path(self.map_dir) / scene_id / "features.yaml"
+            from personal.paths import child_path
+
+            path = child_path(self.map_dir, scene_id, "scene_id") / "features.yaml"
             if path.exists():
                 from personal.eval.pog_run import load_saved_map
 

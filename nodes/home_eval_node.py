@@ -11,6 +11,8 @@ import rclpy
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
+from personal import exit_codes
+from personal.eval.output import OutputDirError
 from personal.msg import HomeEvalSummary
 from personal.smarthome.evaluate import FAMILIES, EvalConfig, run_home_eval
 
@@ -33,7 +35,7 @@ class HomeEvalNode(Node):
                               video_tools=bool(d("video_tools", True).value), first=int(d("first_household", 0).value))
         self.pub = self.create_publisher(HomeEvalSummary, "home_eval/summary", LATCHED)
         self.done = threading.Event()
-        self.ok = False
+        self.code = exit_codes.FAILED
         threading.Thread(target=self._run, daemon=True).start()
 
     def _run(self) -> None:
@@ -48,7 +50,10 @@ class HomeEvalNode(Node):
                 metric_values=list(metrics.values()), summary_json=json.dumps(s, default=str)))
             self.get_logger().info("summary: " + ", ".join(f"{k}={s[k]:.3f}" for k in keys if k in s)
                                    + f"; report {self.cfg.out_dir}/report.md")
-            self.ok = True
+            self.code = exit_codes.OK
+        except OutputDirError as exc:  # unwritable, or another run holds it: the table's code, as every evaluator
+            self.get_logger().error(f"cannot write the results: {exc}")
+            self.code = exit_codes.BAD_INPUT
         except Exception as exc:  # report and exit non-zero instead of hanging the graph
             self.get_logger().error(f"home_eval failed: {type(exc).__name__}: {exc}")
         finally:
@@ -65,10 +70,10 @@ def main(args=None) -> None:
     except KeyboardInterrupt:
         pass
     finally:
-        ok = node.ok
+        code = node.code
         node.destroy_node()
         rclpy.try_shutdown()
-    raise SystemExit(0 if ok else 1)
+    raise SystemExit(code)
 
 
 if __name__ == "__main__":

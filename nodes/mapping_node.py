@@ -474,7 +474,14 @@ class MappingNode(Node):
         return self.worker.lock if self.worker is not None else nullcontext()
 
     def _on_save(self, request, response):
-        out = Path(self.p["maps_dir"]) / self._map_name()
+        from personal.paths import UnsafeIdError, child_path
+
+        try:  # the scene id comes from the episode topic: it may not name a folder outside maps_dir
+            out = child_path(self.p["maps_dir"], self._map_name(), "map_name" if self.p["map_name"] else "scene_id")
+        except UnsafeIdError as exc:
+            response.success, response.message = False, f"map/save: {exc}; nothing saved"
+            self.get_logger().error(response.message)
+            return response
         if self.worker is not None:  # the features of every integrated frame go into the saved map
             pending, t0 = self.worker.pending(), time.monotonic()
             if not self.worker.wait_idle(timeout=600.0):

@@ -19,6 +19,7 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_srvs.srv import Trigger
 
+from personal.paths import child_path
 from personal.interfaces.convert import to_dict
 from personal.msg import NavigationRun, NavigationStart
 from nodes.lifecycle import run_until_exit_code, subscribe
@@ -232,7 +233,7 @@ class PanEvaluatorNode(Node):
             for ep in sample_episodes(self.episodes, int(self.p["sample_plots"])):
                 if ep.episode_id in self.trajectories and scene_model(self.scenes[ep.scene_id]) is not None:
                     (self.run_dir / "trajectories").mkdir(parents=True, exist_ok=True)
-                    plot_trajectory(self.run_dir / "trajectories" / f"{ep.episode_id}.png", scene=scene_model(self.scenes[ep.scene_id]),
+                    plot_trajectory(child_path(self.run_dir / "trajectories", ep.episode_id, "episode_id", ".png"), scene=scene_model(self.scenes[ep.scene_id]),
                                     episode=ep, runs=self.trajectories[ep.episode_id], labels=LABELS)
         except Exception as exc:  # plots are secondary; the report is written
             self.get_logger().warning(f"trajectory plots failed: {exc}")

@@ -22,7 +22,7 @@ from personal.interfaces.convert import to_dict
 from personal.interfaces.tabletop import state_dict
 from personal.msg import PermEpisode, TabletopState, TaskPrompt
 from personal.manipulation.evaluate import eval_tasks, write_results
-from personal.eval.output import RESULTS_LOG, OutputDirError, ResultLog, writable_dir
+from personal.eval.output import RESULTS_LOG, OutputDirError, ResultLog, run_folder
 from personal.manipulation.report import write_report
 from personal.manipulation.scoring import score_episode
 from personal.manipulation.trajectory import Trajectory
@@ -44,7 +44,7 @@ class PermEvaluatorNode(Node):
         self.out = Path(d("out_dir", "runs/perm_eval_graph").value)
         self.finished = False  # results written
         try:  # before any rollout; each scored episode is appended as it comes
-            self.result_log = ResultLog(writable_dir(self.out) / RESULTS_LOG)
+            self.result_log = ResultLog(run_folder(self.out) / RESULTS_LOG)
         except OutputDirError as exc:
             self.get_logger().error(f"cannot write the results: {exc}")
             self.exit_code, self.finished = 2, True

@@ -36,6 +36,8 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float32MultiArray, MultiArrayDimension
 
+from personal import exit_codes
+from personal.paths import child_path
 from personal.eval.output import RESULTS_LOG, OutputDirError, ResultLog, new_run_dir
 from personal.eval.pog import owner_phrases, score_episode, write_report
 from personal.grounding.map_wire import MapAssembler, descriptor_from_msg, descriptor_to_fields, map_to_wire
@@ -115,9 +117,13 @@ class PogEvaluatorNode(Node):
 
         try:
             self._load_episodes()
-        except Exception as exc:  # bad folder/params: say so and stop the graph with an error
+        except (ValueError, OSError) as exc:  # bad folder or files (EpisodeFormatError names file + field)
             self.get_logger().error(f"cannot load the episode set: {exc}")
-            self.exit_code = 1
+            self.exit_code = exit_codes.BAD_INPUT
+            return
+        except Exception as exc:  # noqa: BLE001 - a bug: say so and stop the graph with an error
+            self.get_logger().error(f"cannot load the episode set: {type(exc).__name__}: {exc}")
+            self.exit_code = exit_codes.FAILED
             return
         if self.record_dir and not self._record_dir_free():
             return
@@ -227,16 +233,22 @@ class PogEvaluatorNode(Node):
         elif self.map_source == "saved":
             from personal.eval.pog_run import load_saved_map
 
-            path = Path(self.maps_dir) / sid / "features.yaml"
+            path = child_path(self.maps_dir, sid, "scene_id") / "features.yaml"
             if not path.exists():
                 self.get_logger().error(f"no saved map {path}; scene {sid} is evaluated on an empty map")
                 view = _empty_map()
             else:
-                view = load_saved_map(path)
+                try:
+                    view = load_saved_map(path)
+                except (ValueError, OSError) as exc:  # a tampered / corrupt map: the scene's failure, not a dead node
+                    self.get_logger().error(f"scene {sid}: unusable saved map: {exc}; its episodes are recorded as map_invalid failures")
+                    self.scene_failures[sid] = ("map_invalid", str(exc)[:500])
+                    self.incomplete.append(f"scene {sid}: unusable saved map: {exc}"[:800])
+                    view = _empty_map()
         elif self.map_source == "explore_graph":
             from personal.eval.pog_run import load_saved_map
 
-            path = Path(self.maps_dir) / sid / "features.yaml"
+            path = child_path(self.maps_dir, sid, "scene_id") / "features.yaml"
             if sid not in self.explore_info:  # not reused or explored yet (a batch explores the later scenes too)
                 self._explore_graph_scenes(sid)
             try:
@@ -314,7 +326,7 @@ class PogEvaluatorNode(Node):
         if self.record_dir:
             infos = {sid: explore_with_graph(self.scenes[sid], firsts[sid], self.maps_dir, self.resolution, self.explore_steps,
                                              self.encoder_name, work_dir=self.run_dir / "explore_sets", log=log,
-                                             bag_dir=Path(self.record_dir) / sid, image_size=self.explore_size)}
+                                             bag_dir=child_path(self.record_dir, sid, "scene_id"), image_size=self.explore_size)}
         else:
             infos = explore_scenes_with_graph([(self.scenes[s], firsts[s]) for s in batch], self.maps_dir, self.resolution,
                                               self.explore_steps, self.encoder_name, work_dir=self.run_dir / "explore_sets",
@@ -405,8 +417,8 @@ class PogEvaluatorNode(Node):
             self.get_logger().warning(f"record_dir is only used with map_source explore_graph (not {self.map_source}); ignored")
             self.record_dir = ""
             return True
-        taken = [str(Path(self.record_dir) / s) for s in dict.fromkeys(e.scene_id for e in self.episodes)
-                 if (Path(self.record_dir) / s).exists()]
+        taken = [str(child_path(self.record_dir, s, "scene_id")) for s in dict.fromkeys(e.scene_id for e in self.episodes)
+                 if child_path(self.record_dir, s, "scene_id").exists()]
         if taken:
             self.get_logger().error(f"record_dir: {', '.join(taken)} already exist; refusing to overwrite recorded bags")
             self.exit_code = 1

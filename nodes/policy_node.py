@@ -14,7 +14,8 @@ Action chunks are executed ``replan`` actions at a time before asking the backen
 Parameters ``backend`` (learned | scripted | openpi | http), ``checkpoint`` (learned; "" = the shipped one),
 ``host``/``port`` (openpi), ``url`` (http),
 ``serve_port`` (>= 0: also serve the openpi protocol there; 0 = any free port), ``serve_host``
-(default 127.0.0.1), ``serve_max_frame_mb`` (largest request frame, default 32).
+(default 127.0.0.1), ``serve_max_frame_mb`` (largest request frame, default 32), ``serve_max_connections``
+(default 8), ``serve_allowed_origins`` (comma-separated browser Origins; default none).
 """
 from __future__ import annotations
 
@@ -89,8 +90,11 @@ class PolicyNode(Node):
             from personal.manipulation.policies.server import PolicyServer
 
             max_mb = float(d("serve_max_frame_mb", 32.0).value)
+            origins = [o.strip() for o in str(d("serve_allowed_origins", "").value).split(",") if o.strip()]
             self.server = PolicyServer(self.policy, host=d("serve_host", "127.0.0.1").value, port=serve_port,
-                                       max_frame_bytes=int(max_mb * 1024 * 1024)).start()
+                                       max_frame_bytes=int(max_mb * 1024 * 1024),
+                                       max_connections=int(d("serve_max_connections", 8).value),
+                                       allowed_origins=origins).start()
             self.get_logger().info(f"serving the openpi protocol on {self.server.url}")
         self.get_logger().info(f"policy node ready (backend {self.policy.name}, mode {self.mode})")
 

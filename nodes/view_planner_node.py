@@ -14,10 +14,11 @@ import time
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
+from personal.paths import child_path
 from personal.interfaces.convert import from_dict, to_dict
 from personal.msg import AivCommand, AivDataset, AivObservation, AivVerdict
 from personal.verification.agent import AgentConfig
-from personal.eval.output import OutputDirError, ResultLog, writable_dir
+from personal.eval.output import OutputDirError, ResultLog, run_folder
 from personal.verification.reader import DatasetError, load_index
 from personal.verification.session import PlannerSession
 from nodes.lifecycle import run_until_exit_code, subscribe
@@ -43,7 +44,7 @@ class ViewPlannerNode(Node):
         self.lenient = p("lenient", False, "accept unknown index/meta fields")
         self.exit_code: int | None = None
         try:  # before any work; each episode's record is written as it finishes
-            self.result_log = ResultLog(writable_dir(self.out_dir) / f"results_{self.run_name}.jsonl")
+            self.result_log = ResultLog(child_path(run_folder(self.out_dir), f"results_{self.run_name}", "run_name", ".jsonl"))
         except OutputDirError as exc:
             self.get_logger().error(f"cannot write the results: {exc}")
             self.exit_code = 2

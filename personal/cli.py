@@ -63,7 +63,14 @@ def main() -> None:
 
     passive_openmp()  # before any sub-app imports torch or numba
     _register()
-    app()
+    from personal import exit_codes
+    from personal.eval.output import OutputDirError
+
+    try:
+        app()
+    except OutputDirError as exc:  # a results file that cannot be written mid-run (full disk ...): named, no traceback
+        typer.echo(f"error: {exc}", err=True)
+        raise SystemExit(exit_codes.FAILED) from None
 
 
 if __name__ == "__main__":

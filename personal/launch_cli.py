@@ -23,6 +23,7 @@ def launch(
     try:
         g = get_graph(graph)
         overrides = parse_assignments(assignments or [])
+        overrides = {**secret_arguments_from_env(g, overrides), **overrides}
         values = g.argument_values(overrides)  # validate before starting anything
     except GraphError as exc:
         typer.echo(f"error: {exc}", err=True)
@@ -36,11 +37,13 @@ def launch(
     if dry_run:
         import shlex
 
-        from personal.runner import node_command
+        from personal.runner import node_command, split_secrets
 
         for node in g.resolve(overrides):
             spec = node.spec
-            cmd = node_command(spec.module, spec.name, node.namespace, node.parameters, node.remappings)
+            plain, secrets = split_secrets(node.parameters)
+            cmd = node_command(spec.module, spec.name, node.namespace, plain, node.remappings)
+            cmd += ["--params-file", f"<0600 file: {', '.join(secrets)}>"] if secrets else []
             typer.echo(shlex.join(cmd))
         raise typer.Exit(0)
     env, lock = _domain_environment(domain_id)
@@ -50,6 +53,17 @@ def launch(
         if lock is not None:
             lock.close()
     raise typer.Exit(code)
+
+
+def secret_arguments_from_env(g, overrides) -> dict[str, str]:
+    """Secret graph arguments (``mqtt_password`` ...) not given as ``name:=value``, from
+    ``PERSONAL_<NAME>``: how a secret reaches the graph without being on any command line."""
+    import os
+
+    from personal.runner import is_secret, secret_env_name
+
+    return {name: os.environ[secret_env_name(name)] for name in g.arguments
+            if is_secret(name) and name not in overrides and secret_env_name(name) in os.environ}
 
 
 def _domain_environment(domain_id: str):

@@ -79,6 +79,40 @@ def node_command(
     return cmd
 
 
+# -- secrets -------------------------------------------------------------------------------------------
+#
+# A parameter whose name says it is a secret never goes on a command line (``ps`` shows argv to every
+# user, and the runner logs each node's start line): the runner writes it to a 0600 ROS parameter file
+# in a 0700 folder of its own, passed as ``--params-file`` and removed when the graph ends. A graph
+# argument that is a secret may also come from the environment, ``PERSONAL_<NAME>`` (e.g.
+# ``PERSONAL_MQTT_PASSWORD``), so that it is not on the runner's own command line either.
+
+_SECRET_SUFFIXES = ("password", "secret", "token", "api_key", "apikey")
+
+
+def is_secret(name: str) -> bool:
+    return name.lower().endswith(_SECRET_SUFFIXES)
+
+
+def secret_env_name(name: str) -> str:
+    return f"PERSONAL_{name.upper()}"
+
+
+def split_secrets(parameters: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(plain, secret) parameters."""
+    plain = {k: v for k, v in parameters.items() if not is_secret(k)}
+    return plain, {k: v for k, v in parameters.items() if is_secret(k)}
+
+
+def write_secret_params(folder: Path, node_name: str, secrets: Mapping[str, Any]) -> Path:
+    """A ROS 2 parameter file (``/**: ros__parameters: {...}``) readable by this user only."""
+    path = Path(folder) / f"{node_name}.params.yaml"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        yaml.safe_dump({"/**": {"ros__parameters": dict(secrets)}}, fh)
+    return path
+
+
 _RESET_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -280,6 +314,7 @@ class GraphRunner:
         self.sigterm_timeout = sigterm_timeout
         self.env = ros_environment(env)
         self.children: list[_Child] = []
+        self._secrets_dir: Path | None = None  # 0700 folder of the secret parameter files, removed at the end
         self.dead_node: str | None = None  # a needed (non-required) node that exited while the graph ran
         self._lock = threading.Lock()
         self._width = max((len(n.name) for n in self.nodes), default=0)
@@ -307,7 +342,14 @@ class GraphRunner:
     def start(self) -> None:
         for index, node in enumerate(self.nodes):
             spec = node.spec
-            cmd = node_command(spec.module, spec.name, node.namespace, node.parameters, node.remappings)
+            plain, secrets = split_secrets(node.parameters)
+            cmd = node_command(spec.module, spec.name, node.namespace, plain, node.remappings)
+            if secrets:  # a file, not argv: `ps` and the start line below never show them
+                if self._secrets_dir is None:
+                    import tempfile
+
+                    self._secrets_dir = Path(tempfile.mkdtemp(prefix="personal-secrets-"))
+                cmd += ["--params-file", str(write_secret_params(self._secrets_dir, node.name, secrets))]
             # own process group (Ctrl-C reaches the runner only); dies with the runner, even on SIGKILL
             proc = spawn(cmd, self.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True, errors="replace", bufsize=1)
@@ -391,6 +433,8 @@ class GraphRunner:
         finally:
             self.stop()
             self.reclaim("exit")
+            if self._secrets_dir is not None:
+                shutil.rmtree(self._secrets_dir, ignore_errors=True)
             _restore_handlers(previous)
         return code
 
@@ -401,16 +445,25 @@ class _Terminated(Exception):
         self.signum = signum
 
 
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 def _raise_on_termination() -> dict:
     """SIGTERM / SIGHUP stop the graph like Ctrl-C (children live in their own process
-    groups, so without this they would outlive a terminated runner)."""
+    groups, so without this they would outlive a terminated runner). SIGINT is (re)installed as
+    Python's KeyboardInterrupt and the three are unblocked: a runner started as a bare ``cmd &``
+    from a script inherits SIGINT ignored (bash does that to background jobs), and would otherwise
+    shrug off ``kill -INT`` and end 0 later; now it stops the graph and exits 130."""
     if threading.current_thread() is not threading.main_thread():
         return {}
 
     def handler(signum, frame):
         raise _Terminated(signum)
 
-    return {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+    return previous
 
 
 def _restore_handlers(previous: dict) -> None:

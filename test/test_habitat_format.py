@@ -150,7 +150,7 @@ def test_missing_folder_and_missing_files(tmp_path):
 def test_malformed_json(episode_set, tmp_path):
     d = _copy(episode_set[0], tmp_path / "bad")
     (d / "easy" / "content" / "synth_a.json.gz").write_bytes(b"this is not gzip")
-    with pytest.raises(EpisodeFormatError, match=r"synth_a\.json\.gz.*not a gzipped JSON"):
+    with pytest.raises(EpisodeFormatError, match=r"synth_a\.json\.gz.*cannot read the gzipped file"):
         load_episode_set(d)
 
 

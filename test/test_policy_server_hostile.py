@@ -82,7 +82,10 @@ def server():
 
 def _openpi_client_gets_actions(port: int) -> None:
     client = WebsocketClientPolicy(host="127.0.0.1", port=port)
-    out = client.infer(_good_obs())
+    try:
+        out = client.infer(_good_obs())
+    finally:
+        client._ws.close()  # openpi's client has no close(); an open one holds one of the server's slots
     assert out["actions"].shape == (2, 7)
 
 
@@ -190,3 +193,100 @@ def test_cli_serve_binds_loopback_by_default_and_survives_the_segfault_frame(tmp
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+# -- issue 28: browsers, tracebacks, connection cap, pipelining -------------------------------------------
+
+
+def test_browser_origin_is_refused_unless_allowed():
+    from websockets.exceptions import InvalidStatus
+
+    with PolicyServer(_ZeroPolicy(), port=0, allowed_origins=["http://robot-ui.local"]) as srv:
+        with pytest.raises(InvalidStatus) as refused:
+            connect(srv.url, additional_headers={"Origin": "http://evil.example"}, open_timeout=10)
+        assert refused.value.response.status_code == 403
+        with connect(srv.url, additional_headers={"Origin": "http://robot-ui.local"}, open_timeout=10) as ws:
+            assert isinstance(ws.recv(timeout=10), bytes)  # metadata
+        _openpi_client_gets_actions(srv.port)  # no Origin header: robots and scripts
+
+
+class _LeakyPolicy(Policy):
+    name = "leaky"
+
+    def infer(self, obs):
+        raise RuntimeError("cannot open /home/secret/checkpoints/model.pt")
+
+
+def test_client_gets_no_traceback_path_or_version():
+    with PolicyServer(_LeakyPolicy(), port=0) as srv:
+        with connect(srv.url, open_timeout=10) as ws:
+            assert "Server" not in ws.response.headers, ws.response.headers
+            ws.recv(timeout=10)
+            ws.send(msgpack_numpy.packb(_good_obs()))
+            reply = ws.recv(timeout=10)
+    assert isinstance(reply, str) and reply.startswith("RuntimeError: the policy failed"), reply
+    for leak in ("Traceback", "/home/secret", 'File "', sys.version.split()[0], "python"):
+        assert leak not in reply, (leak, reply)
+
+
+def test_connections_over_the_cap_get_503_and_the_cap_frees():
+    from websockets.exceptions import InvalidStatus
+
+    with PolicyServer(_ZeroPolicy(), port=0, max_connections=2) as srv:
+        first, second = connect(srv.url, open_timeout=10), connect(srv.url, open_timeout=10)
+        with pytest.raises(InvalidStatus) as refused:
+            connect(srv.url, open_timeout=10)
+        assert refused.value.response.status_code == 503 and srv.refused_connections == 1
+        first.close()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                _openpi_client_gets_actions(srv.port)
+                break
+            except InvalidStatus:
+                time.sleep(0.05)
+        else:
+            pytest.fail("a freed connection slot was not reused")
+        second.close()
+
+
+class _BlockedPolicy(Policy):
+    name = "blocked"
+
+    def __init__(self):
+        import threading
+
+        self.release = threading.Event()
+
+    def infer(self, obs):
+        self.release.wait(30)
+        return {"actions": np.zeros((2, 7))}
+
+
+def test_a_pipelining_client_is_paused_not_buffered():
+    """A client sending 4 MiB frames without reading replies, while the policy is busy: the server
+    reads one frame ahead, then TCP flow control stops the client (before: 16 frames per connection
+    were buffered, 30 MiB frames x 3 clients reached 2 GB)."""
+    import threading
+
+    policy = _BlockedPolicy()
+    frame = msgpack_numpy.packb({**_good_obs(), "observation/pad": np.zeros(4 << 20, np.uint8)})
+    sent = [0]
+    with PolicyServer(policy, port=0, validate=False, max_frame_bytes=8 << 20) as srv:
+        ws = connect(srv.url, max_size=None, open_timeout=10)
+        ws.recv(timeout=10)
+
+        def flood():
+            try:
+                for _ in range(30):
+                    ws.send(frame)
+                    sent[0] += 1
+            except Exception:  # noqa: BLE001 - closed at the end of the test
+                pass
+
+        threading.Thread(target=flood, daemon=True).start()
+        time.sleep(2.0)
+        accepted = sent[0]
+        policy.release.set()
+        ws.close()
+    assert accepted <= 8, f"the server took {accepted} frames of 4 MiB while busy (unbounded read-ahead)"

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -324,3 +325,79 @@ def _alive(pid: int) -> bool:
     # a zombie has exited; only a running process counts
     with open(f"/proc/{pid}/stat") as f:
         return f.read().split()[2] != "Z"
+
+
+def test_a_background_job_of_a_script_still_stops_on_sigint(dummy_pkg, tmp_path):
+    """`personal launch … &` from a non-interactive script: bash starts the job with SIGINT ignored
+    (issue 28, item 9: the runner ignored `kill -INT` and exited 0). It must stop its graph and exit 130."""
+    script = tmp_path / "run_graph.py"
+    script.write_text(textwrap.dedent(
+        """
+        import sys
+        from personal.graphs import Graph, NodeSpec
+        from personal.runner import run_graph
+        sys.exit(run_graph(Graph("t", "", [NodeSpec("n1", "x", "dummy_node")]), colour=False, sigint_timeout=20.0))
+        """
+    ))
+    out = tmp_path / "out.txt"
+    probe = tmp_path / "probe.py"
+    probe.write_text("import signal\nprint('job ignores SIGINT:', signal.getsignal(signal.SIGINT) == signal.SIG_IGN)\n")
+    shell = (f"{sys.executable} {script} > {out} 2>&1 &\n"
+             "pid=$!\n"
+             f"for i in $(seq 600); do grep -q 'args --ros-args' {out} && break; sleep 0.05; done\n"
+             f"{sys.executable} {probe} &\nwait $!\n"
+             "kill -INT $pid\n(sleep 30; kill -TERM $pid) >/dev/null 2>&1 &\nwatchdog=$!\n"  # one that ignores it ends anyway
+             "wait $pid\necho \"rc=$?\"\nkill $watchdog\n")
+    repo = str(Path(__file__).resolve().parents[1])  # the runner of this tree, whatever is installed
+    env = {**os.environ, "PYTHONPATH": f"{dummy_pkg}{os.pathsep}{repo}"}
+    proc = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=60, env=env)
+    text = out.read_text()
+    assert "job ignores SIGINT: True" in proc.stdout, proc.stdout  # bash does start `cmd &` jobs with SIGINT ignored
+    assert "rc=130" in proc.stdout, proc.stdout + text
+    assert "interrupted: stopping the graph" in text and "[n1] got SIGINT" in text, text
+
+
+def test_secret_parameters_never_reach_argv_or_the_start_line(dummy_pkg, tmp_path):
+    """mqtt_password (any *password / *token / *secret parameter) goes to the node in a 0600 parameter
+    file, not on its command line: `ps` and the runner's "started" line do not show it (issue 28, item 9)."""
+    import yaml
+
+    secret = "hunter2-s3cret"
+    spec = NodeSpec("n1", "x", "dummy_node", parameters={"mqtt_password": secret, "mqtt_username": "me"})
+    runner, out = _runner([spec])
+    runner.start()
+    try:
+        deadline = time.monotonic() + 30
+        while "args --ros-args" not in out.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        argv = open(f"/proc/{runner.children[0].proc.pid}/cmdline", "rb").read().split(b"\0")
+        assert not any(secret.encode() in a for a in argv), argv
+        assert secret not in out.getvalue() and "mqtt_username:=me" in out.getvalue()
+        params = Path(argv[argv.index(b"--params-file") + 1].decode())
+        assert params.stat().st_mode & 0o077 == 0 and params.parent.stat().st_mode & 0o077 == 0
+        assert yaml.safe_load(params.read_text()) == {"/**": {"ros__parameters": {"mqtt_password": secret}}}
+    finally:
+        runner.stop()
+
+
+def test_the_params_file_reaches_a_real_rclpy_node(tmp_path):
+    """rclpy reads the secret from --params-file as it would from -p (the node code is unchanged)."""
+    from personal.runner import node_command, write_secret_params
+
+    code = ("import rclpy; from rclpy.node import Node; rclpy.init(); n = Node('probe'); "
+            "print('value', n.declare_parameter('mqtt_password', '').value); rclpy.shutdown()")
+    (tmp_path / "probe_node.py").write_text(code)
+    cmd = node_command("probe_node", "probe") + ["--params-file", str(write_secret_params(tmp_path, "probe", {"mqtt_password": "pw1"}))]
+    env = {**ros_environment(), "PYTHONPATH": str(tmp_path)}
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
+    assert "value pw1" in out.stdout, out.stdout + out.stderr
+
+
+def test_secret_graph_arguments_come_from_the_environment(monkeypatch):
+    from personal.graphs import get_graph
+    from personal.launch_cli import secret_arguments_from_env
+
+    monkeypatch.setenv("PERSONAL_MQTT_PASSWORD", "from-env")
+    g = get_graph("home_eval")
+    assert secret_arguments_from_env(g, {}) == {"mqtt_password": "from-env"}
+    assert secret_arguments_from_env(g, {"mqtt_password": "given"}) == {}

@@ -49,7 +49,7 @@ def test_invalid_household_errors_name_the_field_path(doc, mutate, path):
 def test_load_household_reports_bad_json(tmp_path):
     bad = tmp_path / "h.json"
     bad.write_text("{not json")
-    with pytest.raises(HouseholdError, match=r"h\.json: not valid JSON"):
+    with pytest.raises(HouseholdError, match=r"h\.json: malformed JSON"):
         load_household(bad)
 
 

@@ -85,7 +85,7 @@ def test_missing_field_names_file_and_line(tmp_path):
 
 
 def test_malformed_line(tmp_path):
-    with pytest.raises(DatasetError, match=r"pv_index_all.jsonl:2: malformed JSON line"):
+    with pytest.raises(DatasetError, match=r"pv_index_all.jsonl:2: malformed JSON"):
         load_index(build(tmp_path, bad_line=True))
 
 

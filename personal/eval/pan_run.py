@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
+from personal.paths import child_path
 from personal.eval.pan import GoalGeometry, PanEpisodeResult, plot_trajectory, score_episode, write_report
 from personal.world.model import SPLITS, Episode, Scene
 
@@ -86,13 +87,13 @@ def run_pan_offline(scenes: dict[str, Scene], episodes: Sequence[Episode], metho
                     backend: str = "synthetic", progress: Callable[[str], None] | None = None, meta_extra: dict | None = None) -> dict:
     """Run and score every (episode, method); write the run folder; return the summary. The folder is
     checked writable first, and ``results.jsonl`` gets each run's record as it is scored."""
-    from personal.eval.output import RESULTS_LOG, ResultLog, writable_dir
+    from personal.eval.output import RESULTS_LOG, ResultLog, run_folder
     from personal.eval.pog_run import sample_episodes
     from personal.navigation.loop import run_episode
     from sim_bridge.backends import make_backend
     from sim_bridge.navgrid import NavGrid
 
-    out = writable_dir(out_dir)  # OutputDirError now, not after every episode has run
+    out = run_folder(out_dir)  # OutputDirError now, not after every episode has run
     log = ResultLog(out / RESULTS_LOG)
     comps = comps or make_components()
     sim = make_backend(backend)
@@ -139,7 +140,7 @@ def run_pan_offline(scenes: dict[str, Scene], episodes: Sequence[Episode], metho
             if ep.episode_id in sampled:
                 occ = next((run["occupancy"] for run in runs.values() if run["occupancy"] is not None), None)
                 (out / "trajectories").mkdir(parents=True, exist_ok=True)
-                plot_trajectory(out / "trajectories" / f"{ep.episode_id}.png", scene=scene, episode=ep, runs=runs,
+                plot_trajectory(child_path(out / "trajectories", ep.episode_id, "episode_id", ".png"), scene=scene, episode=ep, runs=runs,
                                 labels=LABELS, occupancy=occ)
     wall = time.perf_counter() - t0
     log.close()

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import yaml
 
+from personal.paths import child_path
 from personal.bags import BagError, BagReader
 from personal.bags.schema import msg_text
 from personal.runner import child_domain, run_child  # noqa: F401 - also imported from here by pog_run
@@ -167,9 +168,9 @@ def replay_bag_map(scene: Scene, episode: Episode, bag_dir: str | Path, maps_dir
         raise ReplayError(f"replay rate must be > 0 to reproduce the recorded run, got {rate}")
     bag = Path(bag_dir)
     checked = check_bag(bag)
-    folder = Path(work_dir) / scene.scene_id
+    folder = child_path(work_dir, scene.scene_id, "scene_id")
     write_episode_set(folder, [scene], [episode])  # the mapping node's ORACLE captions
-    out = Path(maps_dir) / scene.scene_id
+    out = child_path(maps_dir, scene.scene_id, "scene_id")
     cmd = [sys.executable, "-m", "personal", "launch", "bag_map", f"bag:={bag.resolve()}",
            f"episodes_dir:={folder.resolve()}", f"maps_dir:={Path(maps_dir).resolve()}", f"map_name:={scene.scene_id}",
            f"feature_resolution:={resolution}", f"encoder:={'oracle' if 'oracle' in encoder else encoder}",

@@ -21,6 +21,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from personal.paths import child_path
 from personal.graphs.pog_eval import METHODS as MAIN_JOB_METHODS
 from personal.grounding.pipeline import MapView, TextEmbedder, encoder_is_oracle, encoder_name, target_boxes
 from personal.world.model import SPLITS, Episode, Scene
@@ -235,7 +236,7 @@ def explore_with_graph(scene: Scene, episode: Episode, maps_dir: str | Path, res
     from personal.runner import child_domain, run_child
     from personal.world.habitat_format import write_episode_set
 
-    folder = Path(work_dir) / scene.scene_id
+    folder = child_path(work_dir, scene.scene_id, "scene_id")
     write_episode_set(folder, [scene], [episode])
     cmd = explore_record_command(folder.resolve(), Path(maps_dir).resolve(), resolution, max_steps, encoder,
                                  Path(bag_dir).resolve() if bag_dir else None, image_size)
@@ -248,14 +249,14 @@ def explore_with_graph(scene: Scene, episode: Episode, maps_dir: str | Path, res
     t0 = time.perf_counter()
     with child_domain() as env:
         code, tail = run_child(cmd, env, timeout_s, forward if log else None, keep)
-    out = Path(maps_dir) / scene.scene_id / "features.yaml"
+    out = child_path(maps_dir, scene.scene_id, "scene_id") / "features.yaml"
     info = {"seconds": round(time.perf_counter() - t0, 1), "exit_code": code, "map": str(out) if out.exists() else None}
     if code != 0:  # why: the child runner names a node that died; else its last lines
         info["errors"] = " | ".join([l for l in tail if "ERROR" in l or "error:" in l or "timed out" in l] or tail[-3:])[-600:]
     if bag_dir:
         from personal.eval.pog_replay import note_live_map
 
-        info["bag"] = note_live_map(bag_dir, Path(maps_dir) / scene.scene_id)
+        info["bag"] = note_live_map(bag_dir, child_path(maps_dir, scene.scene_id, "scene_id"))
     return info
 
 
@@ -293,7 +294,7 @@ def explore_scenes_with_graph(pairs: Sequence[tuple[Scene, Episode]], maps_dir: 
     seconds = round(time.perf_counter() - t0, 1)
     infos = {}
     for scene, _ in pairs:
-        out = Path(maps_dir) / scene.scene_id / "features.yaml"
+        out = child_path(maps_dir, scene.scene_id, "scene_id") / "features.yaml"
         fresh = out.exists() and out.stat().st_mtime >= wall0 - 1.0  # saved by this graph, not an older map
         info = {"seconds": seconds, "graph": f"one explore graph for {len(pairs)} scenes",
                 "exit_code": 0 if fresh else (code or 1), "map": str(out) if fresh else None}
@@ -343,7 +344,7 @@ def write_sample_maps(run_dir: str | Path, results: Sequence[Any], episodes: Seq
         else:
             bg = np.where(view.valid, view.confidence if view.confidence is not None else view.valid.astype(float), np.nan)
             label = "observed (confidence)"
-        path = out_dir / f"{ep.episode_id}.png"
+        path = child_path(out_dir, ep.episode_id, "episode_id", ".png")
         plot_episode_map(path, background=bg, origin=view.origin, resolution=view.resolution, targets=boxes,
                          distractors=others, predictions=by_ep[ep.episode_id], background_label=label,
                          title=f"{ep.episode_id} [{ep.split}] {ep.query}")
@@ -425,12 +426,12 @@ def build_eval_inputs(*, scenes: int = 3, splits: Sequence[str] = SPLITS, episod
 
 def run_offline(inputs: EvalInputs, out_dir: str | Path, sample_maps: int = 6, progress=None) -> dict:
     """Evaluate every episode with every method and write the run folder; returns the summary."""
-    from personal.eval.output import RESULTS_LOG, ResultLog, writable_dir
+    from personal.eval.output import RESULTS_LOG, ResultLog, run_folder
     from personal.eval.pog import write_report
     from personal.grounding.pipeline import evaluate_offline
 
     t0 = time.perf_counter()
-    with ResultLog(writable_dir(out_dir) / RESULTS_LOG) as log:  # each episode's records as it finishes
+    with ResultLog(run_folder(out_dir) / RESULTS_LOG) as log:  # each episode's records as it finishes
         results = evaluate_offline(inputs.episodes, inputs.scenes, inputs.maps, inputs.extractor, inputs.encoder,
                                    inputs.methods, progress=progress,
                                    on_results=lambda rs: log.extend(r.to_dict() for r in rs))

@@ -47,6 +47,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from personal import exit_codes
+
 # graph arguments the coordinator consumes (never passed to a shard's child graph)
 SHARDING_ARGUMENTS = ("workers", "cluster", "scheduler", "shard_timeout_s")
 DONE = "done.json"
@@ -117,9 +119,9 @@ class ReportInOutDirKind(Kind):
     """Graphs that write their report into ``out_dir`` itself (no run folder per run)."""
 
     def run_dir(self, out_root: Path) -> Path:
-        from personal.eval.output import writable_dir
+        from personal.eval.output import run_folder
 
-        return writable_dir(out_root)
+        return run_folder(out_root)
 
 
 class EpisodeFolderKind(Kind):
@@ -413,8 +415,19 @@ def plan_shards(episodes: Sequence, workers: int) -> list[Shard]:
 def child_arguments(kind, values: Mapping[str, Any], overrides: Mapping[str, str]) -> dict[str, str]:
     """The user's arguments as a shard's child graph gets them: without the sharding and
     episode-source arguments (the shard's episode folder replaces them) and without the live view."""
+    from personal.runner import is_secret
+
     drop = set(SHARDING_ARGUMENTS) | set(kind.source_arguments) | {"out_dir", "viz", "viz_port"}
-    return {**{k: str(v) for k, v in overrides.items() if k not in drop}, **getattr(kind, "child_fixed", {})}
+    return {**{k: str(v) for k, v in overrides.items() if k not in drop and not is_secret(k)},
+            **getattr(kind, "child_fixed", {})}
+
+
+def secret_environment(values: Mapping[str, Any]) -> dict[str, str]:
+    """Secret arguments of the run, for a shard's child graph: as ``PERSONAL_<NAME>`` in its
+    environment, never on its command line (see personal.runner, secrets)."""
+    from personal.runner import is_secret, secret_env_name
+
+    return {secret_env_name(k): str(v) for k, v in values.items() if is_secret(k) and v not in ("", None)}
 
 
 def chunk_shards(prefix: str, ids: Sequence[str], workers: int) -> list[Shard]:
@@ -470,6 +483,10 @@ def run_shard(graph: str, args: Mapping[str, str], shard: Shard, payload: Any, w
     made = kind.collect(attempt)
     if made:
         out.update(made)
+    if code == 0 and shard.episode_ids and not (made and made.get("records")):
+        # a child that made no progress (no input, nothing scored) failed, whatever its exit code said
+        code = out["code"] = exit_codes.INCOMPLETE
+        tail = tail + ["the child graph exited 0 without writing a single result (no progress)"]
     if code != 0 or not made:
         out["errors"] = " | ".join([l for l in tail if "ERROR" in l or "error:" in l or "timed out" in l] or tail[-3:])[-800:]
     return out
@@ -735,6 +752,7 @@ def run_sharded(graph: str, overrides: Mapping[str, str], values: Mapping[str, A
     def say(text: str) -> None:
         print(f"[personal shard] {text}", flush=True)
 
+    os.environ.update(secret_environment(values))  # local shards' child graphs inherit them; not their argv
     previous = _raise_on_termination()
     try:
         return ShardedRun(graph, overrides, values, say, verbose).run()

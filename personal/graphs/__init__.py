@@ -127,6 +127,28 @@ PORT = Range(1, 65535)
 
 
 @dataclass(frozen=True)
+class FileName:
+    """An argument that becomes one file or folder name (``map_name``, ``run_name``): the one rule of
+    :func:`personal.paths.path_component` (no separator, ``..``, absolute path, NUL); empty allowed
+    with ``allow_empty`` (the node then picks its default name)."""
+
+    allow_empty: bool = True
+
+    def check(self, name: str, value: Any) -> None:
+        from personal.paths import UnsafeIdError, path_component
+
+        if self.allow_empty and value == "":
+            return
+        try:
+            path_component(value, f"argument {name!r}:")
+        except UnsafeIdError as exc:
+            raise GraphError(str(exc)) from None
+
+    def text(self) -> str:
+        return "one file name (no '/', '..', NUL)"
+
+
+@dataclass(frozen=True)
 class Choice:
     """Valid strings of an argument; with ``multiple`` a comma-separated list of them."""
 

@@ -5,7 +5,7 @@ or a dataset it generates from the synthetic simulator; the verifier node turns 
 view into per-attribute evidence, tracks it and decides; the view planner (required
 node) drives the episodes, picks the next view (NBV) and writes the report, then exits.
 """
-from personal.graphs import SHARD_ARGUMENTS, Arg, Choice, Graph, NodeSpec, Range, SEED, at_least
+from personal.graphs import SHARD_ARGUMENTS, Arg, Choice, FileName, Graph, NodeSpec, Range, SEED, at_least
 
 GRAPH = Graph(
     name="aiv_eval",
@@ -26,7 +26,7 @@ GRAPH = Graph(
         "limit": (0, "evaluate only the first N episodes (0 = all)", at_least(0)),
         "start": (0, "skip the first N episodes of the index (with limit: a window; sharded runs use it)", at_least(0)),
         "out_dir": ("runs/aiv_eval", "report folder"),
-        "run_name": ("", "run name in the report (default SV / MV-<nbv>)"),
+        "run_name": ("", "run name in the report (default SV / MV-<nbv>)", FileName()),
         "lenient": (False, "accept unknown index/meta fields"),
         **SHARD_ARGUMENTS,
     },

@@ -11,7 +11,7 @@ play as they are. A RealSense bag (``camera/camera/…`` topics, 16UC1 depth in 
 bag's), odometry from e.g. ``odom_topic:=locobot/mobile_base/odom`` with ``pose_source:=odom``
 and a real image ``encoder``.
 """
-from personal.graphs import Arg, Choice, Graph, NodeSpec, Template, positive
+from personal.graphs import Arg, Choice, FileName, Graph, NodeSpec, Template, positive
 
 CAMERA_TOPICS = ("aligned_depth_to_color/image_raw", "color/camera_info", "color/image_raw", "semantic/image_raw", "pose")
 
@@ -25,7 +25,7 @@ GRAPH = Graph(
         "model_path": ("", "local model directory for clip / siglip / blip2"),
         "feature_resolution": (1.0, "feature-map cell size, m (use the recording run's)", positive(10.0)),
         "maps_dir": ("maps", "the map is saved to <maps_dir>/<map_name or scene_id>/"),
-        "map_name": ("", "folder name of the saved map (default: the scene id of the bag's episode)"),
+        "map_name": ("", "folder name of the saved map (default: the scene id of the bag's episode)", FileName()),
         "rate": (1.0, "playback rate, > 0 (1 = recorded timing; identical maps measured up to 4; 0 = unpaced loses frames)", positive(100.0)),
         "camera_prefix": ("camera", "camera topic prefix in the bag: camera (sim bridge) | camera/camera (RealSense)"),
         "pose_source": ("camera_pose", "camera_pose (sim bridge camera/pose) | odom (base odometry + camera mount)", Choice(("camera_pose", "odom"))),

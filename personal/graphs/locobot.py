@@ -24,7 +24,7 @@ and the ownership summary, then drives the base through the base driver (``<ns>/
 after each executed action, the base standing still). LOOK_UP / LOOK_DOWN move the pan/tilt
 through ``<ns>/commands/joint_group`` (interbotix_xs_msgs/JointGroupCommand, group ``camera``).
 """
-from personal.graphs import Arg, Choice, Graph, NodeSpec, Range, Select, Template, at_least, positive
+from personal.graphs import Arg, Choice, FileName, Graph, NodeSpec, Range, Select, Template, at_least, positive
 from personal.robot import conventions as C
 
 NS = Template("{ns}")
@@ -62,7 +62,7 @@ GRAPH = Graph(
         "feature_resolution": (1.0, "feature-map cell size, m", positive(10.0)),
         "map_frame": ("odom", "frame of the maps: odom = <ns>/odom (no localisation node), or a TF frame such as map"),
         "maps_dir": ("maps", "map/save writes <maps_dir>/<map_name>/"),
-        "map_name": ("locobot", "folder name for saved maps"),
+        "map_name": ("locobot", "folder name for saved maps", FileName(allow_empty=False)),
         "methods": ("rpg-owner,rpg,qs", "grounding methods"),
         "max_linear": (0.3, "base driver velocity limit, m/s", positive(2.0)),
         "max_angular": (1.0, "base driver velocity limit, rad/s", positive(6.3)),

@@ -42,14 +42,14 @@ def eval_cmd(
     strips: int = typer.Option(4, help="frame strips for this many sample episodes"),
 ) -> None:
     """Run the suite in-process (same scoring as the perm_eval graph) and write report.md."""
-    from personal.eval.output import RESULTS_LOG, OutputDirError, ResultLog, writable_dir
+    from personal.eval.output import RESULTS_LOG, OutputDirError, ResultLog, run_folder
     from personal.manipulation.backends import make_backend
     from personal.manipulation.evaluate import eval_tasks, evaluate, write_results
     from personal.manipulation.policies import make_policy
     from personal.manipulation.report import write_report
 
     try:  # before the simulator starts: an unwritable --out must not be found at the end
-        log = ResultLog(writable_dir(out, "--out") / RESULTS_LOG)
+        log = ResultLog(run_folder(out, "--out") / RESULTS_LOG)
     except OutputDirError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
@@ -98,13 +98,17 @@ def serve_cmd(
     port: int = typer.Option(8000),
     chunk: int = typer.Option(1, help="actions per reply (scripted; it is closed-loop, 1 is best)"),
     max_frame_mb: float = typer.Option(32.0, min=0.001, help="largest request frame accepted, MiB (bigger: connection closed, 1009)"),
+    max_connections: int = typer.Option(8, min=1, help="open connections at most (more get HTTP 503)"),
+    allowed_origins: str = typer.Option("", help="comma-separated browser Origins allowed (default: none; "
+                                        "clients without an Origin header, robots and scripts, are always served)"),
 ) -> None:
     """Serve a policy over the openpi websocket protocol (metadata, msgpack, /healthz)."""
     from personal.manipulation.policies import make_policy
     from personal.manipulation.policies.server import PolicyServer
 
     srv = PolicyServer(make_policy(policy, **_policy_kwargs(policy, checkpoint, chunk=chunk)), host=host, port=port,
-                       max_frame_bytes=int(max_frame_mb * 1024 * 1024)).start()
+                       max_frame_bytes=int(max_frame_mb * 1024 * 1024), max_connections=max_connections,
+                       allowed_origins=_csv(allowed_origins)).start()
     typer.echo(f"serving {policy} on {srv.url} (metadata {json.dumps(srv.metadata)}); Ctrl-C to stop")
     try:
         while True:

@@ -12,6 +12,7 @@ Embeddings are stored un-normalised (a weighted mean); queries L2-normalise them
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +26,102 @@ FORMAT_VERSION = 1
 
 class EncoderMismatchError(ValueError):
     """A saved feature map was built with a different encoder than the one configured."""
+
+
+class MapFileError(ValueError):
+    """A saved feature map (``features.yaml`` + its ``.npz``) that is malformed; names file and field."""
+
+
+MAX_MAP_BYTES = 2 << 30  # embeddings of a saved map at most (a 50 m x 50 m floor at 0.1 m, dim 512: 0.5 GB)
+_ARRAY_DTYPES = "f"  # saved arrays are float (f2/f4/f8); never object arrays (np.load refuses pickles too)
+
+
+def read_descriptor(p: Path) -> dict:
+    """``features.yaml`` checked: YAML without Python tags (safe_load), every field typed and in range,
+    ``data`` one file name in the same folder."""
+    from personal.paths import UnsafeIdError, path_component
+
+    try:
+        meta = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:  # a !!python/object tag is a ConstructorError here, never code run
+        raise MapFileError(f"{p}: not a plain YAML map descriptor ({type(exc).__name__}: {str(exc).splitlines()[0]})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MapFileError(f"{p}: cannot read the map descriptor ({exc})") from None
+    if not isinstance(meta, dict):
+        raise MapFileError(f"{p}: the map descriptor must be a YAML mapping, got {type(meta).__name__}")
+    for key in ("encoder", "resolution", "origin", "shape", "data"):
+        if key not in meta:
+            raise MapFileError(f"{p}: missing field {key!r}")
+    enc = meta["encoder"]
+    if not isinstance(enc, dict) or not _is_int(enc.get("dim")) or not 1 <= enc["dim"] <= 1 << 16:
+        raise MapFileError(f"{p}: field 'encoder' must be a mapping with an integer 'dim' in 1..65536, got {enc!r}"[:300])
+    res = meta["resolution"]
+    if not _is_number(res) or not math.isfinite(res) or not 1e-4 <= res <= 100.0:
+        raise MapFileError(f"{p}: field 'resolution' must be a finite number of metres in [0.0001, 100], got {res!r}")
+    origin = meta["origin"]
+    if not isinstance(origin, list) or len(origin) != 2 or not all(_is_number(v) and math.isfinite(v) for v in origin):
+        raise MapFileError(f"{p}: field 'origin' must be two finite numbers, got {origin!r}"[:300])
+    shape = meta["shape"]
+    if not isinstance(shape, list) or len(shape) != 3 or not all(_is_int(n) and n >= 0 for n in shape):
+        raise MapFileError(f"{p}: field 'shape' must be three non-negative integers [rows, cols, dim], got {shape!r}"[:300])
+    if shape[2] != enc["dim"]:
+        raise MapFileError(f"{p}: field 'shape' {shape} does not end with the encoder dimension {enc['dim']}")
+    if math.prod(shape) * 4 > MAX_MAP_BYTES:
+        raise MapFileError(f"{p}: field 'shape' {shape} is a map of {math.prod(shape) * 4 / 1e9:.1f} GB, over the "
+                           f"limit of {MAX_MAP_BYTES / 1e9:.1f} GB")
+    try:
+        path_component(meta["data"], "field 'data'")
+    except UnsafeIdError as exc:
+        raise MapFileError(f"{p}: {exc} (the arrays must be a file next to the descriptor)") from None
+    return meta
+
+
+def read_arrays(p: Path, meta: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The descriptor's ``.npz``: each member's NumPy header (dtype, shape) and its declared size are
+    checked against the descriptor *before* it is decompressed, so a zip bomb is refused unread."""
+    import zipfile
+
+    data = p.parent / meta["data"]
+    shape = tuple(meta["shape"])
+    want = {"embeddings": shape, "confidence": shape[:2]}
+    try:
+        with zipfile.ZipFile(data) as zf:
+            for name, expected in want.items():
+                _check_member(data, zf, name, expected)
+        with np.load(data, allow_pickle=False) as npz:
+            return npz["embeddings"], npz["confidence"]
+    except MapFileError:
+        raise
+    except FileNotFoundError:
+        raise MapFileError(f"{p}: field 'data': {data} not found") from None
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+        raise MapFileError(f"{data}: not a valid map array file ({type(exc).__name__}: {exc})") from None
+
+
+def _check_member(data: Path, zf, name: str, expected: tuple) -> None:
+    try:
+        info = zf.getinfo(f"{name}.npy")
+    except KeyError:
+        raise MapFileError(f"{data}: no array {name!r}") from None
+    with zf.open(info) as fh:
+        version = np.lib.format.read_magic(fh)
+        header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, _, dtype = header(fh)
+    if dtype.kind not in _ARRAY_DTYPES or dtype.hasobject:
+        raise MapFileError(f"{data}: array {name!r} has dtype {dtype.str}, expected float")
+    if tuple(shape) != expected:
+        raise MapFileError(f"{data}: array {name!r} has shape {tuple(shape)}, the descriptor says {list(expected)}")
+    needed = math.prod(shape) * dtype.itemsize
+    if not needed <= info.file_size <= needed + 4096:  # the .npy header is a few hundred bytes
+        raise MapFileError(f"{data}: array {name!r} declares {info.file_size} bytes uncompressed; its shape needs {needed}")
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 class FeatureMap:
@@ -156,20 +253,19 @@ class FeatureMap:
 
     @classmethod
     def load(cls, path: str | Path, expected_encoder: str | None = None, expected_dim: int | None = None) -> "FeatureMap":
-        """Load ``features.yaml`` (or a map directory holding it).
+        """Load ``features.yaml`` (or a map directory holding it): an untrusted file, checked field by
+        field before any array is allocated (:func:`read_descriptor`, :func:`read_arrays`).
 
-        Raises EncoderMismatchError when ``expected_encoder``/``expected_dim`` differ from
-        what the map was built with.
+        Raises MapFileError (a ValueError) naming the file and field on a bad map, and
+        EncoderMismatchError when ``expected_encoder``/``expected_dim`` differ from what the map
+        was built with.
         """
         p = Path(path)
         if p.is_dir():
             p = p / "features.yaml"
         if not p.exists():
             raise FileNotFoundError(f"feature map descriptor not found: {p}")
-        meta = yaml.safe_load(p.read_text()) or {}
-        for key in ("encoder", "resolution", "origin", "shape", "data"):
-            if key not in meta:
-                raise ValueError(f"{p}: missing field {key!r}")
+        meta = read_descriptor(p)
         enc = meta["encoder"]
         if expected_encoder is not None and enc.get("name") != expected_encoder:
             raise EncoderMismatchError(
@@ -178,11 +274,9 @@ class FeatureMap:
             )
         if expected_dim is not None and int(enc.get("dim", -1)) != expected_dim:
             raise EncoderMismatchError(f"{p}: feature map dimension {enc.get('dim')} != configured encoder dimension {expected_dim}")
-        data = np.load(p.parent / meta["data"])
-        fm = cls(dim=int(enc["dim"]), resolution=float(meta["resolution"]), encoder=enc.get("name", ""), frame=meta.get("frame", "map"))
-        fm.embeddings = data["embeddings"].astype(np.float32)
-        fm.confidence = data["confidence"].astype(np.float32)
-        if fm.embeddings.shape != tuple(meta["shape"]) or fm.confidence.shape != tuple(meta["shape"][:2]):
-            raise ValueError(f"{p}: array shapes {fm.embeddings.shape} do not match descriptor shape {meta['shape']}")
+        embeddings, confidence = read_arrays(p, meta)
+        fm = cls(dim=int(enc["dim"]), resolution=float(meta["resolution"]), encoder=enc.get("name", ""), frame=str(meta.get("frame", "map")))
+        fm.embeddings = embeddings.astype(np.float32)
+        fm.confidence = confidence.astype(np.float32)
         fm.geometry = GridGeometry(float(meta["resolution"]), (float(meta["origin"][0]), float(meta["origin"][1])), tuple(meta["shape"][:2]))
         return fm

@@ -40,10 +40,10 @@ def eval_cmd(
         names = parse_policy_list(methods)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    from personal.eval.output import OutputDirError, writable_dir
+    from personal.eval.output import OutputDirError, run_folder
 
     try:
-        writable_dir(out, "--out")  # checked before any episode runs
+        run_folder(out, "--out")  # checked before any episode runs
         if episodes_dir:
             from sim_bridge.bridge_logic import load_episodes
 

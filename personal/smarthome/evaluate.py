@@ -8,7 +8,7 @@ import copy
 import json
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -26,6 +26,7 @@ from personal.smarthome.tasks import Task, household_tasks
 from personal.smarthome.tools import ERROR_TYPES, SPECS, VIDEO_TOOLS, PersonalHomeTools, ToolExecutor
 
 FAMILIES = ("IG", "MC", "CF", "FR", "PG")
+TRANSCRIPTS = "transcripts.jsonl"
 MAP_KS = (1, 3, 5, 10)
 
 
@@ -154,23 +155,31 @@ def safety_probe(h: Household) -> dict[str, Any]:
 
 
 def run_home_eval(cfg: EvalConfig, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    from personal.eval.output import RESULTS_LOG, ResultLog, writable_dir
+    from personal.eval.output import RESULTS_LOG, ResultLog, resume_log, run_folder
 
-    out_dir = writable_dir(cfg.out_dir)  # OutputDirError naming the folder, before any household
+    # the folder and its run lock (a second run into it is refused), before any household
+    out_dir = run_folder(cfg.out_dir)
+    identity = {k: v for k, v in asdict(cfg).items() if k != "out_dir"}
+    done_rows = resume_log(out_dir / RESULTS_LOG, identity)  # a re-run continues the rows already scored
+    done = {r["task_id"] for r in done_rows}
+    kept_transcripts = [t for t in resume_log(out_dir / TRANSCRIPTS, identity) if t.get("task", {}).get("task_id") in done]
     agent = make_agent(cfg)
     judge = LLMJudge(ChatClient(cfg.endpoint, cfg.model or "default")) if cfg.judge and cfg.endpoint else None
     rpj = RolePlayingJudge(ChatClient(cfg.endpoint, cfg.model or "default")) if cfg.judge and cfg.endpoint else None
     memory = MemoryIndex()
-    scores = Scores()
+    scores = scores_from_rows(done_rows)
     probes = []
     t0 = time.perf_counter()
+    if done and progress:
+        progress(f"resuming: {len(done)} task rows already in {out_dir / RESULTS_LOG} are kept")
     # each task's row on disk as it is scored (a crash loses at most the task in progress)
-    with ResultLog(out_dir / RESULTS_LOG) as res_f, ResultLog(out_dir / "transcripts.jsonl", sync=False) as tr_f:
+    with ResultLog(out_dir / RESULTS_LOG, fresh=False) as res_f, ResultLog(out_dir / TRANSCRIPTS, fresh=True, sync=False) as tr_f:
+        tr_f.extend(kept_transcripts)
         for i in range(cfg.first, cfg.first + cfg.households):
             h = generate_household(cfg.seed + i)
             probes.append(safety_probe(h))
             for task in household_tasks(h, cfg.seed, cfg.max_items):
-                if task.family not in cfg.families:
+                if task.family not in cfg.families or task.task_id in done:
                     continue
                 env = _env(h, memory, cfg.video_tools)
                 try:

@@ -393,10 +393,9 @@ def parse_household(data: Any, source: str = "household") -> Household:
 
 def load_household(path: str | Path) -> Household:
     path = Path(path)
-    try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise HouseholdError(f"{path}: not valid JSON: {exc}") from None
+    from personal.files import read_json
+
+    data = read_json(path, HouseholdError)
     return parse_household(data, source=str(path))
 
 

@@ -5,7 +5,7 @@ import time
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from personal.eval.output import ResultLog, writable_dir
+from personal.eval.output import ResultLog, run_folder
 from personal.verification.agent import AgentConfig, VerificationAgent, run_episode
 from personal.verification.attributes import make_decomposer
 from personal.verification.metrics import compare_runs, compute_metrics, write_report
@@ -63,7 +63,7 @@ def error_record(p, cfg: AgentConfig, error: str) -> dict:
 def evaluate(index: str | Path, out_dir: str | Path, configs: dict[str, AgentConfig], decomposer: str = "builtin",
              verifier: str = "builtin", limit: int | None = None, strict: bool = True, notes: list[str] | None = None,
              log=print) -> dict:
-    out = writable_dir(out_dir)  # OutputDirError before any episode runs
+    out = run_folder(out_dir)  # OutputDirError before any episode runs
     pairs = load_index(index, strict=strict, limit=limit)
     attr_cache: dict = {}
     runs = {}

@@ -18,6 +18,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from personal.files import parse_json, read_json
 from personal.verification.schema import (
     PAIR_TYPES,
     VIEW_TYPES,
@@ -103,10 +104,7 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
-            try:
-                yield lineno, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"{path}:{lineno}: malformed JSON line: {exc.msg} at column {exc.colno}") from None
+            yield lineno, parse_json(line, f"{path}:{lineno}", DatasetError)
 
 
 def _first(obj: dict, names: tuple[str, ...]):
@@ -394,10 +392,7 @@ def load_descriptions(root: str | Path) -> dict[str, list[str]]:
     """
     out: dict[str, list[str]] = {}
     for path in sorted(Path(root).glob("object_descriptions*.json")):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{path}: malformed JSON: {exc.msg} at line {exc.lineno}") from None
+        data = read_json(path, DatasetError)
         if not isinstance(data, dict):
             raise DatasetError(f"{path}: expected an object mapping object id -> descriptions")
         for oid, value in data.items():

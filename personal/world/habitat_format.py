@@ -45,6 +45,8 @@ import math
 import os
 from pathlib import Path
 
+from personal.files import read_json
+from personal.paths import UnsafeIdError, child_path, path_component
 from personal.world import frames
 from personal.world.catalog import CATEGORIES
 from personal.world.episodes import FloorNav, ownership_matrix, straight_line_distance
@@ -205,7 +207,8 @@ def write_episode_set(out_dir: str | Path, scenes: list[Scene], episodes: list[E
     for s in scenes:
         sdir = out / "scenes"
         sdir.mkdir(parents=True, exist_ok=True)
-        (sdir / f"{s.scene_id}.scene.json").write_text(json.dumps(s.to_dict()))
+        _safe_id(s.scene_id, "scene_id", "scene")
+        child_path(sdir, s.scene_id, "scene_id", ".scene.json").write_text(json.dumps(s.to_dict()))
         mesh = scene_mesh(s)
         write_ply(mesh, sdir / f"{s.scene_id}.ply")
         write_habitat_stage(mesh, sdir / f"{s.scene_id}.ply")  # stage config + semantic mesh for habitat-sim
@@ -222,13 +225,22 @@ def write_episode_set(out_dir: str | Path, scenes: list[Scene], episodes: list[E
         # habitat-lab's config-driven loading opens data_path={split}/{split}.json.gz first
         _write_gz(out / split / f"{split}.json.gz", {"episodes": [], **maps})
     for (split, sid), eps in sorted(groups.items()):
-        path = out / split / "content" / f"{sid}.json.gz"
+        path = child_path(out / split / "content", sid, "scene_id", ".json.gz")
         _write_gz(path, scene_content(by_id[sid], eps, maps))
         written.append(path)
     return written
 
 
 # ---------------------------------------------------------------- import
+def _safe_id(value, field: str, where: str) -> str:
+    """An id that becomes a file name (scene and episode ids do: maps_dir/<scene_id>/, plots per
+    episode), checked by the one rule of :mod:`personal.paths`; EpisodeFormatError naming where."""
+    try:
+        return path_component(value, f"field {field!r}")
+    except UnsafeIdError as exc:
+        raise EpisodeFormatError(f"{where}: {exc}") from None
+
+
 def _need(d: dict, key: str, where: str):
     if not isinstance(d, dict) or key not in d:
         raise EpisodeFormatError(f"{where}: missing field {key!r}")
@@ -339,8 +351,9 @@ def episode_from_habitat(d: dict, where: str, split: str | None = None, goals_by
     geo = _need(d["info"], "geodesic_distance", f"{where}.info")
     query = d["query"]
     return Episode(
-        episode_id=str(d["episode_id"]),
-        scene_id=extra.get("scene_id") or scene_basename(d["scene_id"]),
+        episode_id=_safe_id(d["episode_id"], "episode_id", where),
+        scene_id=_safe_id(extra.get("scene_id") or scene_basename(d["scene_id"]),
+                          "info.personal.scene_id" if extra.get("scene_id") else "scene_id", where),
         split=extra.get("split", split or ""),
         people=list(extra.get("people", list(ownership))),
         ownership={p: list(o) for p, o in ownership.items()},
@@ -364,13 +377,7 @@ def episode_from_habitat(d: dict, where: str, split: str | None = None, goals_by
 def read_content_file(path: str | Path, split: str | None = None) -> tuple[dict, list[Episode]]:
     """(goals_by_category, episodes) from one ``.json.gz`` file."""
     path = Path(path)
-    if not path.exists():
-        raise EpisodeFormatError(f"{path}: file not found")
-    try:
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            doc = json.load(f)
-    except (OSError, EOFError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise EpisodeFormatError(f"{path}: not a gzipped JSON episode file ({exc})") from None
+    doc = read_json(path, EpisodeFormatError, gzipped=True)  # any malformed file: an error naming it
     goals = _need(doc, "goals_by_category", str(path))
     eps_raw = _need(doc, "episodes", str(path))
     if not isinstance(eps_raw, list):
@@ -386,12 +393,13 @@ def load_scene(path: str | Path) -> Scene:
     path = Path(path)
     if not path.exists():
         raise EpisodeFormatError(f"{path}: scene file not found")
+    doc = read_json(path, EpisodeFormatError)
     try:
-        return Scene.from_dict(json.loads(path.read_text()))
-    except json.JSONDecodeError as exc:
-        raise EpisodeFormatError(f"{path}: malformed JSON ({exc})") from None
-    except (KeyError, TypeError) as exc:
+        scene = Scene.from_dict(doc)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise EpisodeFormatError(f"{path}: missing or bad scene field {exc}") from None
+    _safe_id(scene.scene_id, "scene_id", str(path))
+    return scene
 
 
 def load_episode_set(directory: str | Path, scene_models: bool = True) -> tuple[dict[str, Scene], list[Episode]]:

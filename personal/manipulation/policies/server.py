@@ -8,10 +8,15 @@ connection (other connections and new ones keep being served). ``GET /healthz`` 
 Untrusted input (docs/reliability.md): the server binds 127.0.0.1 unless told otherwise; frames
 over ``max_frame_bytes`` (default 32 MiB: two 224x224 LIBERO images are 0.3 MB) are refused by
 the websocket layer, which closes that connection with 1009; requests are decoded by
-:func:`decode_request`, which accepts only numeric arrays (bool, int, uint, float) whose byte
-length matches their shape — openpi's own ``msgpack_numpy.unpackb`` would build an object
-array from the client's bytes (pointers), which crashed the whole process. Any other frame
-gets the error text and a close, and the next client is served.
+:func:`decode_request` (the one safe decoder, ``msgpack_wire``), which accepts only numeric arrays
+(bool, int, uint, float) whose byte length matches their shape — openpi's own
+``msgpack_numpy.unpackb`` would build an object array from the client's bytes (pointers), which
+crashed the whole process. Any other frame gets a one-line error text (never a traceback, a path
+or a version: the server sends no ``Server`` header either) and a close, and the next client is
+served. Memory is bounded: at most ``max_connections`` open connections (more get HTTP 503), and
+each reads at most ``FRAME_QUEUE`` frame ahead (a client pipelining frames without reading the
+replies is paused by TCP flow control, not buffered). A request with a browser's ``Origin``
+header is refused (403) unless that origin is in ``allowed_origins``: a web page cannot drive it.
 
 Timings mean what openpi's mean: ``infer_ms`` is the policy call; ``prev_total_ms`` (from the
 second reply on) is the previous round as the server saw it, from when it started waiting for
@@ -24,86 +29,50 @@ from __future__ import annotations
 import asyncio
 import http
 import logging
-import math
 import threading
 import time
-import traceback
+from typing import Sequence
 
-import msgpack
 import numpy as np
-from openpi_client import msgpack_numpy
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
 
+from personal.manipulation.policies import msgpack_wire as wire
 from personal.manipulation.policies.base import ObservationError, Policy, check_actions, validate_observation
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MAX_FRAME_BYTES = 32 * 1024 * 1024
-NUMERIC_KINDS = "biuf"  # bool, int, uint, float; openpi's packer itself refuses object, void and complex
-MAX_DIMS = 8
+DEFAULT_MAX_FRAME_BYTES = wire.DEFAULT_MAX_BYTES
+DEFAULT_MAX_CONNECTIONS = 8  # a policy serves one robot or one evaluation; memory is about connections x 2 x max_frame_bytes
+FRAME_QUEUE = 1  # frames read ahead per connection: a pipelining client is paused, not buffered
 
 
-def decode_request(raw: bytes | str) -> object:
-    """A request frame -> Python/NumPy objects, decoding only numeric arrays (ObservationError otherwise).
-
-    The wire format is openpi's ``msgpack_numpy`` (``__ndarray__`` / ``__npgeneric__`` maps),
-    decoded by our own hook because openpi's trusts the client's dtype and shape."""
-    if isinstance(raw, str):
-        raise ObservationError("expected a binary msgpack frame, got text")
+def decode_request(raw: bytes | str, max_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> object:
+    """A request frame -> Python/NumPy objects, numeric arrays only (ObservationError otherwise):
+    the one safe decoder of :mod:`personal.manipulation.policies.msgpack_wire`."""
     try:
-        return msgpack.unpackb(raw, object_hook=_numeric_array)
-    except ObservationError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - msgpack raises several types (ExtraData, StackError, ValueError ...)
-        raise ObservationError(f"request is not valid msgpack: {type(exc).__name__}: {exc}") from None
-
-
-def _numeric_dtype(spec) -> np.dtype:
-    if not isinstance(spec, (str, bytes)):
-        raise ObservationError(f"array dtype must be a dtype string such as '<f4', got {type(spec).__name__}")
-    try:
-        dtype = np.dtype(spec.decode() if isinstance(spec, bytes) else spec)
-    except (TypeError, ValueError, UnicodeDecodeError, SyntaxError) as exc:
-        raise ObservationError(f"array dtype {spec!r} is not a NumPy dtype ({exc})") from None
-    if dtype.kind not in NUMERIC_KINDS or dtype.fields is not None or dtype.subdtype is not None:
-        raise ObservationError(f"array dtype {dtype.str!r} is not numeric (accepted kinds: bool, int, uint, float)")
-    return dtype
-
-
-def _numeric_array(obj: dict):
-    if b"__ndarray__" in obj:
-        dtype = _numeric_dtype(obj.get(b"dtype"))
-        shape, data = obj.get(b"shape"), obj.get(b"data")
-        if not isinstance(shape, (list, tuple)) or len(shape) > MAX_DIMS or \
-                not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
-            raise ObservationError(f"array shape must be up to {MAX_DIMS} non-negative ints, got {shape!r}")
-        if not isinstance(data, bytes):
-            raise ObservationError(f"array data must be bytes, got {type(data).__name__}")
-        if len(data) != math.prod(shape) * dtype.itemsize:
-            raise ObservationError(f"array of shape {list(shape)} and dtype {dtype.str} needs "
-                                   f"{math.prod(shape) * dtype.itemsize} bytes, got {len(data)}")
-        return np.frombuffer(data, dtype=dtype).reshape(shape)
-    if b"__npgeneric__" in obj:
-        dtype, value = _numeric_dtype(obj.get(b"dtype")), obj.get(b"data")
-        if not isinstance(value, (bool, int, float)):
-            raise ObservationError(f"numpy scalar data must be a number, got {type(value).__name__}")
-        try:
-            return dtype.type(value)
-        except (OverflowError, ValueError) as exc:
-            raise ObservationError(f"numpy scalar {value!r} does not fit {dtype.str}: {exc}") from None
-    return obj
+        return wire.unpackb(raw, max_bytes=max_bytes)
+    except wire.WireError as exc:
+        raise ObservationError(str(exc)) from None
 
 
 class PolicyServer:
     def __init__(self, policy: Policy, host: str = "127.0.0.1", port: int = 8000, metadata: dict | None = None,
-                 validate: bool = True, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> None:
+                 validate: bool = True, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+                 max_connections: int = DEFAULT_MAX_CONNECTIONS, allowed_origins: Sequence[str] = ()) -> None:
         if not max_frame_bytes > 0:
             raise ValueError(f"max_frame_bytes must be > 0, got {max_frame_bytes}")
+        if not max_connections > 0:
+            raise ValueError(f"max_connections must be > 0, got {max_connections}")
         self.policy = policy
         self.host, self.port = host, port
         self.max_frame_bytes = int(max_frame_bytes)
+        self.max_connections = int(max_connections)
+        # no Origin header (robots, openpi-client, scripts) or one the operator allowed: a web page in a
+        # local browser sends its own Origin and is refused with 403 (websockets' origin check)
+        self.origins = [None, *allowed_origins]
+        self.refused_connections = 0
         self.metadata = {**policy.metadata, **(metadata or {})}
         self.validate = validate
         self.requests = 0
@@ -154,7 +123,8 @@ class PolicyServer:
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
         async with serve(self._handler, self.host, self.port, compression=None, max_size=self.max_frame_bytes,
-                         process_request=_health_check) as server:
+                         max_queue=FRAME_QUEUE, origins=self.origins, server_header=None,
+                         process_request=self._process_request) as server:
             self.port = server.sockets[0].getsockname()[1]
             self._ready.set()
             await self._stop.wait()
@@ -162,7 +132,7 @@ class PolicyServer:
     # -- protocol ----------------------------------------------------------------------
 
     async def _handler(self, ws: ServerConnection) -> None:
-        packer = msgpack_numpy.Packer()
+        packer = wire.Packer()
         await ws.send(packer.pack(self.metadata))
         prev_total_ms = None
         while True:
@@ -179,10 +149,12 @@ class PolicyServer:
                 reply = await asyncio.to_thread(self._infer, raw)
             except Exception as exc:  # noqa: BLE001 - every failure goes back to the client
                 self.errors += 1
-                detail = str(exc) if isinstance(exc, ObservationError) else traceback.format_exc()
-                log.warning("policy server: request failed: %s", exc)
+                # the client learns what was wrong with its request, never our traceback, paths or versions
+                detail = str(exc) if isinstance(exc, ObservationError) else "the policy failed on this request (see the server log)"
+                log.warning("policy server: request failed: %s: %s", type(exc).__name__, exc,
+                            exc_info=not isinstance(exc, ObservationError))
                 try:
-                    await ws.send(f"{type(exc).__name__}: {detail}")
+                    await ws.send(f"{type(exc).__name__}: {detail}"[:2000])
                     await ws.close(code=CloseCode.INTERNAL_ERROR, reason="policy inference failed")
                 except ConnectionClosed:
                     pass
@@ -197,7 +169,7 @@ class PolicyServer:
             prev_total_ms = (time.monotonic() - start) * 1e3
 
     def _infer(self, raw) -> dict:
-        obs = decode_request(raw)
+        obs = decode_request(raw, self.max_frame_bytes)
         if self.validate:
             validate_observation(obs)
         with self._lock:
@@ -210,7 +182,14 @@ class PolicyServer:
         return out
 
 
-def _health_check(connection, request):
-    if request.path == "/healthz":
-        return connection.respond(http.HTTPStatus.OK, "OK\n")
-    return None
+    def _process_request(self, connection, request):
+        """``/healthz`` answers 200; over ``max_connections`` open connections a new one gets 503."""
+        if request.path == "/healthz":
+            return connection.respond(http.HTTPStatus.OK, "OK\n")
+        if len(connection.server.connections) >= self.max_connections:
+            self.refused_connections += 1
+            log.warning("policy server: refused a connection: %d open, the limit is %d", len(connection.server.connections),
+                        self.max_connections)
+            return connection.respond(http.HTTPStatus.SERVICE_UNAVAILABLE,
+                                      f"too many connections (limit {self.max_connections}); try again later\n")
+        return None
