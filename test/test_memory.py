@@ -177,3 +177,12 @@ def test_old_and_new_pick_among_look_alikes_and_unknown_objects_are_reported(tmp
     applied = apply_events(mem, BuiltinStatementReader().read("The purple piano is gone."), t=70, statement="x")
     assert applied.unresolved and "no object in memory matches 'purple piano'" in applied.unresolved[0].effect
     assert mem.statements()[-1][3].startswith("discard: no object")
+
+
+def test_a_household_id_that_is_not_a_plain_name_is_refused(tmp_path):
+    from personal.memory.desk import open_household
+    from personal.paths import UnsafeIdError
+
+    with pytest.raises(UnsafeIdError, match="household id"):
+        open_household(str(tmp_path), "../../etc/x")
+    assert open_household(str(tmp_path), "hh0007").path == tmp_path / "hh0007.sqlite"

@@ -68,9 +68,7 @@ class MemoryDesk:
 
 
 def open_household(memory_dir: str, household: str) -> HouseholdMemory:
-    """``<memory_dir>/<household>.sqlite``; the household id must be a plain file name."""
-    from pathlib import Path
+    """``<memory_dir>/<household>.sqlite``; the household id must be a plain file name (personal.paths)."""
+    from personal.paths import child_path
 
-    if not household or household in (".", "..") or any(c in household for c in "/\\\0"):
-        raise ValueError(f"household id {household!r} must be a plain name (no path separators or '..')")
-    return HouseholdMemory(Path(memory_dir) / f"{household}.sqlite")
+    return HouseholdMemory(child_path(memory_dir, household, "household id", suffix=".sqlite"))
