@@ -182,7 +182,13 @@ class PogEvaluatorNode(Node):
         from personal.runner import watch_child_domains
 
         pub = self.create_publisher(Int32, "viz/child_domain", LATCHED)
-        watch_child_domains(lambda domain: pub.publish(Int32(data=int(domain))))
+        self._unwatch_domains = watch_child_domains(lambda domain: pub.publish(Int32(data=int(domain))))
+
+    def destroy_node(self) -> None:
+        unwatch = getattr(self, "_unwatch_domains", None)
+        if unwatch is not None:
+            unwatch()
+        super().destroy_node()
 
     def _declare(self, name, default, description):
         from rcl_interfaces.msg import ParameterDescriptor

@@ -174,10 +174,12 @@ def describe_exit(code: int) -> str:
 _DOMAIN_LISTENERS: list[Callable[[int], None]] = []
 
 
-def watch_child_domains(callback: Callable[[int], None]) -> None:
+def watch_child_domains(callback: Callable[[int], None]) -> Callable[[], None]:
     """Call ``callback(domain_id)`` when a child graph's domain is claimed and ``callback(-1)`` when
-    it ends (the POG evaluator announces them to the live view, which then subscribes there too)."""
+    it ends (the POG evaluator announces them to the live view, which then subscribes there too).
+    Returns the function that stops the watch: a destroyed node must not stay a listener."""
     _DOMAIN_LISTENERS.append(callback)
+    return lambda: _DOMAIN_LISTENERS.remove(callback) if callback in _DOMAIN_LISTENERS else None
 
 
 @contextmanager

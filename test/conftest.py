@@ -73,6 +73,13 @@ os.environ.update(ros_environment({**os.environ, "ROS_AUTOMATIC_DISCOVERY_RANGE"
 ROS_DOMAIN_ID = int(os.environ["ROS_DOMAIN_ID"])
 
 
+def only_run(out_root) -> Path:
+    """The one run folder an evaluation made under ``out_root`` (its ``.run.lock`` file is not one)."""
+    runs = [p for p in Path(out_root).iterdir() if p.is_dir()]
+    assert len(runs) == 1, f"expected one run folder in {out_root}, found {[p.name for p in runs]}"
+    return runs[0]
+
+
 def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, period: float = 0.02) -> Any:
     """Poll ``predicate`` until truthy; return its value, or raise TimeoutError."""
     deadline = time.monotonic() + timeout

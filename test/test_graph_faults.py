@@ -21,6 +21,7 @@ import psutil
 import pytest
 
 from personal.graphs.pog_eval import METHODS
+from conftest import only_run
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.timeout(400)
@@ -84,7 +85,7 @@ def test_dead_mapping_node_in_the_explore_graph_fails_the_run_fast(tmp_path):
     assert proc.returncode == 3, log[-5000:]
     assert time.monotonic() - t_kill < 120, "the run went on long after the mapping node died"
     assert "node mapping died (killed by SIGKILL)" in log and "explore_failed" in log and "run incomplete" in log
-    run = next((tmp_path / "runs").iterdir())
+    run = only_run(tmp_path / "runs")
     results = json.loads((run / "results.json").read_text())
     assert len(results) == 2 * len(METHODS.split(",")) and all(r["failure"]["code"] == "explore_failed" for r in results)
     assert [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()] == results

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import wait_for
+from conftest import wait_for, only_run
 from habitat_fake import env_with_fake, fake_habitat_sim
 from personal.world import frames
 from personal.world.episodes import generate_episodes
@@ -176,7 +176,7 @@ def test_pan_eval_runs_on_habitat(public_set, tmp_path):
     proc = subprocess.run(cmd, cwd=ROOT, env=env_with_fake(), capture_output=True, text=True, timeout=240)
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0, log[-4000:]
-    run_dir = next(out.iterdir())
+    run_dir = only_run(out)
     results = json.loads((run_dir / "results.json").read_text())
     assert sorted(r["episode_id"] for r in results) == sorted(e.episode_id for e in eps)
     for r in results:
@@ -210,7 +210,7 @@ def test_pog_on_habitat_explore_then_saved_maps(public_set, tmp_path):
            "--domain-id", "auto"]
     proc = subprocess.run(pog, cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
-    results = json.loads((next(out.iterdir()) / "results.json").read_text())
+    results = json.loads((only_run(out) / "results.json").read_text())
     assert {r["episode_id"] for r in results} == {e.episode_id for e in eps}
     centres = {e.episode_id: [g.position for g in _public_goals(episodes_dir, e)] for e in eps}
     for r in results:

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import only_run
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.timeout(240)
@@ -19,7 +20,7 @@ def test_pan_eval_graph_runs_to_a_report(tmp_path):
     proc = subprocess.run(cmd, cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, timeout=220)
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0, log[-4000:]
-    run_dir = next(out.iterdir())
+    run_dir = only_run(out)
     results = {r["method"]: r for r in json.loads((run_dir / "results.json").read_text())}
     assert set(results) == {"random-frontier", "oracle"}
     rnd, orc = results["random-frontier"], results["oracle"]

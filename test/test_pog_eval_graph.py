@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from personal.graphs.pog_eval import METHODS
+from conftest import only_run
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.timeout(300)
@@ -47,7 +48,7 @@ def test_pog_eval_graph_runs_to_a_report(tmp_path):
     assert "episodes done 6/6" in log and "report: " in log
     # issue 15, finding 5: a missing scene file raised KeyError in the evaluator and no report was written
     assert "KeyError" not in log and f"scene {gone}: no scene model" in log
-    run = next(out.iterdir())
+    run = only_run(out)
     assert f"report: {run.resolve() / 'report.md'}" in log
     for name in ("results.json", "summary.json", "report.md", "sr_by_split.png"):
         assert (run / name).exists(), name
@@ -83,8 +84,8 @@ def test_evaluator_without_grounding_node_records_failures(tmp_path):
     # the report is written, but a run without its grounding node is not a success: exit 3, not 0
     assert proc.returncode == 3, (proc.stdout + proc.stderr)[-3000:]
     assert "run incomplete" in proc.stdout + proc.stderr
-    results = json.loads((next(out.iterdir()) / "results.json").read_text())
+    results = json.loads((only_run(out) / "results.json").read_text())
     assert len(results) == 2 * 5
     assert all(r["failure"]["code"] == "no_grounding_node" for r in results)
-    assert "INCOMPLETE RUN" in (next(out.iterdir()) / "summary.json").read_text()
+    assert "INCOMPLETE RUN" in (only_run(out) / "summary.json").read_text()
 

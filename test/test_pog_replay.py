@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import yaml
 
+from conftest import only_run
 from personal.graphs.pog_eval import METHODS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,7 +33,7 @@ def launch(*args: str, timeout: float = 300) -> str:
 
 
 def run_folder(out: Path) -> Path:
-    (run,) = list(out.iterdir())
+    run = only_run(out)
     return run
 
 
