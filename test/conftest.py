@@ -143,18 +143,15 @@ def ros_context():
         ctx.close()
 
 
-class NodeProcess:
-    """A node module running as a subprocess; output goes to a log file."""
+class LoggedProcess:
+    """A process in its own process group, its output in a log file; ``stop`` sends SIGINT, then
+    SIGTERM, then SIGKILL to the group (what Ctrl-C, the launcher and the kernel would do)."""
 
-    def __init__(self, module: str, name: str, parameters: dict | None, remappings: list | None, namespace: str = ""):
-        from personal.runner import node_command
-
+    def __init__(self, cmd: list[str], name: str, cwd=ROOT, env: dict | None = None) -> None:
         self.name = name
         self._log = tempfile.NamedTemporaryFile(prefix=f"{name}_", suffix=".log", delete=False)
-        cmd = node_command(module, name, namespace=namespace, parameters=parameters or {}, remappings=remappings or [])
-        self.proc = subprocess.Popen(
-            cmd, cwd=ROOT, env=dict(os.environ), stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True
-        )
+        self.proc = subprocess.Popen(cmd, cwd=cwd, env=dict(os.environ) if env is None else env, stdout=self._log,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
 
     def log(self) -> str:
         return Path(self._log.name).read_text(errors="replace")
@@ -181,6 +178,19 @@ class NodeProcess:
         self._log.close()
         return self.proc.returncode
 
+    def remove_log(self) -> None:
+        os.unlink(self._log.name)
+
+
+class NodeProcess(LoggedProcess):
+    """A node module running as a subprocess; output goes to a log file."""
+
+    def __init__(self, module: str, name: str, parameters: dict | None, remappings: list | None, namespace: str = ""):
+        from personal.runner import node_command
+
+        cmd = node_command(module, name, namespace=namespace, parameters=parameters or {}, remappings=remappings or [])
+        super().__init__(cmd, name)
+
 
 @pytest.fixture
 def run_node():
@@ -194,7 +204,7 @@ def run_node():
     yield start
     for proc in procs:
         proc.stop()
-        os.unlink(proc._log.name)
+        proc.remove_log()
 
 
 def pytest_sessionfinish(session, exitstatus):

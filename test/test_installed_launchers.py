@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import wait_for
+from conftest import LoggedProcess, wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.timeout(300)
@@ -55,32 +54,21 @@ def test_every_setup_py_node_gets_a_guarded_launcher(launchers):
         assert f"from {module} import {func}\n" in text and _guarded(launchers / name), name
 
 
-class Launched:
+class Launched(LoggedProcess):
     """A launcher run as `ros2 run personal <name> --ros-args ...` runs it (python <script>)."""
 
     def __init__(self, script: Path, name: str, parameters: dict) -> None:
         from personal.ros_env import ros_environment
         from personal.runner import format_parameter_value
 
-        self.log_file = tempfile.NamedTemporaryFile(prefix=f"{name}_", suffix=".log", delete=False)
         cmd = [sys.executable, "-u", str(script), "--ros-args", "-r", f"__node:={name}"]
         for key, value in parameters.items():
             cmd += ["-p", f"{key}:={format_parameter_value(value)}"]
-        self.proc = subprocess.Popen(cmd, cwd=tempfile.gettempdir(), env=ros_environment(dict(os.environ)),
-                                     stdout=self.log_file, stderr=subprocess.STDOUT, start_new_session=True)
-
-    def log(self) -> str:
-        return Path(self.log_file.name).read_text(errors="replace")
+        super().__init__(cmd, name, cwd=tempfile.gettempdir(), env=ros_environment(dict(os.environ)))
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGINT)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-        os.unlink(self.log_file.name)
+        super().stop(timeout=10)
+        self.remove_log()
 
 
 def test_installed_mapping_launcher_runs_the_spawn_encoder_and_writes_a_feature_map(launchers, tmp_path):

@@ -5,11 +5,7 @@ end — nav/start → actions → base driver → the base's own topics → odom
 RealSense frames → mapping and navigation → STOP or budget — in both base profiles."""
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,7 +14,7 @@ rclpy = pytest.importorskip("rclpy")
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
 
-from conftest import wait_for  # noqa: E402
+from conftest import LoggedProcess, wait_for  # noqa: E402
 from personal.interfaces.convert import to_dict  # noqa: E402
 from personal.msg import NavigationRun, NavigationStart  # noqa: E402
 
@@ -34,27 +30,15 @@ def start_double(ros_context, **params):
         Parameter(k, value=v) for k, v in {**SMALL, **params}.items()]))
 
 
-class Graph:
+class Graph(LoggedProcess):
     """``personal launch locobot ...`` as an operator starts it (its own process group)."""
 
     def __init__(self, *assignments: str) -> None:
-        self.log_file = tempfile.NamedTemporaryFile(prefix="locobot_graph_", suffix=".log", delete=False)
-        self.proc = subprocess.Popen([sys.executable, "-m", "personal", "launch", "locobot", *assignments], cwd=ROOT,
-                                     env=dict(os.environ), stdout=self.log_file, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
-
-    def log(self) -> str:
-        return Path(self.log_file.name).read_text(errors="replace")
+        super().__init__([sys.executable, "-m", "personal", "launch", "locobot", *assignments], "locobot_graph")
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGINT)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(5)
-        os.unlink(self.log_file.name)
+        super().stop(timeout=20)
+        self.remove_log()
 
 
 @pytest.mark.timeout(400)
