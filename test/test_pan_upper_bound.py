@@ -48,3 +48,23 @@ def test_oracle_run_has_no_upper_bound_and_says_oracle_in_its_headline(tmp_path)
     assert "upper_bound" not in summary and not (tmp_path / "upper_bound").exists()
     head = (tmp_path / "report.md").read_text().splitlines()[0]
     assert head == "# PersONAL PAN evaluation — encoder oracle-captions-minilm, ORACLE encoder (reads simulator ground truth)"
+
+
+def test_sharded_pan_report_computes_the_bound_once_for_the_whole_set(tmp_path):
+    """workers:=N: shards run without the bound (child_fixed), the merged report adds it for all episodes."""
+    from personal.eval.shard import PanKind
+    from personal.graphs import GRAPHS
+
+    values = {k: spec[0] for k, spec in GRAPHS["pan_eval"].arguments.items()}
+    values.update(scenes=1, split="easy", episodes_per_scene=1, seed=100, methods="random-frontier,value-map-qs", max_steps=4)
+    kind = PanKind()
+    assert kind.child_fixed == {"upper_bound": "none"}
+    _, episodes = kind.load(values)
+    records = [{"episode_id": e.episode_id, "scene_id": e.scene_id, "split": e.split, "method": m, "success": False,
+                "spl": 0.0, "dtg": 1.0, "steps": 4, "stopped": False, "path_length": 0.0, "geodesic_distance": 1.0, "stop_distance": 1.0,
+                "collisions": 0} for e in episodes for m in ("random-frontier", "value-map-qs")]
+    meta = {"encoder": "lit", "encoder_is_oracle": False}
+    kind.write(tmp_path, records, meta, values)
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert list(summary["upper_bound"]["methods"]) == ["value-map-qs"]
+    assert summary["upper_bound"]["methods"]["value-map-qs"]["total"]["n"] == len(episodes)
