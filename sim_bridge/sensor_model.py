@@ -190,7 +190,7 @@ def _gaussian_blur(a: np.ndarray, sigma: float) -> np.ndarray:
 
 def correlated_noise(rng: np.random.Generator, shape: tuple[int, int], corr_px: float) -> np.ndarray:
     """Unit-variance Gaussian noise, smoothed over ``corr_px`` (0 = independent per pixel)."""
-    n = rng.standard_normal(shape)
+    n = rng.standard_normal(shape, dtype=np.float32)
     if corr_px <= 0:
         return n
     s = _gaussian_blur(n, corr_px)
@@ -213,7 +213,7 @@ def ir_shadow_mask(depth: np.ndarray, focal_px: float, baseline_m: float) -> np.
 
 def depth_edges(depth: np.ndarray, jump: float) -> np.ndarray:
     """Pixels with a 4-neighbour whose range differs by more than ``jump`` × range (or a hole)."""
-    d = depth.astype(np.float64)
+    d = depth.astype(np.float32)
     edge = np.zeros(d.shape, bool)
     for axis in (0, 1):
         a, b = np.take(d, range(0, d.shape[axis] - 1), axis), np.take(d, range(1, d.shape[axis]), axis)
@@ -281,24 +281,24 @@ class SensorModel:
 
     def depth(self, depth: np.ndarray, rgb: np.ndarray, K: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         s = self.spec
-        z = depth.astype(np.float64)
+        z = depth.astype(np.float32)
         valid = z > 0
         invalid = ~valid
         if s.ir_shadow:
             invalid |= ir_shadow_mask(z, float(K[0, 0]), s.baseline_m)
         if s.edge_invalid:
-            invalid |= depth_edges(z, s.edge_jump) & (rng.random(z.shape) < s.edge_invalid)
+            invalid |= depth_edges(z, s.edge_jump) & (rng.random(z.shape, dtype=np.float32) < s.edge_invalid)
         if s.dark_invalid or s.specular_invalid:
             lum = (rgb.astype(np.float32) @ np.array([0.299, 0.587, 0.114], np.float32)) / 255.0
             if s.dark_invalid:
-                invalid |= (lum < s.dark_level) & (rng.random(z.shape) < s.dark_invalid)
+                invalid |= (lum < s.dark_level) & (rng.random(z.shape, dtype=np.float32) < s.dark_invalid)
             if s.specular_invalid:
-                invalid |= (rgb.min(axis=2) >= 250) & (rng.random(z.shape) < s.specular_invalid)
+                invalid |= (rgb.min(axis=2) >= 250) & (rng.random(z.shape, dtype=np.float32) < s.specular_invalid)
         if s.subpixel:
-            z = z + self.spec.depth_rms(z) * correlated_noise(rng, z.shape, s.noise_corr_px)
+            z = z + self.spec.depth_rms(z).astype(np.float32) * correlated_noise(rng, z.shape, s.noise_corr_px)
         invalid |= z < s.min_range_m
         if s.quantise:
-            z = np.round(z / DEPTH_UNIT_M) * DEPTH_UNIT_M
+            z = np.round(z / np.float32(DEPTH_UNIT_M)) * np.float32(DEPTH_UNIT_M)
         return np.where(invalid, 0.0, z).astype(np.float32)
 
     def colour(self, rgb: np.ndarray, K: np.ndarray, rng: np.random.Generator, turning: bool) -> np.ndarray:
@@ -312,7 +312,7 @@ class SensorModel:
         gains = self.gain * self.wb * (1.0 + s.jitter * rng.standard_normal(3) if s.jitter else 1.0)
         img = img * gains[None, None, :]
         if s.rgb_noise:
-            img = img + s.rgb_noise * rng.standard_normal(img.shape).astype(np.float32)
+            img = img + np.float32(s.rgb_noise) * rng.standard_normal(img.shape, dtype=np.float32)
         return np.clip(np.round(img), 0, 255).astype(np.uint8)
 
     def drifted(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
