@@ -92,7 +92,7 @@ def compare(
 def robustness(
     presets: str = typer.Option("ideal,d435,d435-harsh", help="camera presets (comma separated; sim_bridge/sensor_model.py)"),
     sensor_overrides: str = typer.Option("", help="fields overridden in every preset, e.g. hfov_deg=69 or height_m=1.25"),
-    encoder: str = typer.Option("lit", help="the encoder under test (lit | clip | siglip with their model folders)"),
+    encoder: str = typer.Option("lit", help="the encoder under test: a registered name that loads without a model_path (lit)"),
     upper_bound: str = typer.Option("oracle", help="the ORACLE encoder reported beside it"),
     scenes: int = typer.Option(1, help="generated households (seeds --seed ...)"),
     episodes_per_split: int = typer.Option(3, help="generated episodes per split and household"),
