@@ -16,7 +16,7 @@ step and keeps the loop above 20 steps/s on an idle machine.
 Subscribes: ``episode`` (EpisodeDescriptor), ``agent_state`` (AgentState),
 ``camera/aligned_depth_to_color/image_raw``, ``camera/semantic/image_raw`` (only with the
 ORACLE caption encoder, ``encoder:=oracle``), ``camera/color/image_raw`` (only with an image
-encoder, ``encoder:=clip|siglip|blip2`` + ``model_path``), ``camera/color/camera_info``,
+encoder, ``encoder:=lit`` (default) or ``clip|siglip|blip2`` + ``model_path``), ``camera/color/camera_info``,
 ``camera/pose``, ``odom``, ``nav/start`` (NavigationStart, from the evaluator or a user).
 Publishes: ``action``, ``nav/result`` (NavigationRun), ``nav/occupancy``
 (nav_msgs/OccupancyGrid, transient local).
@@ -53,8 +53,8 @@ PARAMETERS = {
     "policy": ("value-map-rpg-owner", "default policy: random-frontier | value-map-qs | value-map-rpg | value-map-rpg-owner | oracle"),
     "autostart": (True, "drive every new episode with the default policy (false: wait for nav/start)"),
     "max_steps": (500, "step budget (PersONAL PAN: 500)"),
-    "encoder": ("oracle", "feature encoder for the value-map explorers: oracle (ground-truth captions, an ORACLE) "
-                          "| clip | siglip | blip2 (dense image features of camera/color/image_raw)"),
+    "encoder": ("lit", "feature encoder for the value-map explorers: lit (the learned tower, the default) | oracle "
+                       "(ground-truth captions, an ORACLE) | clip | siglip | blip2 (dense image features of camera/color/image_raw)"),
     "model_path": ("", "local model directory for clip / siglip / blip2 (never downloaded)"),
     "sync": ("bridge", "observation pairing: bridge (one stamp per observation, odom = agent state) | "
                        "live (real sensors: the first frame after each agent_state)"),

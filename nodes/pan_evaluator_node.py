@@ -40,6 +40,13 @@ PARAMETERS = {
     "run_timeout": (900.0, "seconds one (episode, policy) run may take before it is recorded as a failure"),
     "out_dir": ("runs/pan_eval", "run folders are created under this"),
     "sample_plots": (6, "trajectory plots for this many sampled episodes"),
+    "encoder": ("lit", "as the navigation node: the encoder its report headline names"),
+    "upper_bound": ("oracle-encoder", "oracle-encoder: re-run the value-map explorers with the ORACLE encoder in-process "
+                                      "(synthetic backend) and report them beside the run as an upper bound | none"),
+    "extractor": ("builtin", "as the navigation node (the upper bound uses the same extractor)"),
+    "sensor": ("ideal", "as the bridge: its camera model (reported; the upper bound uses it too)"),
+    "sensor_overrides": ("", "as the bridge"),
+    "sensor_seed": (0, "as the bridge"),
 }
 
 
@@ -60,7 +67,14 @@ class PanEvaluatorNode(Node):
             self.run_dir = new_run_dir(self.p["out_dir"])
             self.result_log = ResultLog(self.run_dir / RESULTS_LOG)  # one record per scored run, as it comes
             self.methods = parse_policy_list(self.p["methods"])
+            from personal.eval.pan_run import UPPER_BOUNDS
+
+            if self.p["upper_bound"] not in UPPER_BOUNDS:  # as the graph's Choice, for a node run outside it
+                raise ValueError(f"parameter 'upper_bound': {self.p['upper_bound']!r} unknown ({' | '.join(UPPER_BOUNDS)})")
             self.scenes, self.episodes = self._load()
+            from sim_bridge.sensor_model import sensor_spec
+
+            self.sensor = sensor_spec(self.p["sensor"], self.p["sensor_overrides"], int(self.p["sensor_seed"]))
         except (OutputDirError, ValueError) as exc:  # ValueError: bad methods, EpisodeFormatError naming file + field
             self.get_logger().error(f"cannot start the PAN evaluation: {exc}")
             self.exit_code = 2
@@ -204,9 +218,25 @@ class PanEvaluatorNode(Node):
             r.failure_reason = f"{r.failure_reason}; {run['failure_reason']}"
         return r, poses, info
 
+    def _upper_bound(self):
+        """The ORACLE encoder's explorers on the same episodes, beside a non-oracle run (None: not asked / ORACLE run)."""
+        from personal.eval.pan import PanUpperBound
+        from personal.eval.pan_run import UPPER_BOUND_LABEL, is_oracle_encoder, oracle_encoder_upper_bound
+
+        if self.p["upper_bound"] == "none" or is_oracle_encoder(self.p["encoder"]):
+            return None
+        self.get_logger().info("PAN upper bound: the value-map explorers with the ORACLE encoder, in-process ...")
+        try:
+            return oracle_encoder_upper_bound(self.scenes, self.episodes, self.methods, max_steps=int(self.p["max_steps"]),
+                                              extractor=self.p["extractor"], backend=self.p["backend"], sensor=self.sensor,
+                                              progress=self.get_logger().info)
+        except Exception as exc:  # the run's own results are already scored; the report says why the bound is missing
+            self.get_logger().error(f"PAN upper bound failed: {type(exc).__name__}: {exc}")
+            return PanUpperBound(UPPER_BOUND_LABEL, error=f"{type(exc).__name__}: {exc}")
+
     def finish(self) -> None:
         from personal.eval.pan import plot_trajectory, write_report
-        from personal.eval.pan_run import EXPLORERS, LABELS
+        from personal.eval.pan_run import EXPLORERS, LABELS, is_oracle_encoder
         from personal.eval.pog_run import sample_episodes
 
         meta = {
@@ -217,16 +247,24 @@ class PanEvaluatorNode(Node):
                                                 f"episodes_per_scene={self.p['episodes_per_scene']} split={self.p['split']}",
             "methods": self.methods,
             "step budget": self.p["max_steps"],
-            "perception": "navigation node's encoder (default oracle-captions-minilm: ORACLE ground-truth captions)",
+            "sensor": self.sensor.describe(),
+            "encoder": self.p["encoder"],
+            "encoder_is_oracle": is_oracle_encoder(self.p["encoder"]),
+            "perception": "navigation node's encoder " + (
+                "(ORACLE: ground-truth instance ids → caption embeddings)" if is_oracle_encoder(self.p["encoder"])
+                else "(learned: reads the colour image and depth, no ground truth)"),
             "wall time (s)": round(time.monotonic() - self.t0, 1),
         }
+        bound = self._upper_bound()
+        if bound is not None:
+            meta["upper bound wall time (s)"] = round(time.monotonic() - self.t0 - meta["wall time (s)"], 1)
         if self.habitat:
             import habitat_sim
 
             meta["simulator"] = (f"habitat_sim {habitat_sim.__version__} from {Path(habitat_sim.__file__).parent} "
                                  "(ground truth: its pathfinder and the episode files' goals)")
         write_report(self.run_dir, self.results, meta, self.methods, LABELS, [m for m in self.methods if m in EXPLORERS],
-                     view_points=self.habitat)
+                     view_points=self.habitat, upper_bound=bound)
         try:
             from sim_bridge.bridge_logic import scene_model
 

@@ -42,6 +42,14 @@ class PermEvaluatorNode(Node):
         self.tasks = eval_tasks(_csv(d("missions", "bin,mat").value), _csv(d("prefs", "speed_up,prefer_red").value),
                                 [int(s) for s in _csv(d("seeds", "0").value)], _csv(d("suites", "none,single").value))
         self.out = Path(d("out_dir", "runs/perm_eval_graph").value)
+        from personal.manipulation.distribution import distribution_note
+
+        # the graph passes the policy node's backend / checkpoint and the simulator's backend: the
+        # report flags a learned policy evaluated on a simulator it was not trained on
+        self.distribution = distribution_note(d("policy", "learned").value, d("backend", "robosuite").value,
+                                              d("checkpoint", "").value)
+        if self.distribution["in distribution"] is False:
+            self.get_logger().warning(self.distribution["note"])
         self.finished = False  # results written
         try:  # before any rollout; each scored episode is appended as it comes
             self.result_log = ResultLog(run_folder(self.out) / RESULTS_LOG)
@@ -166,8 +174,14 @@ class PermEvaluatorNode(Node):
         self.stopped = True
         self.result_log.close()
         write_results(self.results, self.out)
-        report = write_report(self.results, self.out, self.frames, meta={
-            "graph": "perm_eval", "episodes scored": len(self.results), "wall time": f"{time.monotonic() - self.t0:.0f} s"})
+        from personal.manipulation.distribution import headline
+        from personal.manipulation.report import write_run_record
+
+        meta = {"graph": "perm_eval", "simulator": self.distribution["simulator"], "policy": self.distribution["policy"],
+                "policy distribution": headline(self.distribution),
+                "episodes scored": len(self.results), "wall time": f"{time.monotonic() - self.t0:.0f} s"}
+        write_run_record(self.out, meta, self.distribution)
+        report = write_report(self.results, self.out, self.frames, meta=meta)
         sr = np.mean([r.success for r in self.results]) if self.results else float("nan")
         self.get_logger().info(f"perm_eval finished: {len(self.results)} results, SR {sr:.2f}; report {report}")
         self.finished = True

@@ -72,6 +72,14 @@ class PogEvaluatorNode(Node):
         self.explore_size = (p("explore_width", 320, "explore_graph: rendered image width, px"),
                              p("explore_height", 240, "explore_graph: rendered image height, px"))
         self.explore_info: dict[str, dict] = {}
+        # the exploration camera model (explore / explore_graph: the bridge's sensor arguments)
+        self.sensor_args = {"sensor": p("sensor", "ideal", "camera model of the exploration: ideal | d435 | d435-harsh"),
+                            "sensor_overrides": p("sensor_overrides", "", "preset fields to override"),
+                            "sensor_seed": p("sensor_seed", 0, "seed of the camera model's noise")}
+        from sim_bridge.sensor_model import sensor_spec
+
+        self.sensor = sensor_spec(self.sensor_args["sensor"], self.sensor_args["sensor_overrides"],
+                                  int(self.sensor_args["sensor_seed"]))  # SensorSpecError (a ValueError) names the field
         self.map_encoders: set[str] = set()
         self.maps_dir = p("maps_dir", "maps", "saved maps folder (map_source saved)")
         self.record_dir = p("record_dir", "", "explore_graph: record each scene's sensor topics to <record_dir>/<scene_id>/")
@@ -277,7 +285,7 @@ class PogEvaluatorNode(Node):
 
             view, info = explore_scene_map(self.scenes[sid], self.encoder_name, self.resolution, start_episode=first,
                                            max_steps=self.explore_steps, save_dir=self.run_dir / "maps_built" / sid,
-                                           progress=progress)
+                                           progress=progress, sensor=self.sensor)
             self.explore_info[sid] = info
             self.get_logger().info(f"scene {sid} mapped: {info['steps']} steps ({info['stop_reason']}), {info['seconds']} s, "
                                    f"{int(view.valid.sum())} observed cells")
@@ -302,7 +310,8 @@ class PogEvaluatorNode(Node):
         from personal.eval.pog_run import reusable_map
 
         path = Path(self.maps_dir) / sid / "features.yaml"
-        reuse, why = reusable_map(path.parent, self.scenes[sid], self.resolution, self.encoder_name, self.explore_size)
+        reuse, why = reusable_map(path.parent, self.scenes[sid], self.resolution, self.encoder_name, self.explore_size,
+                                  self.sensor_args)
         if self.reuse_maps and reuse and not self.record_dir:
             self.get_logger().info(f"scene {sid}: reusing saved map {path} (same scene, resolution and encoder)")
             self.explore_info[sid] = {"reused": str(path)}
@@ -332,11 +341,12 @@ class PogEvaluatorNode(Node):
         if self.record_dir:
             infos = {sid: explore_with_graph(self.scenes[sid], firsts[sid], self.maps_dir, self.resolution, self.explore_steps,
                                              self.encoder_name, work_dir=self.run_dir / "explore_sets", log=log,
-                                             bag_dir=child_path(self.record_dir, sid, "scene_id"), image_size=self.explore_size)}
+                                             bag_dir=child_path(self.record_dir, sid, "scene_id"), image_size=self.explore_size,
+                                             sensor=self.sensor_args)}
         else:
             infos = explore_scenes_with_graph([(self.scenes[s], firsts[s]) for s in batch], self.maps_dir, self.resolution,
                                               self.explore_steps, self.encoder_name, work_dir=self.run_dir / "explore_sets",
-                                              log=log, image_size=self.explore_size)
+                                              log=log, image_size=self.explore_size, sensor=self.sensor_args)
         for s, info in infos.items():
             self.explore_info[s] = info
             path = Path(self.maps_dir) / s / "features.yaml"
@@ -346,7 +356,8 @@ class PogEvaluatorNode(Node):
                 self.scene_failures[s] = ("explore_failed", reason)
                 self.incomplete.append(f"scene {s}: {reason}")
             elif path.exists():
-                remember_map_source(path.parent, self.scenes[s], self.resolution, self.encoder_name, self.explore_size)
+                remember_map_source(path.parent, self.scenes[s], self.resolution, self.encoder_name, self.explore_size,
+                                    self.sensor_args)
             self.get_logger().info(f"scene {s} mapped by the explore graph: {info}")
 
     # -- main loop ------------------------------------------------------------------------------
@@ -550,6 +561,8 @@ class PogEvaluatorNode(Node):
                            "bag": f"recorded sensor bags ({self.bags_dir}/<scene_id>/) replayed into a mapping node "
                                   f"(bag_map graph, rate {self.replay_rate}, camera prefix {self.camera_prefix})"}[self.map_source],
             "pre-exploration": self.explore_info or "n/a",
+            "sensor": (self.sensor.describe() if self.map_source in ("explore", "explore_graph")
+                       else "n/a (maps not built from simulated frames here)"),
             **({"frames integrated (live / replayed)": {s: f"{i.get('frames live')} / {i.get('frames replayed')}"
                                                         for s, i in self.explore_info.items()},
                 "replayed map identical to the live map": {s: i.get("map identical to live") for s, i in self.explore_info.items()}}

@@ -98,6 +98,9 @@ PARAMETERS = {
     "camera_frame": ("camera_color_optical_frame", "optical frame of all camera images"),
     "publish_tf": (True, "publish map -> base_link -> camera frame on /tf"),
     "log_every": (5.0, "seconds between 'published ...' summaries (0 = never)"),
+    "sensor": ("ideal", "camera model (sim_bridge/sensor_model.py): ideal | d435 | d435-harsh"),
+    "sensor_overrides": ("", "preset fields to override, e.g. hfov_deg=69,height_m=1.25"),
+    "sensor_seed": (0, "seed of the camera model's noise"),
 }
 
 
@@ -144,12 +147,16 @@ class SimBridgeNode(Node):
 
         self.backend = None
         try:
-            from sim_bridge.backends import make_backend
-            from sim_bridge.backends.base import CameraSpec
+            from sim_bridge.sensor_model import SensorSpecError, make_sensor_backend, sensor_spec
 
             if int(p["width"]) < 8 or int(p["height"]) < 8:
                 raise ValueError(f"parameters 'width' / 'height': at least 8 px, got {p['width']}x{p['height']}")
-            self.backend = make_backend(p["backend"], camera=CameraSpec(width=int(p["width"]), height=int(p["height"])))
+            spec = sensor_spec(p["sensor"], p["sensor_overrides"], int(p["sensor_seed"]))
+            # ideal: the plain backend (the renderer's frames); else every frame through the camera model
+            self.backend = make_sensor_backend(p["backend"], spec, int(p["width"]), int(p["height"]))
+            self.get_logger().info(f"camera: {spec.describe()}")
+        except SensorSpecError as exc:
+            self.get_logger().error(f"parameter {exc}")
         except Exception as exc:  # unknown name, habitat missing, ...
             self.get_logger().error(f"parameter 'backend': {exc}")
         self._load_source()

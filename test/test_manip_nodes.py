@@ -32,7 +32,7 @@ def test_graph_nodes_run_episodes_and_write_report(ros_context, tmp_path):
     ros_context.add_node(PolicyNode(context=ctx, parameter_overrides=_params(backend="scripted")))
     ev = ros_context.add_node(PermEvaluatorNode(context=ctx, parameter_overrides=_params(
         missions="mat", prefs="prefer_blue,move_higher", seeds="0", suites="none,single", out_dir=str(tmp_path),
-        strips=1, start_delay=0.5)))
+        strips=1, start_delay=0.5, policy="scripted", backend="kinematic")))
     wait_for(lambda: ev.finished, timeout=60)
     rows = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
     assert len(rows) == 4 and all(r["success"] for r in rows)
@@ -40,6 +40,8 @@ def test_graph_nodes_run_episodes_and_write_report(ros_context, tmp_path):
     assert single["prefer_blue"]["d"]["prefer_blue"] == 1.0 and single["move_higher"]["d"]["move_higher"] == 1.0
     report = (tmp_path / "report.md").read_text()
     assert "| prefer_blue | user_profile |" in report and list(tmp_path.glob("strip_*.png"))
+    assert "scripted ORACLE" in report and "OUT OF DISTRIBUTION" not in report  # the graph's policy, not a default
+    assert json.loads((tmp_path / "run.json").read_text())["distribution"]["simulator"] == "kinematic"
     from report_browser import check_report
 
     check_report(tmp_path, ["PeRM: rollout frames", "SR explicit", "Full report"], "perm_eval_report", min_images=2)

@@ -209,6 +209,11 @@ def test_short_training_run_lowers_the_loss_and_writes_card(tiny_dataset, tmp_pa
     assert (loaded["rewritten_wordings_per_preference"] is not None) == (language == "tokens")
     policy = LearnedChunkPolicy(out)
     assert policy.infer(_obs("Task: put a block in the bin. Preference: Move slowly."))["actions"].shape == (10, 7)
+    from personal.manipulation.distribution import distribution_note
+
+    # recorded on the kinematic stand-in: in distribution there, out of it on robosuite
+    assert distribution_note("learned", "kinematic", out)["in distribution"] is True
+    assert distribution_note("learned", "robosuite", out)["in distribution"] is False
 
 
 # -- the shipped checkpoint ---------------------------------------------------------------------------

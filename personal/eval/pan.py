@@ -282,14 +282,43 @@ def ordering_check(summary: dict, random: str = "random-frontier", explorers: Se
     return ok, lines
 
 
+@dataclass
+class PanUpperBound:
+    """The run's value-map explorers with the ORACLE encoder (``label`` says how), for the report."""
+
+    label: str
+    results: list[PanEpisodeResult] = field(default_factory=list)
+    error: str = ""  # why it could not be computed (the report says so)
+
+    def summary(self, methods: Sequence[str] | None = None) -> dict:
+        ms = [m for m in (methods or []) if any(r.method == m for r in self.results)] or None
+        return {"label": self.label, "error": self.error,
+                **({"methods": summarize(self.results, ms)["methods"]} if self.results else {})}
+
+
+def headline(meta: dict) -> str:
+    """The report's title: it names the encoder, and says ORACLE when the encoder reads ground truth."""
+    enc = meta.get("encoder") or "unknown encoder"
+    kind = ("ORACLE encoder (reads simulator ground truth)" if meta.get("encoder_is_oracle")
+            else "learned encoder (no ground truth)")
+    return f"PersONAL PAN evaluation — encoder {enc}, {kind}"
+
+
 def write_report(out_dir: str | Path, results: Sequence[PanEpisodeResult], meta: dict, methods: Sequence[str],
-                 labels: dict[str, str] | None = None, explorers: Sequence[str] = (), view_points: bool = False) -> dict:
+                 labels: dict[str, str] | None = None, explorers: Sequence[str] = (), view_points: bool = False,
+                 upper_bound: PanUpperBound | None = None) -> dict:
     """Write ``results.json``, ``summary.json`` and ``report.md``; returns the summary.
     ``view_points``: scored with :class:`ViewPointGoalGeometry` (habitat-sim), which the
-    report's definitions then state."""
+    report's definitions then state. ``upper_bound``: the explorers with the ORACLE encoder,
+    reported beside the run (labelled so) and kept in ``upper_bound/results.json``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     summary = summarize(results, methods)
+    if upper_bound is not None:
+        summary["upper_bound"] = upper_bound.summary(methods)
+        (out / "upper_bound").mkdir(exist_ok=True)
+        (out / "upper_bound" / "results.json").write_text(
+            json.dumps([r.to_dict() for r in upper_bound.results], indent=1, default=_json_default))
     if view_points:
         summary["success_definition"] = VIEW_POINT_SUCCESS_STATEMENT
         summary["measures_definition"] = VIEW_POINT_MEASURES
@@ -303,6 +332,24 @@ def write_report(out_dir: str | Path, results: Sequence[PanEpisodeResult], meta:
     return summary
 
 
+def upper_bound_section(summary: dict, labels: dict[str, str]) -> list[str]:
+    """The ORACLE-encoder upper bound's Table IV and learned / ORACLE SR (empty without one)."""
+    ub = summary.get("upper_bound")
+    if not ub:
+        return []
+    out = ["## ORACLE upper bound — not a method", "", f"{ub['label']}.", ""]
+    if ub.get("error"):
+        return out + [f"Not computed: {ub['error']}.", ""]
+    out += table_iv({"methods": ub["methods"]}, {m: f"{labels.get(m, m)}, ORACLE encoder" for m in ub["methods"]}) + [""]
+    out += ["| Method | learned total SR | ORACLE-encoder total SR | learned / ORACLE |", "|---|---:|---:|---:|"]
+    for m, per in ub["methods"].items():
+        mine = summary["methods"].get(m, {}).get("total", {}).get("sr")
+        theirs = per["total"]["sr"]
+        ratio = f"{100 * mine / theirs:.0f} %" if mine is not None and theirs else "–"
+        out.append(f"| {labels.get(m, m)} | {_f(mine, 1)} | {_f(theirs, 1)} | {ratio} |")
+    return out + [""]
+
+
 def _json_default(o):
     if isinstance(o, (np.floating, np.integer)):
         return o.item()
@@ -313,7 +360,7 @@ def _json_default(o):
 
 def render_report(summary: dict, results: Sequence[PanEpisodeResult], labels: dict[str, str]) -> str:
     meta = summary.get("meta", {})
-    out = ["# PersONAL PAN evaluation", "", f"**{summary.get('success_definition', SUCCESS_STATEMENT)}**", "",
+    out = [f"# {headline(meta)}", "", f"**{summary.get('success_definition', SUCCESS_STATEMENT)}**", "",
            summary.get("measures_definition", GRID_MEASURES), ""]
     out += ["## Setup", ""] + [f"- {k}: {v}" for k, v in meta.items()] + [""]
     oracles = sorted({r.method for r in results if r.is_oracle})
@@ -323,6 +370,7 @@ def render_report(summary: dict, results: Sequence[PanEpisodeResult], labels: di
     out += ["## Results (Table IV layout)", ""] + table_iv(summary, labels) + [""]
     out += ["Episodes per cell: " + ", ".join(f"{c}={next(iter(summary['methods'].values()))[c]['n']}" for c in COLUMNS)
             if summary["methods"] else "", ""]
+    out += upper_bound_section(summary, labels)
     out += ["### Also measured (total)", "", "| Method | steps | STOP called (%) | collisions / episode | DTG = inf |", "|---|---:|---:|---:|---:|"]
     for m, per in summary["methods"].items():
         t = per["total"]

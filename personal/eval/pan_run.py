@@ -46,9 +46,9 @@ class PanComponents:
     notes: list[str] = field(default_factory=list)
 
 
-def make_components(encoder: str = "oracle", extractor: str = "builtin", model_path: str = "") -> PanComponents:
-    """``encoder``: ``oracle`` (ORACLE captions) or an image encoder (``clip`` | ``siglip`` |
-    ``blip2``) loaded from the local ``model_path``."""
+def make_components(encoder: str = "lit", extractor: str = "builtin", model_path: str = "") -> PanComponents:
+    """``encoder``: ``lit`` (the learned RGB tower, the default), ``oracle`` (ORACLE captions) or an
+    image encoder (``clip`` | ``siglip`` | ``blip2``) loaded from the local ``model_path``."""
     from personal.grounding.extract import make_extractor
     from personal.grounding.pipeline import TextEmbedder
     from personal.models.base import make_encoder
@@ -84,19 +84,24 @@ def build_loop(name: str, comps: PanComponents, seed: int = 0, max_steps: int = 
 
 def run_pan_offline(scenes: dict[str, Scene], episodes: Sequence[Episode], methods: Sequence[str], out_dir: str | Path,
                     comps: PanComponents | None = None, *, max_steps: int = 500, sample_plots: int = 6, seed: int = 0,
-                    backend: str = "synthetic", progress: Callable[[str], None] | None = None, meta_extra: dict | None = None) -> dict:
+                    backend: str = "synthetic", progress: Callable[[str], None] | None = None, meta_extra: dict | None = None,
+                    upper_bound: str = "oracle-encoder", extractor: str = "builtin", sensor=None) -> dict:
     """Run and score every (episode, method); write the run folder; return the summary. The folder is
-    checked writable first, and ``results.jsonl`` gets each run's record as it is scored."""
+    checked writable first, and ``results.jsonl`` gets each run's record as it is scored. With a
+    non-ORACLE encoder and ``upper_bound="oracle-encoder"`` the report has the ORACLE encoder's
+    explorers beside the run (:func:`oracle_encoder_upper_bound`), labelled as an upper bound.
+    ``sensor``: the camera model (sim_bridge.sensor_model.SensorSpec; default ideal)."""
     from personal.eval.output import RESULTS_LOG, ResultLog, run_folder
     from personal.eval.pog_run import sample_episodes
     from personal.navigation.loop import run_episode
-    from sim_bridge.backends import make_backend
     from sim_bridge.navgrid import NavGrid
+    from sim_bridge.sensor_model import IDEAL, make_sensor_backend
 
     out = run_folder(out_dir)  # OutputDirError now, not after every episode has run
     log = ResultLog(out / RESULTS_LOG)
     comps = comps or make_components()
-    sim = make_backend(backend)
+    sensor = sensor or IDEAL
+    sim = make_sensor_backend(backend, sensor)
     loops = {m: build_loop(m, comps, seed, max_steps) for m in methods}
     sampled = {e.episode_id for e in sample_episodes(list(episodes), sample_plots, seed)}
     results: list[PanEpisodeResult] = []
@@ -144,26 +149,90 @@ def run_pan_offline(scenes: dict[str, Scene], episodes: Sequence[Episode], metho
                                 labels=LABELS, occupancy=occ)
     wall = time.perf_counter() - t0
     log.close()
+    enc_name = str(getattr(comps.encoder, "name", type(comps.encoder).__name__))
+    bound = None
+    if upper_bound == "oracle-encoder" and not is_oracle_encoder(enc_name):
+        bound = oracle_encoder_upper_bound(scenes, episodes, methods, max_steps=max_steps, extractor=extractor,
+                                           seed=seed, backend=backend, progress=progress, sensor=sensor)
     meta = {
         "episodes": len(episodes),
         "scenes": len(by_scene),
         "splits": sorted({e.split for e in episodes}, key=SPLITS.index),
         "methods": list(methods),
         "step budget": max_steps,
-        "simulator": f"{backend} backend (PersONAL LoCoBot camera 640x480, HFOV 79°, 0.88 m; MOVE 0.25 m, TURN 30°)",
-        "perception": f"{getattr(comps.encoder, 'name', type(comps.encoder).__name__)}"
-                      + (" — ORACLE: ground-truth instance ids → caption embeddings" if "oracle" in str(getattr(comps.encoder, 'name', '')).lower() else ""),
+        "simulator": f"{backend} backend (camera 640x480; MOVE 0.25 m, TURN 30°)",
+        "sensor": sensor.describe(),
+        "encoder": enc_name,
+        "encoder_is_oracle": is_oracle_encoder(enc_name),
+        "perception": enc_name + (" — ORACLE: ground-truth instance ids → caption embeddings" if is_oracle_encoder(enc_name)
+                                  else " — learned: reads the colour image and depth, no ground truth"),
         "ownership extractor": getattr(comps.extractor, "name", type(comps.extractor).__name__),
         "detection thresholds": _thresholds_note(comps),
         "wall time (s)": round(wall, 1),
         "mean ms per step (sim / map / policy)": {m: _mean_timing(timing[m]) for m in methods},
     }
     meta.update(meta_extra or {})
-    summary = write_report(out, results, meta, list(methods), LABELS, [m for m in methods if m in EXPLORERS])
+    summary = write_report(out, results, meta, list(methods), LABELS, [m for m in methods if m in EXPLORERS],
+                           upper_bound=bound)
     from personal.report_html import write_report_html
 
     write_report_html(out, "pan")
     return summary
+
+
+UPPER_BOUNDS = ("oracle-encoder", "none")
+UPPER_BOUND_LABEL = ("ORACLE encoder (oracle-captions-minilm: ground-truth instance ids → caption embeddings), "
+                     "the same value-map explorers, episodes and step budget, run in-process on the synthetic simulator")
+
+
+def is_oracle_encoder(name: str) -> bool:
+    return str(name).lower().startswith("oracle")
+
+
+def oracle_encoder_upper_bound(scenes: dict, episodes: Sequence[Episode], methods: Sequence[str], *, max_steps: int = 500,
+                               extractor: str = "builtin", seed: int = 0, backend: str = "synthetic",
+                               progress: Callable[[str], None] | None = None, sensor=None):
+    """The run's value-map explorers re-run with the ORACLE caption encoder (ground truth), to be
+    reported beside a learned-encoder run as its labelled upper bound (as ``pog_eval``'s ORACLE
+    maps). Policies that read no features (random frontier, the ORACLE policy) are not repeated.
+    ``scenes`` maps scene ids to our scene models (a SceneAsset's ``scene`` is taken); ``sensor``
+    (a SensorSpec, default ideal): the run's camera model, so both see the same kind of frames."""
+    from personal.eval.pan import PanUpperBound as UpperBound
+
+    explorers = [m for m in methods if m in EXPLORERS]
+    if not explorers:
+        return UpperBound(UPPER_BOUND_LABEL, error="no value-map explorer in the run: nothing reads the encoder")
+    if backend != "synthetic":
+        return UpperBound(UPPER_BOUND_LABEL, error=f"backend {backend}: its scenes have no ORACLE captions")
+    if extractor == "llm":
+        return UpperBound(UPPER_BOUND_LABEL, error="extractor llm: the upper bound would query the language model a second time")
+    from personal.navigation.loop import run_episode
+    from sim_bridge.bridge_logic import scene_model
+    from sim_bridge.sensor_model import make_sensor_backend
+
+    comps = make_components("oracle", extractor)
+    sim = make_sensor_backend(backend, sensor)
+    loops = {m: build_loop(m, comps, seed, max_steps) for m in explorers}
+    results, loaded = [], None
+    for ep in sorted(episodes, key=lambda e: e.scene_id):
+        scene = scene_model(scenes[ep.scene_id])
+        if loaded != ep.scene_id:
+            sim.load_scene(scene)
+            from personal.models.oracle import captions_from_scene
+
+            comps.encoder.set_captions(captions_from_scene(scene))
+            loaded = ep.scene_id
+        geo = GoalGeometry(sim, ep)
+        for m in explorers:
+            traj = run_episode(sim, ep, loops[m])
+            r = score_episode(episode=ep, method=m, poses=traj.poses, stopped=traj.stopped, steps=traj.steps,
+                              target_boxes=geo.boxes, shortest=geo.shortest, geodesic_to_goal=geo.geodesic_to_goal,
+                              collisions=sum(traj.collisions), guard_overrides=traj.guard_overrides, is_oracle=True,
+                              info=_small_info(traj))
+            results.append(r)
+            if progress:
+                progress(f"upper bound {ep.episode_id} {m}: {'SUCCESS' if r.success else 'fail'} steps={r.steps}")
+    return UpperBound(UPPER_BOUND_LABEL, results)
 
 
 def _thresholds_note(comps: PanComponents) -> str:

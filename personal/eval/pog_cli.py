@@ -63,21 +63,64 @@ def compare(
     resolution: float = typer.Option(0.5, help="feature-map cell size (m)"),
     max_steps: int = typer.Option(2500, help="pre-exploration budget per household"),
     out_dir: str = typer.Option("runs/pog_compare", help="run folders are created under this"),
+    sensor: str = typer.Option("ideal", help="camera model of the exploration: ideal | d435 | d435-harsh"),
+    sensor_overrides: str = typer.Option("", help="preset fields to override, e.g. hfov_deg=69,height_m=1.25"),
+    sensor_seed: int = typer.Option(0, help="seed of the camera model's noise"),
+    width: int = typer.Option(320, min=8, help="rendered image width, px"),
+    height: int = typer.Option(240, min=8, help="rendered image height, px"),
 ) -> None:
     """POG with a learned encoder and the ORACLE upper bound on the same households, episodes and
     exploration frames; the report leads with the learned encoder."""
     from personal.eval import pog_run
     from personal.eval.output import OutputDirError, new_run_dir
+    from sim_bridge.sensor_model import SensorSpecError, sensor_spec
 
     try:  # before any household is explored
+        spec = sensor_spec(sensor, sensor_overrides, sensor_seed)
         run = new_run_dir(out_dir)
-    except OutputDirError as exc:
+    except (OutputDirError, SensorSpecError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
     pog_run.compare_offline(run, encoder=encoder, upper_bound=upper_bound, scenes=scenes,
                             splits=[s.strip() for s in splits.split(",") if s.strip()], episodes_per_split=episodes_per_split,
-                            resolution=resolution, seed=seed, max_steps=max_steps, progress=typer.echo)
+                            resolution=resolution, seed=seed, max_steps=max_steps, progress=typer.echo, sensor=spec,
+                            width=width, height=height)
     typer.echo(f"report: {run.resolve() / 'report.md'}")
+
+
+@app.command("robustness")
+def robustness(
+    presets: str = typer.Option("ideal,d435,d435-harsh", help="camera presets (comma separated; sim_bridge/sensor_model.py)"),
+    sensor_overrides: str = typer.Option("", help="fields overridden in every preset, e.g. hfov_deg=69 or height_m=1.25"),
+    encoder: str = typer.Option("lit", help="the encoder under test: a registered name that loads without a model_path (lit)"),
+    upper_bound: str = typer.Option("oracle", help="the ORACLE encoder reported beside it"),
+    scenes: int = typer.Option(1, help="generated households (seeds --seed ...)"),
+    episodes_per_split: int = typer.Option(3, help="generated episodes per split and household"),
+    splits: str = typer.Option("easy,medium,hard", help="comma-separated splits"),
+    seed: int = typer.Option(0, help="first household seed"),
+    max_steps: int = typer.Option(2500, help="pre-exploration budget per household and preset"),
+    sensor_seed: int = typer.Option(0, help="seed of the camera model's noise"),
+    out_dir: str = typer.Option("runs/pog_robustness", help="run folders are created under this"),
+) -> None:
+    """The same episodes grounded under each camera preset, learned beside ORACLE: one table."""
+    from personal.eval import pog_run
+    from personal.eval.output import OutputDirError, new_run_dir
+    from sim_bridge.sensor_model import SensorSpecError, sensor_spec
+
+    names = [p.strip() for p in presets.split(",") if p.strip()]
+    try:  # before any household is explored
+        for p in names:
+            sensor_spec(p, sensor_overrides, sensor_seed)
+        run = new_run_dir(out_dir)
+    except (OutputDirError, SensorSpecError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    pog_run.robustness_offline(run, presets=names, overrides=sensor_overrides, encoder=encoder, upper_bound=upper_bound,
+                               scenes=scenes, splits=[s.strip() for s in splits.split(",") if s.strip()],
+                               episodes_per_split=episodes_per_split, seed=seed, max_steps=max_steps,
+                               sensor_seed=sensor_seed, progress=typer.echo)
+    typer.echo((run / "robustness.md").read_text())
+    typer.echo(f"table: {run.resolve() / 'robustness.md'}")
 
 
 def _progress(total: int):

@@ -138,11 +138,13 @@ def saved_map_frames(map_dir: str | Path) -> int | None:
 
 
 def explore_record_command(episodes_dir: Path, maps_dir: Path, resolution: float, max_steps: int, encoder: str,
-                           bag_dir: Path | None, image_size: tuple[int, int] = (640, 480)) -> list[str]:
-    """``personal launch explore …``, or with ``bag_dir`` the same graph under ``personal bag record``."""
+                           bag_dir: Path | None, image_size: tuple[int, int] = (640, 480),
+                           extra_args: list[str] | None = None) -> list[str]:
+    """``personal launch explore …``, or with ``bag_dir`` the same graph under ``personal bag record``
+    (``extra_args``: more ``name:=value`` arguments, e.g. the camera model's)."""
     args = [f"episodes_dir:={episodes_dir}", f"maps_dir:={maps_dir}", f"feature_resolution:={resolution}",
             f"max_steps:={max_steps}", f"encoder:={'oracle' if 'oracle' in encoder else encoder}",
-            f"width:={int(image_size[0])}", f"height:={int(image_size[1])}"]
+            f"width:={int(image_size[0])}", f"height:={int(image_size[1])}", *(extra_args or [])]
     if bag_dir is None:
         return [sys.executable, "-m", "personal", "launch", "explore", *args]
     # lockstep: the explorer acts only once the mapping node has integrated the newest pose, so the

@@ -207,6 +207,7 @@ class PanKind(EpisodeFolderKind):
     graph = "pan_eval"
     report = "pan"
     source_arguments = ("episodes_dir", "scenes", "episodes_per_scene", "split")
+    child_fixed = {"upper_bound": "none"}  # the merged report computes the ORACLE-encoder bound once for the whole set
 
     def load(self, values: Mapping[str, Any]):
         from sim_bridge.bridge_logic import generate_episodes, load_episodes
@@ -226,12 +227,20 @@ class PanKind(EpisodeFolderKind):
 
     def write(self, run_dir: Path, records: list[dict], meta: dict, values: Mapping[str, Any]) -> None:
         from personal.eval.pan import PanEpisodeResult, write_report
-        from personal.eval.pan_run import EXPLORERS, LABELS
+        from personal.eval.pan_run import EXPLORERS, LABELS, is_oracle_encoder, oracle_encoder_upper_bound
         from personal.report_html import write_report_html
+        from sim_bridge.sensor_model import sensor_spec
 
         methods = self.methods(values)
+        upper = None
+        if values.get("upper_bound", "none") != "none" and not is_oracle_encoder(str(values.get("encoder", "lit"))):
+            scenes, episodes = self.load(values)
+            upper = oracle_encoder_upper_bound(
+                scenes, episodes, methods, max_steps=int(values["max_steps"]), extractor=str(values["extractor"]),
+                sensor=sensor_spec(values.get("sensor", "ideal"), values.get("sensor_overrides", ""),
+                                   int(values.get("sensor_seed", 0))))
         write_report(run_dir, [PanEpisodeResult.from_dict(r) for r in records], meta, methods, LABELS,
-                     [m for m in methods if m in EXPLORERS])
+                     [m for m in methods if m in EXPLORERS], upper_bound=upper)
         write_report_html(run_dir, self.report)
 
 

@@ -168,6 +168,51 @@ class Choice:
         return ("a comma-separated list of " if self.multiple else "one of ") + " | ".join(self.options)
 
 
+@dataclass(frozen=True)
+class KeyValues:
+    """Valid ``NAME=NUMBER,...`` strings: each NAME one of ``ranges``, its number inside its Range."""
+
+    ranges: Mapping[str, Range]
+
+    def check(self, name: str, value: Any) -> None:
+        for item in (t.strip() for t in str(value).split(",")):
+            if not item:
+                continue
+            key, sep, raw = item.partition("=")
+            if not sep or key.strip() not in self.ranges:
+                raise GraphError(f"argument {name!r}: {item!r} is not NAME=VALUE with NAME one of {', '.join(self.ranges)}")
+            try:
+                number = float(raw)
+            except ValueError:
+                raise GraphError(f"argument {name!r}: {item!r}: {raw!r} is not a number") from None
+            self.ranges[key.strip()].check(f"{name}: {key.strip()}", number)
+
+    def text(self) -> str:
+        return "NAME=VALUE,... with " + ", ".join(f"{k} {r.text()}" for k, r in self.ranges.items())
+
+
+# the camera model's presets and overridable fields (sim_bridge/sensor_model.py PRESETS and
+# OVERRIDE_RANGES, declared here as data: graph modules import no library code; test_sensor_model
+# keeps the two equal)
+SENSOR_PRESETS = ("ideal", "d435", "d435-harsh")
+SENSOR_OVERRIDES = KeyValues({
+    "hfov_deg": Range(20.0, 150.0), "height_m": Range(0.1, 2.5), "pitch_deg": Range(-60.0, 60.0), "fps": Range(1.0, 120.0),
+    "min_range_m": Range(0.05, 3.0), "subpixel": Range(0.0, 2.0), "noise_corr_px": Range(0.0, 10.0),
+    "edge_invalid": Range(0.0, 1.0), "dark_invalid": Range(0.0, 1.0), "specular_invalid": Range(0.0, 1.0),
+    "rgb_noise": Range(0.0, 64.0), "exposure": Range(0.0, 0.9), "white_balance": Range(0.0, 0.5), "jitter": Range(0.0, 0.5),
+    "exposure_ms": Range(0.0, 100.0), "turn_rate_dps": Range(1.0, 360.0), "odom_drift": Range(0.0, 0.5),
+    "odom_yaw_drift_deg": Range(0.0, 20.0), "ir_shadow": Range(0.0, 1.0), "quantise": Range(0.0, 1.0),
+})
+SENSOR_ARGUMENTS = {
+    "sensor": ("ideal", "camera model of the simulator: ideal (the renderer's exact frames) | d435 (RealSense D435 depth "
+                        "noise, IR shadow, holes, 1 mm steps, colour noise / exposure / white balance / turn blur) | "
+                        "d435-harsh (docs/simulator.md)", Choice(SENSOR_PRESETS)),
+    "sensor_overrides": ("", "override fields of the preset, e.g. hfov_deg=69,height_m=1.25,pitch_deg=-10 (empty = none)",
+                         SENSOR_OVERRIDES),
+    "sensor_seed": (0, "seed of the camera model's noise (same seed, same frames)", Range(0, 2**31 - 1)),
+}
+
+
 def resolve_value(value: Any, values: Mapping[str, Any]) -> Any:
     if isinstance(value, Arg):
         return values[value.name]
@@ -292,7 +337,7 @@ class Graph:
     def argument_description(self, name: str) -> str:
         return self.arguments[name][1]
 
-    def argument_check(self, name: str) -> "Range | Choice | None":
+    def argument_check(self, name: str) -> "Range | Choice | KeyValues | None":
         spec = self.arguments[name]
         return spec[2] if len(spec) > 2 else None
 

@@ -5,7 +5,7 @@ no reachable frontier is left (or the 2,500-step budget is spent), then the grap
 With ``encoder:=lit`` (default) the feature map holds the learned image tower's patch features
 (RGB only); ``encoder:=oracle`` ORACLE features (ground-truth instance ids + captions embedded
 with MiniLM, an upper bound); ``encoder:=none`` maps geometry only."""
-from personal.graphs import Arg, Choice, Graph, NodeSpec, SEED, at_least, positive
+from personal.graphs import SENSOR_ARGUMENTS, Arg, Choice, Graph, NodeSpec, SEED, at_least, positive
 
 GRAPH = Graph(
     name="explore",
@@ -32,6 +32,7 @@ GRAPH = Graph(
                         positive(3600.0)),
         "width": (640, "rendered image width, px (the RealSense's 640; pog_eval explores at 320)", at_least(8, 4096)),
         "height": (480, "rendered image height, px (the RealSense's 480; pog_eval explores at 240)", at_least(8, 4096)),
+        **SENSOR_ARGUMENTS,
     },
     nodes=[
         NodeSpec(
@@ -51,6 +52,7 @@ GRAPH = Graph(
                 "rate": Arg("rate"),
                 "width": Arg("width"),
                 "height": Arg("height"),
+                "sensor": Arg("sensor"), "sensor_overrides": Arg("sensor_overrides"), "sensor_seed": Arg("sensor_seed"),
             },
         ),
         NodeSpec(

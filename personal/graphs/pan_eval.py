@@ -6,8 +6,10 @@ camera pose; the evaluator (required node) restarts episodes, starts runs, score
 (SR = STOP within 1.0 m of the target object's extent, SPL, DTG), writes the run folder and
 exits, which stops the graph. The bridge, the navigation node and the evaluator read the same
 episode source (the navigation node only for ORACLE perception captions and the oracle policy).
+The default encoder is the learned ``lit`` tower; the evaluator adds the ORACLE encoder's
+explorers on the same episodes beside it, labelled as an upper bound (``upper_bound``).
 """
-from personal.graphs import SHARD_ARGUMENTS, Arg, Choice, Graph, NodeSpec, SEED, at_least, positive
+from personal.graphs import SENSOR_ARGUMENTS, SHARD_ARGUMENTS, Arg, Choice, Graph, NodeSpec, SEED, at_least, positive
 
 METHODS = "random-frontier,value-map-qs,value-map-rpg,value-map-rpg-owner,oracle"
 SOURCE = ("episodes_dir", "split", "scenes", "seed")
@@ -27,11 +29,16 @@ GRAPH = Graph(
         "episodes_per_scene": (1, "generated episodes per scene and split", at_least(1, 10_000)),
         "methods": (METHODS, "policies to evaluate (comma separated)", Choice(("random-frontier", "value-map-qs", "value-map-rpg", "value-map-rpg-owner", "oracle"), multiple=True)),
         "max_steps": (500, "step budget per episode (PersONAL: 500)", at_least(1, 100_000)),
-        "encoder": ("oracle", "feature encoder (oracle = ORACLE ground-truth captions + MiniLM)"),
+        "encoder": ("lit", "feature encoder: lit (default: the learned image tower, RGB-D, MiniLM texts) | oracle (ORACLE: "
+                            "ground-truth captions + MiniLM, an upper bound) | clip | siglip | blip2 (with model_path)"),
+        "upper_bound": ("oracle-encoder", "the report adds the value-map explorers re-run with the ORACLE encoder on the same "
+                        "episodes (in the evaluator, synthetic backend), labelled as an upper bound, beside a non-oracle run | none",
+                        Choice(("oracle-encoder", "none"))),
         "model_path": ("", "local model directory for encoder clip | siglip | blip2 (HM3D: no ORACLE captions)"),
         "extractor": ("builtin", "ownership-phrase extractor: builtin | llm", Choice(("builtin", "llm"))),
         "out_dir": ("runs/pan_eval", "run folders are created under this"),
         **SHARD_ARGUMENTS,
+        **SENSOR_ARGUMENTS,
         "rate": (2.0, "bridge re-publish rate in Hz (actions are answered at once regardless)", positive(1000.0)),
     },
     nodes=[
@@ -40,7 +47,7 @@ GRAPH = Graph(
             executable="sim_bridge",
             module="sim_bridge.bridge_node",
             parameters={**{k: Arg(k) for k in SOURCE + SIMULATOR}, "episodes_per_scene": Arg("episodes_per_scene"),
-                        "rate": Arg("rate"), "log_every": 30.0},
+                        "rate": Arg("rate"), "log_every": 30.0, "sensor": Arg("sensor"), "sensor_overrides": Arg("sensor_overrides"), "sensor_seed": Arg("sensor_seed"),},
         ),
         NodeSpec(
             name="navigation",
@@ -54,7 +61,9 @@ GRAPH = Graph(
             executable="pan_evaluator",
             module="nodes.pan_evaluator_node",
             parameters={**{k: Arg(k) for k in SOURCE + SIMULATOR}, "episodes_per_scene": Arg("episodes_per_scene"),
-                        "methods": Arg("methods"), "max_steps": Arg("max_steps"), "out_dir": Arg("out_dir")},
+                        "methods": Arg("methods"), "max_steps": Arg("max_steps"), "out_dir": Arg("out_dir"),
+                        "encoder": Arg("encoder"), "upper_bound": Arg("upper_bound"), "extractor": Arg("extractor"),
+                        "sensor": Arg("sensor"), "sensor_overrides": Arg("sensor_overrides"), "sensor_seed": Arg("sensor_seed"),},
             required=True,
         ),
     ],

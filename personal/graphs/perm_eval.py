@@ -34,7 +34,9 @@ GRAPH = Graph(
                  parameters={"backend": Arg("policy"), "checkpoint": Arg("checkpoint"), "host": Arg("policy_host"), "port": Arg("policy_port"),
                              "url": Arg("policy_url"), "serve_port": Arg("serve_port"), "mode": "lockstep"}),
         NodeSpec(name="perm_evaluator", executable="perm_evaluator", module="nodes.perm_evaluator_node",
-                 parameters={"missions": Arg("missions"), "prefs": Arg("prefs"), "seeds": Arg("seeds"),
+                 # policy / backend / checkpoint: the report flags a learned policy off its training simulator
+                 parameters={"policy": Arg("policy"), "backend": Arg("backend"), "checkpoint": Arg("checkpoint"),
+                             "missions": Arg("missions"), "prefs": Arg("prefs"), "seeds": Arg("seeds"),
                              "suites": Arg("suites"), "out_dir": Arg("out_dir"), "strips": Arg("strips")},
                  required=True),
     ],

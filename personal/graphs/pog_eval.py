@@ -16,7 +16,7 @@ mapping node on ``feature_map`` + ``feature_map/descriptor``; ``saved`` — ``ma
 ``oracle`` — ORACLE top-down maps from the scene ground truth. With ``explore_graph``,
 ``record_dir:=DIR`` records each scene's sensor topics to ``DIR/<scene_id>/`` for ``pog_replay``.
 """
-from personal.graphs import SHARD_ARGUMENTS, Arg, Choice, Graph, NodeSpec, SEED, at_least, positive
+from personal.graphs import SENSOR_ARGUMENTS, SHARD_ARGUMENTS, Arg, Choice, Graph, NodeSpec, SEED, at_least, positive
 
 METHODS = "random,centre,qs,rpg,rpg-owner,rpg-scene,rpg-owner-scene"
 
@@ -52,6 +52,7 @@ GRAPH = Graph(
         "backend": ("numpy", "numpy | torch", Choice(("numpy", "torch"))),
         "out_dir": ("runs/pog_eval", "run folders are created under this"),
         **SHARD_ARGUMENTS,
+        **SENSOR_ARGUMENTS,  # the exploration camera (map_source explore / explore_graph)
     },
     # the live view also follows each scene's exploration graph (its own ROS domain, announced here)
     live_view={"parameters": {"follow_domain_topic": "viz/child_domain"}},
@@ -78,6 +79,7 @@ GRAPH = Graph(
                 "explore_steps": Arg("explore_steps"), "explore_width": Arg("explore_width"),
                 "explore_height": Arg("explore_height"), "encoder": Arg("encoder"), "extractor": Arg("extractor"),
                 "upper_bound": Arg("upper_bound"), "out_dir": Arg("out_dir"),
+                "sensor": Arg("sensor"), "sensor_overrides": Arg("sensor_overrides"), "sensor_seed": Arg("sensor_seed"),
             },
             required=True,
         ),

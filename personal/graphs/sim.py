@@ -1,5 +1,5 @@
 """Graph ``sim``: the sim bridge alone, replaying (or generating) an episode set."""
-from personal.graphs import Arg, Choice, Graph, NodeSpec, SEED, at_least, positive
+from personal.graphs import SENSOR_ARGUMENTS, Arg, Choice, Graph, NodeSpec, SEED, at_least, positive
 
 GRAPH = Graph(
     name="sim",
@@ -14,6 +14,7 @@ GRAPH = Graph(
         "backend": ("synthetic", "simulator backend (synthetic|habitat|auto)", Choice(("synthetic", "habitat", "auto"))),
         "rate": (10.0, "publish rate in Hz", positive(1000.0)),
         "use_sim_time": (False, "publish /clock and stamp with simulated time"),
+        **SENSOR_ARGUMENTS,
     },
     nodes=[
         NodeSpec(
@@ -30,6 +31,7 @@ GRAPH = Graph(
                 "backend": Arg("backend"),
                 "rate": Arg("rate"),
                 "publish_clock": Arg("use_sim_time"),
+                "sensor": Arg("sensor"), "sensor_overrides": Arg("sensor_overrides"), "sensor_seed": Arg("sensor_seed"),
             },
             required=True,
         )

@@ -68,9 +68,14 @@ def eval_cmd(
                                strips_for=lambda t: t.task_id in sample, progress=progress, replan=replan)
     log.close()
     write_results(results, out)
-    report = write_report(results, out, frames, meta={
-        "simulator": be.name, "policy": pol.name, "missions": missions, "seeds": seeds,
-        "episodes scored": len(results), "wall time": f"{time.time() - t0:.0f} s"})
+    from personal.manipulation.distribution import distribution_note, headline
+    from personal.manipulation.report import write_run_record
+
+    dist = distribution_note(policy, be.name, checkpoint or "")
+    meta = {"simulator": be.name, "policy": pol.name, "policy distribution": headline(dist), "missions": missions,
+            "seeds": seeds, "episodes scored": len(results), "wall time": f"{time.time() - t0:.0f} s"}
+    write_run_record(out, meta, dist)
+    report = write_report(results, out, frames, meta=meta)
     typer.echo(f"wrote {report}")
     be.close()
 

@@ -74,11 +74,22 @@ def save_strip(frames: list[tuple[int, np.ndarray]], path: Path, title: str, max
     plt.close(fig)
 
 
+def write_run_record(out_dir: Path, meta: dict, distribution: dict) -> Path:
+    """``run.json``: the run's setup, with the policy's training distribution
+    (:func:`personal.manipulation.distribution.distribution_note`) beside it."""
+    import json
+
+    path = Path(out_dir) / "run.json"
+    path.write_text(json.dumps({**meta, "distribution": distribution}, indent=1))
+    return path
+
+
 def write_report(results: list[EpisodeResult], out_dir: Path, strips: dict | None = None, meta: dict | None = None) -> Path:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = with_without_table(results)
-    lines = ["# LIBERO-PeRM-style evaluation", ""]
+    flagged = "OUT OF DISTRIBUTION" in str((meta or {}).get("policy distribution", ""))
+    lines = ["# LIBERO-PeRM-style evaluation" + (" — policy OUT OF DISTRIBUTION (see below)" if flagged else ""), ""]
     for k, v in (meta or {}).items():
         lines.append(f"- **{k}**: {v}")
     lines += ["", "SA = mean(success × d), d ∈ {0, ¼, ¾, 1}. `none` = the task prompt alone, scored with the same "

@@ -23,9 +23,13 @@ def eval_cmd(
     methods: str = typer.Option("random-frontier,value-map-qs,value-map-rpg,value-map-rpg-owner,oracle", "--methods"),
     max_steps: int = typer.Option(500, "--max-steps", min=1, help="Step budget (PersONAL: 500)."),
     sample_plots: int = typer.Option(6, "--plots", min=0, help="Trajectory plots for this many sampled episodes."),
-    encoder: str = typer.Option("oracle", "--encoder", help="Feature encoder (oracle = ground-truth captions, an ORACLE)."),
+    encoder: str = typer.Option("lit", "--encoder", help="Feature encoder: lit (learned, the default) | oracle (ground-truth captions, an ORACLE) | clip | siglip."),
+    upper_bound: str = typer.Option("oracle-encoder", "--upper-bound", help="oracle-encoder: the explorers re-run with the ORACLE encoder beside a learned run, labelled as an upper bound | none."),
     extractor: str = typer.Option("builtin", "--extractor", help="Ownership-phrase extractor: builtin | llm."),
     preset: str = typer.Option("default", "--preset", help="Household size: default | hm3d (HM3D-sized)."),
+    sensor: str = typer.Option("ideal", "--sensor", help="Camera model: ideal | d435 | d435-harsh."),
+    sensor_overrides: str = typer.Option("", "--sensor-overrides", help="Preset fields to override, e.g. hfov_deg=69,height_m=1.25."),
+    sensor_seed: int = typer.Option(0, "--sensor-seed", help="Seed of the camera model's noise."),
 ) -> None:
     """Run every policy on every episode and write the Table IV-style report."""
     passive_openmp()
@@ -53,8 +57,18 @@ def eval_cmd(
     except (OutputDirError, ValueError) as exc:  # ValueError: EpisodeFormatError / EpisodeSourceError, named
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
+    from personal.eval.pan_run import UPPER_BOUNDS
+    from sim_bridge.sensor_model import SensorSpecError, sensor_spec
+
+    try:
+        spec = sensor_spec(sensor, sensor_overrides, sensor_seed)
+    except SensorSpecError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    if upper_bound not in UPPER_BOUNDS:
+        raise typer.BadParameter(f"--upper-bound must be one of {', '.join(UPPER_BOUNDS)}, got {upper_bound!r}")
     summary = run_pan_offline(scene_map, eps, names, out, make_components(encoder, extractor), max_steps=max_steps,
-                              sample_plots=sample_plots, progress=typer.echo)
+                              sample_plots=sample_plots, progress=typer.echo, upper_bound=upper_bound, extractor=extractor,
+                              sensor=spec)
     typer.echo((out / "report.md").read_text())
     typer.echo(f"ordering holds: {summary['ordering_holds']}")
 

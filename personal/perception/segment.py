@@ -17,6 +17,17 @@ at floor height), ceiling (downward near the ceiling), wall (vertical and reachi
 ``wall_min_top`` - no piece of furniture is that tall) or an object proposal. What geometry
 cannot tell (a wall seen close, a door frame) is left to the encoder's objectness per proposal.
 Depth only: an object flush with a coplanar surface (a tablet lying on a table) merges with it.
+
+Real depth is noisy (a RealSense D435's error grows with the square of range, i.e. it is about
+constant in inverse depth), and a 1 % second-difference test shatters noisy surfaces into
+hundreds of pieces. With ``noise_aware`` (default) the segmenter first estimates the frame's
+inverse-depth noise from itself (the robust spread of the second differences, which are 0 on
+planes: :func:`inverse_depth_noise`). A frame without noise (the renderer's ideal depth) is
+segmented exactly as before; a noisy one is first denoised - the working grid takes each
+block's median instead of one pixel, an edge-preserving bilateral filter smooths inverse depth
+(holes and depth jumps are far outside its range kernel, so neither is bridged), isolated
+holes are filled from their neighbours - and the crease and jump tests are widened to what the
+remaining noise explains.
 """
 from __future__ import annotations
 
@@ -39,6 +50,11 @@ class SegmentConfig:
     wall_min_top: float = 2.15  # m above the floor: vertical surfaces reaching higher are walls
     ceiling_min: float = 2.3  # m above the floor: downward surfaces higher up are the ceiling
     camera_height: float = 0.88  # m: floor z = camera z - this when no floor z is given
+    noise_aware: bool = True  # estimate the frame's depth noise; denoise and widen the tests when it has any
+    noise_floor: float = 2e-4  # 1/m: second-difference spread of 1/z below which a frame counts as noise-free
+    noise_k: float = 1.5  # a crease / jump must exceed this many noise spreads (chosen on households 0-1, 24 views)
+    bilateral_px: int = 5  # bilateral filter diameter (working pixels) for noisy frames (0 = none)
+    noisy_step: int = 2  # noisy frames: the crease test's second difference spans this many pixels each side
 
 
 @dataclass
@@ -91,22 +107,78 @@ def _normals(P: np.ndarray) -> np.ndarray:
     return n
 
 
-def _concave_creases(d: np.ndarray, valid: np.ndarray, thresh: float) -> np.ndarray:
+def inverse_depth_noise(d: np.ndarray, step: int = 1) -> float:
+    """Robust spread (1.4826 x median absolute value, 1/m) of the row and column second
+    differences of inverse depth over valid triples: 0 on planes, so their spread over a frame of
+    mostly planar surfaces is the noise's (creases and edges are a minority)."""
+    valid = d > 0
+    iz = np.where(valid, 1.0 / np.maximum(d, 1e-6), 0.0).astype(np.float64)
+    parts = []
+    s = int(step)
+    for a, b, c in ((iz[:, :-2 * s], iz[:, s:-s], iz[:, 2 * s:]), (iz[:-2 * s], iz[s:-s], iz[2 * s:])):
+        ok = (a > 0) & (b > 0) & (c > 0)
+        parts.append(np.abs(a + c - 2 * b)[ok])
+    vals = np.concatenate(parts)
+    return float(1.4826 * np.median(vals)) if len(vals) else 0.0
+
+
+def _denoise(depth: np.ndarray, shape: tuple[int, int], f: int, noise: float, cfg: SegmentConfig) -> np.ndarray:
+    """Working-grid depth of a noisy frame: block medians of the valid pixels, isolated holes
+    filled, inverse depth smoothed by an edge-preserving bilateral filter."""
+    import cv2
+
+    h, w = shape
+    if f > 1:  # the median of each f x f block's valid pixels (the stride pick keeps one noisy pixel)
+        H, W = depth.shape
+        pad = np.zeros((h * f, w * f), np.float32)
+        pad[: min(H, h * f), : min(W, w * f)] = depth[: h * f, : w * f]
+        blocks = pad.reshape(h, f, w, f).transpose(0, 2, 1, 3).reshape(h, w, f * f)
+        blocks = np.where(blocks > 0, blocks, np.nan)
+        with np.errstate(all="ignore"):
+            import warnings
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                d = np.nanmedian(blocks, axis=2)
+        d = np.nan_to_num(d, nan=0.0).astype(np.float32)
+    else:
+        d = depth[:h, :w].astype(np.float32).copy()
+    iz = np.where(d > 0, 1.0 / np.maximum(d, 1e-6), 0.0).astype(np.float32)
+    valid = (iz > 0).astype(np.float32)
+    # isolated holes (dark / shiny spots, edge dropouts inside a surface): >= 6 of 8 neighbours valid
+    kernel = np.ones((3, 3), np.float32)
+    kernel[1, 1] = 0
+    n_valid = cv2.filter2D(valid, -1, kernel, borderType=cv2.BORDER_CONSTANT)
+    s_iz = cv2.filter2D(iz, -1, kernel, borderType=cv2.BORDER_CONSTANT)
+    fill = (valid == 0) & (n_valid >= 6)
+    iz = np.where(fill, s_iz / np.maximum(n_valid, 1), iz).astype(np.float32)
+    # range kernel: a few noise spreads (holes at 1/z = 0 and depth jumps are far outside it)
+    if cfg.bilateral_px > 1:
+        smooth = cv2.bilateralFilter(iz, cfg.bilateral_px, float(3.0 * noise), float(cfg.bilateral_px) / 2.0)
+        smooth = np.where(iz > 0, smooth, 0.0)
+    else:
+        smooth = iz
+    return np.where(smooth > 0, 1.0 / np.maximum(smooth, 1e-6), 0.0).astype(np.float32)
+
+
+def _concave_creases(d: np.ndarray, valid: np.ndarray, thresh: float, floor: float = 0.0, step: int = 1) -> np.ndarray:
     """Pixels on a concave crease: inverse depth is affine in the pixel coordinates on a plane,
     so its second difference is 0 on a plane, positive where two surfaces meet in a concave
     crease (the visible surface is the nearer one: 1/z = max of two affine functions) and
     negative at convex edges. Relative to 1/z, along rows, columns and both diagonals; the
-    row and column tests reach the image border so that creases leave no gap there."""
+    row and column tests reach the image border so that creases leave no gap there. ``floor``
+    (1/m): the least second difference that counts, above the depth noise (0 = none)."""
     iz = np.where(valid, 1.0 / np.maximum(d, 1e-6), 0.0).astype(np.float32)
     h, w = d.shape
     out = np.zeros(d.shape, bool)
-    for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
+    for dr, dc in ((0, step), (step, 0), (step, step), (step, -step)):
         r0, r1 = dr, h - dr
         c0, c1 = abs(dc), w - abs(dc)
         c = iz[r0:r1, c0:c1]
         p = iz[r0 - dr:r1 - dr, c0 - dc:c1 - dc]
         q = iz[r0 + dr:r1 + dr, c0 + dc:c1 + dc]
-        out[r0:r1, c0:c1] |= (p > 0) & (q > 0) & ((p + q - 2 * c) > thresh * c)
+        second = p + q - 2 * c
+        out[r0:r1, c0:c1] |= (p > 0) & (q > 0) & (second > thresh * c) & (second > floor)
     return out
 
 
@@ -134,6 +206,13 @@ def segment_rgbd(depth: np.ndarray, K: np.ndarray, T_map_camera: np.ndarray, rgb
 
     cfg = cfg or SegmentConfig()
     d, Kw, scale = _subsample(np.asarray(depth, np.float32), K, cfg.work_width)
+    noise = inverse_depth_noise(d) if cfg.noise_aware else 0.0
+    if noise > cfg.noise_floor:  # real-sensor depth: denoise first, then tests that the noise cannot pass
+        d = _denoise(np.asarray(depth, np.float32), d.shape, int(round(scale)), noise, cfg)
+        noise = inverse_depth_noise(d)
+        crease_floor = cfg.noise_k * inverse_depth_noise(d, cfg.noisy_step)  # the spread at the test's own span
+    else:
+        noise = crease_floor = 0.0  # ideal depth: exactly the tests above
     h, w = d.shape
     valid = d > 0
     ray = _rays(Kw, h, w)
@@ -143,7 +222,11 @@ def segment_rgbd(depth: np.ndarray, K: np.ndarray, T_map_camera: np.ndarray, rgb
     cos_view = np.abs(np.einsum("hwc,hwc->hw", n, ray)) / raylen
     # spacing of neighbouring samples on a surface of this slant at this depth
     spacing = d * raylen / Kw[0, 0] / np.maximum(cos_view, 0.15)
-    node = valid & ~_concave_creases(d, valid, cfg.concave_cut) & ~_jump_far_side(P, d, valid, spacing, cfg)
+    if noise:
+        # the range noise of two neighbours (sqrt 2 of one point's; sigma(z) = sigma(1/z) z^2, sigma(1/z) ~ spread / sqrt 6)
+        spacing = spacing + cfg.noise_k * np.sqrt(2.0 / 6.0) * noise * d * d / cfg.jump_slant
+    node = (valid & ~_concave_creases(d, valid, cfg.concave_cut, crease_floor, cfg.noisy_step if noise else 1)
+            & ~_jump_far_side(P, d, valid, spacing, cfg))
     k, comp, stats, _ = cv2.connectedComponentsWithStats(node.astype(np.uint8), connectivity=4, ltype=cv2.CV_32S)
     area = stats[1:, cv2.CC_STAT_AREA]
     keep = area >= cfg.min_pixels

@@ -33,6 +33,7 @@ class CameraSpec:
     height_m: float = 0.88  # camera height above the floor
     min_depth: float = 0.5
     max_depth: float = 5.0
+    pitch_deg: float = 0.0  # mounting pitch, positive = looking up (added to the agent's tilt)
 
     def intrinsics(self) -> np.ndarray:
         """3x3 pinhole K (OpenCV convention, square pixels)."""

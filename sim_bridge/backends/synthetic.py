@@ -27,7 +27,8 @@ SUCCESS_RADIUS_M = 1.0  # PersONAL PAN: STOP within 1 m of the target object's b
 
 def camera_pose(state: AgentState, camera: CameraSpec) -> np.ndarray:
     """4x4 camera optical frame -> map for an agent state (camera ``height_m`` above its floor)."""
-    return frames.optical_camera_pose(state.x, state.y, state.z + camera.height_m, state.yaw, state.pitch)
+    pitch = state.pitch + math.radians(camera.pitch_deg) if camera.pitch_deg else state.pitch
+    return frames.optical_camera_pose(state.x, state.y, state.z + camera.height_m, state.yaw, pitch)
 
 
 def _wrap(a: float) -> float:

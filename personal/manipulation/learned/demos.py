@@ -159,8 +159,10 @@ def generate(out: Path, missions: list[str], prefs: list[str], per_task: int, wo
             if progress:
                 progress(done, len(specs), ep.meta)
 
+    simulator = "robosuite"  # _record_many's workers
     if backend_factory is not None:
         backend = backend_factory()
+        simulator = getattr(backend, "name", type(backend).__name__)
         for b in batches:
             consume([record(backend, s) for s in b])
     else:
@@ -171,6 +173,7 @@ def generate(out: Path, missions: list[str], prefs: list[str], per_task: int, wo
     summary = {"episodes_planned": len(specs), "episodes_kept": kept, "episodes_dropped": len(dropped),
                "dropped": [{k: d[k] for k in ("mission", "preference", "seed", "noise")} for d in dropped],
                "frames": writer.n_frames, "wall_s": round(wall, 1), "workers": workers,
+               "simulator": simulator,  # the policy's training distribution (personal.manipulation.distribution)
                # CPU time of the rollouts: what they cost where the workers have a core each
                "cpu_s": round(cpu_s, 1), "missions": missions,
                "preferences": prefs, "per_task": per_task, "noise_sigma": NOISE_SIGMA,
