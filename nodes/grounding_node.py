@@ -40,6 +40,9 @@ LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability
 COLOURS = [(0.9, 0.2, 0.2), (0.2, 0.6, 0.9), (0.95, 0.75, 0.1), (0.3, 0.8, 0.3), (0.7, 0.3, 0.9), (0.9, 0.5, 0.1)]
 
 
+MAX_QUEUED = 1000  # queries waiting for the next drain; more are answered queue_full at once
+
+
 class GroundingNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("grounding", **kwargs)
@@ -134,6 +137,12 @@ class GroundingNode(Node):
         if not msg.request_id or not msg.query.strip():
             self.get_logger().error(f"grounding/query: dropped a query without request_id or query text "
                                     f"(request_id {msg.request_id!r}, episode {msg.episode_id!r})")
+            return
+        if len(self.queue) >= MAX_QUEUED:  # a flood must not grow the node without bound: refuse, say so
+            self.get_logger().warning(f"grounding/query: {len(self.queue)} queries waiting; refused {msg.request_id!r}")
+            self._publish(failed_payloads(request_id=msg.request_id, episode_id=msg.episode_id, scene_id=msg.scene_id,
+                                          methods=list(self.methods), code="queue_full",
+                                          reason=f"{MAX_QUEUED} queries already waiting"))
             return
         self.queue.append(to_dict(msg))
 

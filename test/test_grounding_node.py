@@ -87,3 +87,22 @@ def test_grounding_node_round_trip(ros_context):
     spheres = [m for m in markers[0].markers if m.type == m.SPHERE]
     assert spheres and all(m.header.frame_id == "map" for m in spheres)
     assert {m.ns for m in spheres} >= {"qs", "rpg", "rpg-owner"}
+
+
+def test_a_query_flood_is_refused_not_queued_without_bound(ros_context, monkeypatch):
+    """More queries than MAX_QUEUED waiting: the next is answered queue_full at once (issue 28, item 3)."""
+    import nodes.grounding_node as gn
+    from personal.msg import GroundingQuery
+
+    node = gn.GroundingNode(context=ros_context.context)  # not spun: nothing drains the queue here
+    try:
+        monkeypatch.setattr(gn, "MAX_QUEUED", 3)
+        published = []
+        monkeypatch.setattr(node, "_publish", published.extend)
+        for k in range(5):
+            node._on_query(GroundingQuery(request_id=f"q{k}", episode_id=f"e{k}", scene_id="s0", query="Find Clara's bed."))
+        assert [q["request_id"] for q in node.queue] == ["q0", "q1", "q2"]
+        refused = {p["request_id"] for p in published}
+        assert refused == {"q3", "q4"} and all(p["failure_code"] == "queue_full" and not p["ok"] for p in published)
+    finally:
+        node.destroy_node()
