@@ -55,6 +55,9 @@ def test_pan_episode_end_to_end_against_the_double(ros_context, base):
         start = io.create_publisher(NavigationStart, "/locobot/nav/start", reliable)
         wait_for(lambda: start.get_subscription_count() > 0 or graph.proc.poll() is not None, 240)
         assert graph.proc.poll() is None, graph.log()[-4000:]
+        # an operator starts once the driver has a camera pose from TF (under load the double's TF can
+        # trail odometry by more than the driver's 0.5 s retry window for a while; a 4-step run may end first)
+        graph.wait_for_log("camera pose from TF", 120)
         x0, y0 = double.base.x, double.base.y
         ep = double.episode
         # the navigation node keeps the start and begins once it has a camera frame and odometry
@@ -70,7 +73,7 @@ def test_pan_episode_end_to_end_against_the_double(ros_context, base):
         if moved:
             assert (double.base.x, double.base.y) != (x0, y0) or double.base.yaw != 0.0
         assert r["xs"][-1] == pytest.approx(double.base.x, abs=0.05) and r["ys"][-1] == pytest.approx(double.base.y, abs=0.05)
-        assert double.frames > 10 and "camera pose from TF" in graph.log()
+        assert double.frames > 10
         print(f"{base}: {r['steps']} steps, actions {r['actions']}, stopped {r['stopped']}, "
               f"ground-truth goal distance {double.goal_distance():.2f} m")
     finally:
