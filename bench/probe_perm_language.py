@@ -39,7 +39,7 @@ def main() -> None:
     from personal.manipulation.learned.model import load_checkpoint
     from personal.manipulation.learned.text import PromptEncoder
     from personal.manipulation.learned.train import PREF_CLASSES
-    from personal.manipulation.policies.learned import DEFAULT_CHECKPOINT
+    from personal.manipulation.learned.policy import DEFAULT_CHECKPOINT
     from personal.manipulation.suite import MISSIONS
 
     ap = argparse.ArgumentParser()
