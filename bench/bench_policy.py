@@ -51,8 +51,8 @@ def bench_learned(n: int, checkpoint: str | None = None) -> None:
 
     from personal.manipulation.backends import make_backend
     from personal.manipulation.learned.features import environment_state
+    from personal.manipulation.learned.policy import LearnedChunkPolicy
     from personal.manipulation.policies.base import make_observation
-    from personal.manipulation.policies.learned import LearnedChunkPolicy
     from personal.manipulation.policies.server import PolicyServer
     from personal.manipulation.suite import make_layout
 

@@ -37,9 +37,9 @@ def language_features(net, encoder, task: str, wordings: list[str]):
 def main() -> None:
     from personal.manipulation import phrasings
     from personal.manipulation.learned.model import load_checkpoint
+    from personal.manipulation.learned.policy import DEFAULT_CHECKPOINT
     from personal.manipulation.learned.text import PromptEncoder
     from personal.manipulation.learned.train import PREF_CLASSES
-    from personal.manipulation.policies.learned import DEFAULT_CHECKPOINT
     from personal.manipulation.suite import MISSIONS
 
     ap = argparse.ArgumentParser()

@@ -10,9 +10,10 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from personal.models.base import make_encoder  # noqa: E402
-from personal.models.hf_vlm import CheckpointError, HFImageTextEncoder  # noqa: E402
+from personal.models.hf_vlm import CheckpointError  # noqa: E402
 from personal.models.lit import SHIPPED_NAME, shipped_checkpoint  # noqa: E402
 from personal.perception.dataset import DatasetError, load_dataset, write_dataset  # noqa: E402
+from personal.perception.tower import CropTowerEncoder  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +93,7 @@ def test_conv_tower_trains_saves_and_loads_through_the_hf_adapter(tiny_dataset, 
     enc = make_encoder("lit", model_path=str(out))
     assert enc.kind == "lit" and enc.crop_model and enc.dim == 384
     s = shards[0]
-    emb, obj = enc._embed_crops(s["crops"][:5], s["crop_masks"][:5])
+    emb, obj = enc.embed_crops(s["crops"][:5], s["crop_masks"][:5])
     assert emb.shape == (5, 384) and obj.shape == (5,)
     np.testing.assert_allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-3)
     K = index["K"]
@@ -109,7 +110,7 @@ def shipped():
 
 def test_shipped_checkpoint_loads_through_the_hf_adapter(shipped):
     enc = shipped
-    assert isinstance(enc, HFImageTextEncoder) and enc.kind == "lit"
+    assert isinstance(enc, CropTowerEncoder) and enc.kind == "lit"
     assert enc.name == f"lit:{SHIPPED_NAME}" and "oracle" not in enc.name.lower()
     size = sum(p.stat().st_size for p in shipped_checkpoint().iterdir())
     assert size <= 30 * 2**20

@@ -6,7 +6,8 @@ import random
 import numpy as np
 import pytest
 
-from personal.perception.crops import crop_tensor, frame_rgb, segment_crops, square_boxes
+from personal.models.imaging import crop_tensor
+from personal.perception.crops import frame_rgb, segment_crops, square_boxes
 from personal.perception.segment import STRUCT_NONE, SegmentConfig, proposal_recall, segment_rgbd
 
 

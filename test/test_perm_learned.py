@@ -21,10 +21,10 @@ from personal.manipulation.learned import benchmark, demos
 from personal.manipulation.learned.dataset import DatasetError, action_chunks, read_dataset
 from personal.manipulation.learned.features import ENV_DIM, ENV_KEY, environment_state, split_prompt, swap_candidates
 from personal.manipulation.learned.model import CheckpointError, load_checkpoint
+from personal.manipulation.learned.policy import DEFAULT_CHECKPOINT, LearnedChunkPolicy
 from personal.manipulation.learned.train import TrainConfig, train
 from personal.manipulation.policies import ObservationError, make_policy
 from personal.manipulation.policies.base import make_observation
-from personal.manipulation.policies.learned import DEFAULT_CHECKPOINT, LearnedChunkPolicy
 from personal.manipulation.policies.server import PolicyServer
 from personal.manipulation.runner import run_episode
 from personal.manipulation.suite import build_suite, make_layout

@@ -13,7 +13,7 @@ import yaml
 from mcap.exceptions import McapError
 from mcap.reader import make_reader
 
-from personal.bags import rosbag2_layout as layout
+import personal.bags.rosbag2_layout as layout
 
 
 class BagError(RuntimeError):

@@ -15,7 +15,7 @@ from pathlib import Path
 import yaml
 from mcap.writer import CompressionType, Writer
 
-from personal.bags import rosbag2_layout as layout
+import personal.bags.rosbag2_layout as layout
 from personal.bags.schema import message_definition, type_hash
 
 ROS_DISTRO = "kilted"

@@ -12,17 +12,24 @@ Used by ``personal.grounding.extract.BuiltinExtractor``; :func:`extract_relation
    new subject ("..., and Yvonne reads ..."), before a second verb of the same subject
    ("..., and also claims ..."), and at ", and the X is ..." when both halves state ownership.
    A leading "In the kitchen," sets the room; a list heading "Kitchen:" too.
-3. **Clause forms**, tried in order: list entries ("Tom: sofa, lamp", "Owners of the X: A and B",
-   "X (Tom)"), transfer ("gave it to A"), passive / "belongs to" ("X is jointly owned by A, B
-   and C", "X, owned by A,", "X is registered to A"), "its owners are", "A's favourite is X",
-   predicative possessives ("X is A's", "X is hers", "It's A's"), clefts ("it is A who owns
-   it"), "is where / what A ...", active verbs of ownership and use (owns, shares, keeps,
-   claims, enjoys, sleeps in, uses, plays, ... with "together with B, they", gapping "A sleeps
-   on the top bunk and B on the bottom bunk"), "with A, B and C all having a stake in it",
-   zero relatives ("a bunk bed he shares with Zuri"), and finally any other verb with a person
-   subject and an object ("Pilar bakes bread with the Dutch oven"). Possessive noun phrases
-   ("Mira's backpack", "Percy's and Ophelia's bathrobes", "Yara and Zeke's wardrobe") count
-   wherever they occur. Negated clauses ("not", "never", "used to") state nothing.
+3. **Clause constructions**: the table ``CONSTRUCTIONS`` (one ``Reader`` method and its patterns
+   each), tried in order, the first that reads a clause wins:
+   owner-of list ("Owners of the X: A and B"), shared list ("Shared by A: X"), heading list
+   ("Tom: sofa, lamp"), transfer ("gave it to A"), passive / belongs to ("X is jointly owned by
+   A, B and C", "X, owned by A,", "X is registered to A", "its owners are A and B"), favourite
+   ("A's favourite is X"), possessive predicate ("X is A's", "X is hers", "It's A's"), cleft ("it
+   is A who owns it"), where / what ("X is where A sleeps"), active verb of ownership or use
+   (owns, shares, keeps, claims, enjoys, sleeps in, uses, plays, ... with "together with B,
+   they", gapping "A sleeps on the top bunk and B on the bottom bunk"), stake ("with A, B and C
+   all having a stake in it"), that would be ("That would be A"), is its owner ("..., who is
+   also its owner"), the only one who ("A is the only one who drives X"), so is ("and so is the
+   lamp"), in A's name ("registered in his name"), gapped ("...; the guitar to A"), zero relative
+   ("a bunk bed he shares with Zuri"), any verb with a person subject and an object ("Pilar
+   bakes bread with the Dutch oven"), and object, person ("office: filing cabinet, Quirin").
+   Outside the table, a sentence is first read for list entries with owners in parentheses
+   ("X (Tom)") and "shared (A and B): X". Possessive noun phrases ("Mira's backpack", "Percy's
+   and Ophelia's bathrobes", "Yara and Zeke's wardrobe") count wherever they occur. Negated
+   clauses ("not", "never", "used to") state nothing.
 4. **References.** "it / they / both / this piece / there" point to the objects of the last
    clause; "he / she / they / both of them" to the people of the last relation (or the last
    list of names); "the one by the window" takes the head noun of the previous object;
@@ -40,6 +47,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Callable, NamedTuple
 
 
 # ---------------------------------------------------------------- vocabulary
@@ -857,20 +865,22 @@ class Reader:
         m = rx.match(c)
         return self._state(self.people(m.group(people)), m.group(objs) if objs else "", room_ctx, antecedent) if m else None
 
-    def _lists(self, c, room_ctx, antecedent, relative):
-        """"Owners of the X: A and B", "Shared by A: X", "Tom: sofa, lamp"."""
-        for rx in (RE_OWNER_OF, RE_SHARED_LIST) + (() if relative else (RE_LIST,)):
-            got = self._simple(rx, c, room_ctx, None)
-            if got is not None:
-                return got
-        return None
+    # -- the constructions (CONSTRUCTIONS below lists them in the order they are tried) -----
+    def _owner_of(self, c, room_ctx, antecedent, relative):
+        return self._simple(RE_OWNER_OF, c, room_ctx, None)
+
+    def _shared_list(self, c, room_ctx, antecedent, relative):
+        return self._simple(RE_SHARED_LIST, c, room_ctx, None)
+
+    def _heading_list(self, c, room_ctx, antecedent, relative):
+        return None if relative else self._simple(RE_LIST, c, room_ctx, None)
 
     def _transfer(self, c, room_ctx, antecedent, relative):
-        m = RE_GAVE.search(c)  # "he gave it to Brigid"
+        m = RE_GAVE.search(c)
         return self._state(self.people(m.group("people")), m.group("objs"), room_ctx, antecedent) if m else None
 
     def _passive(self, c, room_ctx, antecedent, relative):
-        """"X is (jointly) owned by A", "X belongs to A", "X, owned by A,", "its owners are A and B"."""
+        """Also "..., along with the X" and "..., the Y by B" after the agent."""
         m = RE_PASSIVE.match(c) or RE_OWNERS_ARE.match(c)
         if not m:
             return None
@@ -888,11 +898,10 @@ class Reader:
         return objs
 
     def _favourite(self, c, room_ctx, antecedent, relative):
-        m = RE_FAVOURITE.match(c)  # "Cyrus's favourite is the hammock"
+        m = RE_FAVOURITE.match(c)
         return self._state(self.people(m.group("poss")), m.group("objs"), room_ctx, antecedent) if m else None
 
     def _possessive_predicate(self, c, room_ctx, antecedent, relative):
-        """"X is A's", "X is hers", "It's A's", "the mirror - Ngozi's"."""
         m = RE_POSS_PRED.match(c)
         if not m or m.group("tail").strip() and re.match(r"^(?:next to|beside|near|by|behind|above|under|in|on|at)\b", m.group("objs"), re.I):
             return None  # "Next to the fireplace is Nicolette's favourite armchair": a possessive NP, read later
@@ -900,17 +909,15 @@ class Reader:
             return None
         return self._state(self.people(m.group("poss2") or m.group("poss")), m.group("objs"), room_ctx, antecedent)
 
-    def _cleft_or_where(self, c, room_ctx, antecedent, relative):
-        """"it is A who owns it", "X is where A sleeps", "X is what A works out on"."""
-        for rx in (RE_CLEFT, RE_WHERE):
-            got = self._simple(rx, c, room_ctx, antecedent)
-            if got is not None:
-                return got
-        return None
+    def _cleft(self, c, room_ctx, antecedent, relative):
+        return self._simple(RE_CLEFT, c, room_ctx, antecedent)
+
+    def _where(self, c, room_ctx, antecedent, relative):
+        return self._simple(RE_WHERE, c, room_ctx, antecedent)
 
     def _active(self, c, room_ctx, antecedent, relative):
-        """"A (and B) (also) owns / shares / keeps / sleeps in X", with "together with C, they",
-        "shares X with B" and gapping ("A sleeps on the top bunk and B on the bottom bunk")."""
+        """With "together with C, they", "shares X with B" and gapping ("A sleeps on the top bunk
+        and B on the bottom bunk")."""
         m = RE_ACTIVE.match(c)
         if not m:
             return None
@@ -933,7 +940,6 @@ class Reader:
         return objs
 
     def _stake(self, c, room_ctx, antecedent, relative):
-        """"..., with A, B and C all having a stake in this piece"."""
         m = RE_STAKE.search(c)
         if not m:
             return None
@@ -941,27 +947,32 @@ class Reader:
         ante = self.objects(before.group("objs"), room_ctx) if before else antecedent
         return self._state(self.people(m.group("people")), m.group("objs"), room_ctx, ante)
 
-    def _short_forms(self, c, room_ctx, antecedent, relative):
-        """"That would be Fabian", "..., who is also its owner", "A is the only one who drives X"."""
-        for rx, people, objs in ((RE_THAT_WOULD_BE, "people", None), (RE_IS_OWNER, "subj", None), (RE_ONE_WHO, "people", "objs")):
-            got = self._simple(rx, c, room_ctx, antecedent, people, objs)
-            if got is not None:
-                return got
+    def _that_would_be(self, c, room_ctx, antecedent, relative):
+        return self._simple(RE_THAT_WOULD_BE, c, room_ctx, antecedent, "people", None)
+
+    def _is_owner(self, c, room_ctx, antecedent, relative):
+        return self._simple(RE_IS_OWNER, c, room_ctx, antecedent, "subj", None)
+
+    def _one_who(self, c, room_ctx, antecedent, relative):
+        return self._simple(RE_ONE_WHO, c, room_ctx, antecedent, "people", "objs")
+
+    def _so_is(self, c, room_ctx, antecedent, relative):
         m = RE_SO_IS.match(c)
-        if m and self.st.last_people:  # "..., and so is the brass lamp on top of it"
-            return self._state(list(self.st.last_people), m.group("objs"), room_ctx)
+        return self._state(list(self.st.last_people), m.group("objs"), room_ctx) if m and self.st.last_people else None
+
+    def _name_of(self, c, room_ctx, antecedent, relative):
         m = RE_NAME_OF.match(c)
-        if m:  # "it is registered in his name"
-            who = m.group("people")
-            who = {"his": "he", "her": "she", "their": "they"}.get(who.lower(), who)
-            return self._state(self.people(who), m.group("objs"), room_ctx, antecedent)
-        return None
+        if not m:
+            return None
+        who = m.group("people")
+        who = {"his": "he", "her": "she", "their": "they"}.get(who.lower(), who)
+        return self._state(self.people(who), m.group("objs"), room_ctx, antecedent)
 
     def _gapped(self, c, room_ctx, antecedent, relative):
-        return None if relative else self._simple(RE_GAPPED, c, room_ctx, None)  # "...; the guitar to Anouk"
+        return None if relative else self._simple(RE_GAPPED, c, room_ctx, None)
 
     def _zero_relative(self, c, room_ctx, antecedent, relative):
-        m = RE_ZERO_REL.search(c)  # "a bunk bed he shares with his cousin Zuri"
+        m = RE_ZERO_REL.search(c)
         if not m:
             return None
         people = self.people(m.group("subj")) + (self.people(m.group("w")) if m.group("w") else [])
@@ -975,14 +986,13 @@ class Reader:
         return self._state(self.people(m.group("subj")), m.group("objs"), room_ctx, antecedent)
 
     def _pair(self, c, room_ctx, antecedent, relative):
-        m = RE_PAIR.match(c)  # "office: filing cabinet, Quirin"
+        m = RE_PAIR.match(c)
         if not m or relative or re.search(r"\b(?:is|are|was|were|has|have|own|owns|live|lives|living|lived)\b", m.group("objs"), re.I):
             return None
         head, colon, objs_txt = m.group("objs").rpartition(":")
         return self._state(self.people(m.group("people")), objs_txt, (room_label(head) if colon else None) or room_ctx)
 
-    FORMS = (_lists, _transfer, _passive, _favourite, _possessive_predicate, _cleft_or_where, _active, _stake,
-             _short_forms, _gapped, _zero_relative, _any_verb, _pair)
+    FORMS: tuple = ()  # the functions of CONSTRUCTIONS, in order (set below the class)
 
     def describe(self, c: str, room_ctx) -> list[_Mention]:
         """Objects a clause introduces without an owner ("There is a blue armchair ...",
@@ -1008,6 +1018,45 @@ class Reader:
             who = self.people(m.group("poss").replace("'s", "").replace("'", ""))
             if not self.emit(who, self.objects(np, room_ctx)):
                 self.note_people(who)  # "Priya's study ...; she ..." still names the person
+
+
+class Construction(NamedTuple):
+    """One clause construction of the grammar: its name, the Reader method that reads it, the
+    pattern(s) it matches with and an example it reads."""
+
+    name: str
+    read: Callable
+    patterns: tuple
+    example: str
+
+
+# The clause grammar: Reader.relation tries these in order; the first that reads a clause wins.
+CONSTRUCTIONS = (
+    Construction("owner-of list", Reader._owner_of, (RE_OWNER_OF,), "Owners of the piano: Tom and Ann"),
+    Construction("shared list", Reader._shared_list, (RE_SHARED_LIST,), "Shared by Tom and Ann: the sofa"),
+    Construction("heading list", Reader._heading_list, (RE_LIST,), "Tom: sofa, lamp (not in a relative clause)"),
+    Construction("transfer", Reader._transfer, (RE_GAVE,), "he gave it to Brigid"),
+    Construction("passive / belongs to", Reader._passive, (RE_PASSIVE, RE_OWNERS_ARE),
+                 "the X is jointly owned by A, B and C; the X belongs to A; its owners are A and B"),
+    Construction("favourite", Reader._favourite, (RE_FAVOURITE,), "Cyrus's favourite is the hammock"),
+    Construction("possessive predicate", Reader._possessive_predicate, (RE_POSS_PRED,),
+                 "the X is A's; the X is hers; it's A's; the mirror - Ngozi's"),
+    Construction("cleft", Reader._cleft, (RE_CLEFT,), "it is Tom who owns it"),
+    Construction("where / what", Reader._where, (RE_WHERE,), "the X is where A sleeps; the X is what A works out on"),
+    Construction("active verb", Reader._active, (RE_ACTIVE,),
+                 "A (and B) (also) owns / shares / keeps / sleeps in the X; A sleeps on the top bunk and B on the bottom bunk"),
+    Construction("stake", Reader._stake, (RE_STAKE,), "..., with A, B and C all having a stake in this piece"),
+    Construction("that would be", Reader._that_would_be, (RE_THAT_WOULD_BE,), "That would be Fabian"),
+    Construction("is its owner", Reader._is_owner, (RE_IS_OWNER,), "..., who is also its owner"),
+    Construction("the only one who", Reader._one_who, (RE_ONE_WHO,), "A is the only one who drives the X"),
+    Construction("so is", Reader._so_is, (RE_SO_IS,), "..., and so is the brass lamp on top of it"),
+    Construction("in A's name", Reader._name_of, (RE_NAME_OF,), "it is registered in his name"),
+    Construction("gapped", Reader._gapped, (RE_GAPPED,), "...; the guitar to Anouk (not in a relative clause)"),
+    Construction("zero relative", Reader._zero_relative, (RE_ZERO_REL,), "a bunk bed he shares with his cousin Zuri"),
+    Construction("any verb", Reader._any_verb, (RE_ACTIVE_ANY,), "Pilar bakes bread with the Dutch oven"),
+    Construction("object, person", Reader._pair, (RE_PAIR,), "office: filing cabinet, Quirin"),
+)
+Reader.FORMS = tuple(c.read for c in CONSTRUCTIONS)
 
 
 def _head(obj: str) -> str:

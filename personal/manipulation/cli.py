@@ -200,7 +200,7 @@ def benchmark_cmd(
     """Learned policy (training wording, held-out paraphrases, none) vs the ORACLE on held-out layouts."""
     from personal.manipulation.evaluate import evaluate_parallel
     from personal.manipulation.learned import benchmark as B
-    from personal.manipulation.policies.learned import DEFAULT_CHECKPOINT
+    from personal.manipulation.learned.policy import DEFAULT_CHECKPOINT
 
     learned_tasks, oracle_tasks = B.plan(_csv(missions), _csv(prefs), [int(s) for s in _csv(seeds)], paraphrase_sets)
     t0 = time.time()

@@ -23,7 +23,7 @@ def checkpoint_simulator(checkpoint: str | Path = "") -> str:
     """The simulator the learned checkpoint's demonstrations were recorded on (header metadata only)."""
     from safetensors import safe_open
 
-    from personal.manipulation.policies.learned import DEFAULT_CHECKPOINT
+    from personal.manipulation.learned.policy import DEFAULT_CHECKPOINT
 
     path = Path(checkpoint or DEFAULT_CHECKPOINT)
     with safe_open(str(path), framework="pt") as fh:

@@ -1,4 +1,4 @@
-"""Image/text embedding interface and the encoder registry.
+"""Image/text embedding interface and the encoder registry (encoders by name, ``make_encoder``).
 
 An ``ImageTextEncoder`` maps texts and images into one space of dimension ``dim`` with
 L2-normalised float32 rows. For the feature map it also gives *dense* features of a frame:
@@ -7,9 +7,11 @@ an integer region per pixel (-1 = none) and one embedding per region.
 from __future__ import annotations
 
 import abc
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
+
+from personal.plugins import lookup
 
 
 def l2_normalize(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -53,33 +55,25 @@ class ImageTextEncoder(abc.ABC):
 
 # -- registry -------------------------------------------------------------------
 
-_FACTORIES: dict[str, Callable[..., ImageTextEncoder]] = {}
-
-
-def register_encoder(*names: str):
-    def deco(factory):
-        for n in names:
-            _FACTORIES[n] = factory
-        return factory
-
-    return deco
-
-
-def _load_builtin_adapters() -> None:
-    # importing registers them; kept lazy so `personal.models.base` stays light
-    import personal.models.hf_vlm  # noqa: F401
-    import personal.models.oracle  # noqa: F401
+# name -> "module:factory", imported on first use (personal.plugins): this module imports none of
+# them. The lit crop tower and "hf" are built by personal.perception.tower, one floor up, which
+# adds the RGB-D proposal path to the HF adapter.
+ENCODERS = {
+    "blip2": "personal.models.hf_vlm:make_blip2",
+    "clip": "personal.models.hf_vlm:make_clip",
+    "hf": "personal.perception.tower:make_auto_encoder",
+    "lit": "personal.perception.tower:make_lit_encoder",
+    "oracle": "personal.models.oracle:make_oracle",
+    "oracle-captions-minilm": "personal.models.oracle:make_oracle",
+    "siglip": "personal.models.hf_vlm:make_siglip",
+}
 
 
 def available_encoders() -> list[str]:
-    _load_builtin_adapters()
-    return sorted(_FACTORIES)
+    return sorted(ENCODERS)
 
 
 def make_encoder(name: str, **kwargs: Any) -> ImageTextEncoder:
     """Build an encoder by registered name, e.g. ``make_encoder("clip", model_path=...)`` or
     ``make_encoder("oracle-captions-minilm", captions={1: "a red backpack"})``."""
-    _load_builtin_adapters()
-    if name not in _FACTORIES:
-        raise ValueError(f"unknown encoder {name!r} (known: {', '.join(sorted(_FACTORIES))})")
-    return _FACTORIES[name](**kwargs)
+    return lookup(ENCODERS, name, "encoder")(**kwargs)

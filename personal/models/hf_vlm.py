@@ -16,11 +16,11 @@ sides are multiples of the patch size, position embeddings interpolated):
   token, no query-key mixing), the post layer norm and the visual projection;
 - SigLIP: the same through the attention-pooling head (its value/output projections and MLP
   applied to each patch token on its own);
-- ``lit`` crop tower (the shipped model, ``input_kind = "crop"``): with depth, the RGB-D
-  segmenter's object proposals (:mod:`personal.perception.segment`, classical, no learning),
-  each cut out with its mask and context and embedded by the tower; every pixel of a proposal
-  gets the proposal's embedding, weighted in the map by the tower's objectness (a proposal the
-  tower calls structure gets none). Without depth, a grid of crops;
+- ``lit`` crop tower (the shipped model, ``input_kind = "crop"``): this adapter embeds crops
+  (:meth:`HFImageTextEncoder.embed_crops`) and, from colour alone, a grid of crops. Its RGB-D
+  path (the segmenter's object proposals, each cut out and embedded, weighted by objectness) is
+  the perception pipeline above this package: :class:`personal.perception.tower.CropTowerEncoder`,
+  which ``make_encoder("lit")`` builds;
 - ``lit`` frame models (``input_kind = "frame"``): the model's own dense head (patch tokens ->
   post layer norm -> projection) plus an objectness probability per patch;
 - BLIP-2 (no patch-level projection): a grid of crops (``crop_grid``, default 2 x 3).
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from personal.models.base import ImageTextEncoder, l2_normalize, register_encoder
+from personal.models.base import ImageTextEncoder, l2_normalize
 
 KINDS = ("clip", "siglip", "blip2", "lit")
 _MODEL_TYPES = {"clip": "clip", "siglip": "siglip", "blip-2": "blip2", "blip_2": "blip2", "personal_lit_vision": "lit",
@@ -62,7 +62,7 @@ def _embedding(out):
 class HFImageTextEncoder(ImageTextEncoder):
     def __init__(self, model_path: str | Path, kind: str = "auto", device: str = "cpu",
                  crop_grid: tuple[int, int] = (2, 3), max_text_length: int = 64,
-                 dense_size: tuple[int, int] | None = None, threads: int = 1, max_proposals: int = 32,
+                 dense_size: tuple[int, int] | None = None, threads: int = 1,
                  objectness_threshold: float = 0.5) -> None:
         path = Path(model_path).expanduser()
         if not str(model_path) or not path.is_dir():
@@ -82,7 +82,6 @@ class HFImageTextEncoder(ImageTextEncoder):
         self.path = path
         self.device = torch.device(device)
         self.dense_size = tuple(dense_size) if dense_size else None
-        self.max_proposals = int(max_proposals)
         self.objectness_threshold = float(objectness_threshold)
         if not (path / "config.json").exists():
             raise CheckpointError(f"{path}: no config.json (not a save_pretrained() checkpoint)")
@@ -154,7 +153,7 @@ class HFImageTextEncoder(ImageTextEncoder):
 
     @property
     def crop_model(self) -> bool:
-        """A lit crop tower: dense features come from RGB-D proposals."""
+        """A lit crop tower: its dense features come from RGB-D proposals (perception.tower)."""
         return self.kind == "lit" and getattr(self.config, "input_kind", "frame") == "crop"
 
     # -- text ---------------------------------------------------------------------
@@ -194,7 +193,7 @@ class HFImageTextEncoder(ImageTextEncoder):
         import torch
 
         if self.crop_model:  # the whole image as one crop, mask everywhere
-            return self._embed_crops(*_whole_image_crops(images, int(self.config.image_size)))[0]
+            return self.embed_crops(*_whole_image_crops(images, int(self.config.image_size)))[0]
         if self.kind == "lit":  # the objectness-weighted mean of the patch features
             embs = []
             for img in images:
@@ -263,51 +262,20 @@ class HFImageTextEncoder(ImageTextEncoder):
         f = l2_normalize(feats[0].float().cpu().numpy())
         return f, (np.ones(f.shape[:2], np.float32) if weight is None else weight)
 
-    def _embed_crops(self, crops: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def embed_crops(self, crops: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(L2-normalised embeddings (N, dim), objectness (N,)) of crop-tower inputs."""
-        from personal.perception.evaluate import embed_crops
+        from personal.models.lit import embed_crops
 
         if len(crops) == 0:
             return np.zeros((0, self.dim if hasattr(self, "_dim") else self.config.projection_dim), np.float32), np.zeros(0, np.float32)
         return embed_crops(self.model, crops, masks)
 
-    def segments(self, depth: np.ndarray, K: np.ndarray, T_map_camera: np.ndarray):
-        """The RGB-D segmenter with this checkpoint's settings (``config.segmenter``)."""
-        from personal.perception.segment import SegmentConfig, segment_rgbd
-
-        cfg = SegmentConfig(**{k: v for k, v in (getattr(self.config, "segmenter", None) or {}).items()
-                               if k in SegmentConfig.__dataclass_fields__})
-        return segment_rgbd(depth, K, T_map_camera, cfg=cfg)
-
-    def proposal_regions(self, rgb: np.ndarray, depth: np.ndarray, K: np.ndarray, T_map_camera: np.ndarray,
-                         shape: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(regions (H, W) int32 at ``shape`` (default the depth's), -1 = no proposal; embeddings
-        (G, dim); objectness (G,)) of the object proposals of one RGB-D frame, at most
-        ``max_proposals`` (the largest)."""
-        from personal.mapping.projection import depth_to_metres
-        from personal.perception.crops import frame_rgb, segment_crops
-
-        d = depth_to_metres(np.asarray(depth))
-        seg = self.segments(d, K, T_map_camera)
-        which = seg.objects()
-        if len(which) > self.max_proposals:
-            which = which[np.argsort(-seg.pixels[which], kind="stable")[: self.max_proposals]]
-        crops, masks = segment_crops(frame_rgb(np.asarray(rgb, np.uint8)), seg, which, size=int(self.config.image_size))
-        emb, obj = self._embed_crops(crops, masks)
-        lut = np.full(seg.n + 1, -1, np.int32)
-        lut[which] = np.arange(len(which), dtype=np.int32)
-        regions = lut[seg.full_labels(shape or d.shape)]  # label -1 reads lut[-1] = -1
-        return regions, emb, obj
-
-    def dense_regions(self, rgb: np.ndarray | None, depth: np.ndarray | None = None, K: np.ndarray | None = None,
-                      T_map_camera: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    def dense_regions(self, rgb: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """(regions (H, W) int32, embeddings (G, dim), weights (G,) or None): one region per patch
-        (a crop for BLIP-2, a proposal for the lit crop tower when depth, K and the pose are
-        given); ``weights`` = each region's objectness where the model has one."""
+        (a crop for BLIP-2 and, from colour alone, for the lit crop tower); ``weights`` = each
+        region's objectness where the model has one."""
         if rgb is None:
             raise ValueError(f"encoder {self.name!r} needs the colour image for dense features")
-        if self.crop_model and depth is not None and K is not None and T_map_camera is not None:
-            return self.proposal_regions(rgb, depth, K, T_map_camera, shape=rgb.shape[:2])
         if self.kind == "blip2" or self.crop_model:
             return (*self._crop_regions(rgb), None)
         h, w = rgb.shape[:2]
@@ -318,30 +286,28 @@ class HFImageTextEncoder(ImageTextEncoder):
         regions = (rows[:, None] * gw + cols[None, :]).astype(np.int32)
         return regions, feats.reshape(gh * gw, -1), (weight.reshape(-1) if self.kind == "lit" else None)
 
-    def dense_features(self, rgb: np.ndarray | None, instance_ids: np.ndarray | None = None, *,
-                       depth: np.ndarray | None = None, K: np.ndarray | None = None,
-                       T_map_camera: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def keep_objects(self, regions: np.ndarray, emb: np.ndarray, weights: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """(regions, embeddings) without the regions the model calls structure (objectness under
+        ``objectness_threshold``): their pixels become -1."""
+        if weights is None:
+            return regions, emb
+        keep = weights >= self.objectness_threshold
+        lut = np.where(keep, np.cumsum(keep) - 1, -1).astype(np.int32)
+        return lut[regions], emb[keep]
+
+    def dense_features(self, rgb: np.ndarray | None, instance_ids: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(regions, embeddings); regions the model calls structure (objectness < 0.5) get -1.
         ``instance_ids`` is never read."""
-        regions, emb, weights = self.dense_regions(rgb, depth, K, T_map_camera)
-        if weights is not None:
-            keep = weights >= self.objectness_threshold
-            lut = np.where(keep, np.cumsum(keep) - 1, -1).astype(np.int32)
-            return lut[regions], emb[keep]
-        return regions, emb
+        return self.keep_objects(*self.dense_regions(rgb))
 
     def frame_features(self, depth, rgb, instance_ids, frame_points):
-        """Per back-projected point its patch (proposal); per patch its embedding and (lit)
-        objectness weight, which MapBuilder multiplies into the point confidences (a proposal
-        under ``objectness_threshold`` weighs 0). Never reads ``instance_ids``."""
+        """Per back-projected point its patch; per patch its embedding and (lit) objectness
+        weight, which MapBuilder multiplies into the point confidences. Never reads
+        ``instance_ids``. A crop tower maps through its proposals: build it with
+        ``make_encoder("lit")`` (:class:`personal.perception.tower.CropTowerEncoder`)."""
         if self.crop_model:
-            if rgb is None or depth is None or frame_points.K is None or frame_points.T_map_camera is None:
-                raise ValueError(f"encoder {self.name!r} needs colour, depth, intrinsics and the camera pose")
-            regions, emb, obj = self.proposal_regions(rgb, depth, frame_points.K, frame_points.T_map_camera)
-            if len(emb) == 0:
-                return None
-            weights = np.where(obj >= self.objectness_threshold, obj, 0.0).astype(np.float32)
-            return regions.reshape(-1)[frame_points.pixels], emb, weights
+            raise ValueError(f"encoder {self.name!r} is a crop tower: its map features come from RGB-D proposals "
+                             "(personal.perception.tower.CropTowerEncoder, make_encoder('lit'))")
         regions, emb, weights = self.dense_regions(rgb)
         groups = regions.reshape(-1)[frame_points.pixels]
         return (groups, emb) if weights is None else (groups, emb, weights)
@@ -399,17 +365,14 @@ def _maskclip_siglip(model, pixel):
     return y.reshape(1, gh, gw, -1)
 
 
-def _factory(kind: str):
+def _kind_factory(kind: str):
     def make(model_path: str = "", **kw) -> HFImageTextEncoder:
-        if kind == "lit" and not model_path:
-            from personal.models.lit import shipped_checkpoint
-
-            model_path = str(shipped_checkpoint())
         return HFImageTextEncoder(model_path, kind=kw.pop("kind", kind), **kw)
 
+    make.__doc__ = f"The adapter for a local {kind} checkpoint (``make_encoder({kind!r}, model_path=...)``)."
     return make
 
 
-for _kind in KINDS:
-    register_encoder(_kind)(_factory(_kind))
-register_encoder("hf")(_factory("auto"))
+# what personal.models.base's registry names (the lit crop tower and "hf" are built one floor up,
+# by personal.perception.tower, which adds the RGB-D proposal path)
+make_clip, make_siglip, make_blip2 = (_kind_factory(k) for k in ("clip", "siglip", "blip2"))

@@ -1,6 +1,6 @@
 """Image preprocessing shared by training and inference of dense image encoders, so a frame is
 seen the same way in both: area resize (anti-aliased; exact block means for integer factors)
-and the processor's mean / std normalisation."""
+and the processor's mean / std normalisation; the crop tower's 4-channel input."""
 from __future__ import annotations
 
 import numpy as np
@@ -28,3 +28,11 @@ def normalise(img: np.ndarray, processor=None) -> np.ndarray:
     std = np.asarray(getattr(processor, "image_std", None) or (0.5, 0.5, 0.5), np.float32)
     x = (img.astype(np.float32) / 255.0 - mean) / std
     return np.ascontiguousarray(x.transpose(2, 0, 1))
+
+
+def crop_tensor(crops: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """(N, 4, S, S) float32 encoder input: RGB in [-1, 1] and the mask as -1 / +1."""
+    x = np.empty((len(crops), 4) + crops.shape[1:3], np.float32)
+    x[:, :3] = crops.transpose(0, 3, 1, 2).astype(np.float32) * np.float32(2 / 255) - 1
+    x[:, 3] = masks.astype(np.float32) * 2 - 1
+    return x

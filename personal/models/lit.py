@@ -32,10 +32,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import torch
 from torch import nn
 from transformers import AutoConfig, AutoModel, CLIPVisionConfig, CLIPVisionModelWithProjection, PretrainedConfig, \
     PreTrainedModel, ResNetConfig
+
+from personal.models.imaging import crop_tensor
 
 MODEL_TYPE = "personal_lit_vision"
 CONV_MODEL_TYPE = "personal_lit_conv"
@@ -190,6 +193,20 @@ AutoModel.register(LitConvConfig, LitConvModel, exist_ok=True)
 def load_crop_model(path: str | Path):
     """A saved crop tower of either architecture (ViT or ResNet), by its config's model_type."""
     return AutoModel.from_pretrained(str(path), local_files_only=True)
+
+
+def embed_crops(model, crops: np.ndarray, masks: np.ndarray, batch: int = 256) -> tuple[np.ndarray, np.ndarray]:
+    """(L2-normalised features (N, D), objectness probabilities (N,)) of (N, S, S, 3) uint8 crops and
+    their (N, S, S) masks, through a crop tower of either architecture."""
+    feats, objs = [], []
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        for a in range(0, len(crops), batch):
+            f, o = model.embed_crops(torch.from_numpy(crop_tensor(crops[a:a + batch], masks[a:a + batch])))
+            feats.append(torch.nn.functional.normalize(f.float(), dim=-1).numpy())
+            objs.append(torch.sigmoid(o.float()).numpy())
+    if not feats:
+        return np.zeros((0, model.config.projection_dim), np.float32), np.zeros(0, np.float32)
+    return np.concatenate(feats), np.concatenate(objs)
 
 
 def tiny_config(**kw) -> LitVisionConfig:

@@ -18,7 +18,7 @@ from typing import Mapping
 
 import numpy as np
 
-from personal.models.base import ImageTextEncoder, l2_normalize, register_encoder
+from personal.models.base import ImageTextEncoder, l2_normalize
 
 ORACLE_NAME = "oracle-captions-minilm"
 _log = logging.getLogger(__name__)
@@ -202,8 +202,8 @@ class OracleCaptionEncoder(ImageTextEncoder):
         return groups.astype(np.int32), emb
 
 
-@register_encoder(ORACLE_NAME, "oracle")
-def _make_oracle(captions: Mapping[int, str] | None = None, scene=None, scene_json: str = "", **kw) -> OracleCaptionEncoder:
+def make_oracle(captions: Mapping[int, str] | None = None, scene=None, scene_json: str = "", **kw) -> OracleCaptionEncoder:
+    """ORACLE: ``make_encoder("oracle")`` / ``make_encoder(ORACLE_NAME)``: captions given, or read from a scene."""
     if scene is not None:
         captions = captions_from_scene(scene)
     elif scene_json:

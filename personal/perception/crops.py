@@ -3,7 +3,8 @@ context), resized to ``size`` x ``size``, plus the segment's mask in the same sq
 
 The same function makes the training crops (from rendered views) and the inference crops
 (from camera frames), so both see objects the same way. The encoder input is 4 channels: RGB
-and the mask (the context stays visible at full contrast, colour words stay true).
+and the mask (the context stays visible at full contrast, colour words stay true; see
+:func:`personal.models.imaging.crop_tensor`).
 """
 from __future__ import annotations
 
@@ -79,11 +80,3 @@ def segment_crops(rgb: np.ndarray, seg: Segments, which: np.ndarray | None = Non
         lab = (seg.labels == s).astype(np.uint8)
         masks[k] = crop_square(lab, sq_lab[k], size, 0, cv2.INTER_NEAREST) > 0
     return crops, masks
-
-
-def crop_tensor(crops: np.ndarray, masks: np.ndarray) -> np.ndarray:
-    """(N, 4, S, S) float32 encoder input: RGB in [-1, 1] and the mask as -1 / +1."""
-    x = np.empty((len(crops), 4) + crops.shape[1:3], np.float32)
-    x[:, :3] = crops.transpose(0, 3, 1, 2).astype(np.float32) * np.float32(2 / 255) - 1
-    x[:, 3] = masks.astype(np.float32) * 2 - 1
-    return x

@@ -14,26 +14,10 @@ from pathlib import Path
 import numpy as np
 
 
-def embed_crops(model, crops: np.ndarray, masks: np.ndarray, batch: int = 256) -> tuple[np.ndarray, np.ndarray]:
-    """(L2-normalised features (N, D), objectness probabilities (N,))."""
-    import torch
-
-    from personal.perception.crops import crop_tensor
-
-    feats, objs = [], []
-    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
-        for a in range(0, len(crops), batch):
-            f, o = model.embed_crops(torch.from_numpy(crop_tensor(crops[a:a + batch], masks[a:a + batch])))
-            feats.append(torch.nn.functional.normalize(f.float(), dim=-1).numpy())
-            objs.append(torch.sigmoid(o.float()).numpy())
-    if not feats:
-        return np.zeros((0, model.config.projection_dim), np.float32), np.zeros(0, np.float32)
-    return np.concatenate(feats), np.concatenate(objs)
-
-
 def crop_retrieval(model, cropset, vocab, max_crops: int = 0, per_category: dict | None = None) -> dict:
-    """Retrieval over a :class:`personal.perception.train.CropSet` (every ``len // max_crops``-th
+    """Retrieval over a :class:`personal.perception.cropset.CropSet` (every ``len // max_crops``-th
     proposal when ``max_crops``)."""
+    from personal.models.lit import embed_crops
     from personal.world.catalog import CATEGORIES
 
     n = len(cropset)
@@ -87,7 +71,7 @@ def evaluate_checkpoint(checkpoint: str | Path, dataset: str | Path, out: str | 
 
     from personal.models.lit import load_crop_model
     from personal.perception.dataset import load_dataset
-    from personal.perception.train import CropSet, Vocab, vocab_texts
+    from personal.perception.cropset import CropSet, Vocab, vocab_texts
 
     torch.set_num_threads(1)
     index, shards = load_dataset(dataset)

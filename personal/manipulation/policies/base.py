@@ -138,27 +138,3 @@ def wants_oracle_inputs(policy: Policy) -> bool:
     meta = policy.metadata
     declared = meta.get("oracle", (meta.get("server") or {}).get("oracle"))
     return declared is not False
-
-
-POLICIES = ("learned", "scripted", "openpi", "http")
-
-
-def make_policy(name: str, **kwargs) -> Policy:
-    """``learned`` (checkpoint) | ``scripted`` (the oracle) | ``openpi`` (host, port) | ``http`` (url)."""
-    if name == "learned":
-        from personal.manipulation.policies.learned import LearnedChunkPolicy
-
-        return LearnedChunkPolicy(**kwargs)
-    if name == "scripted":
-        from personal.manipulation.policies.scripted import OracleScriptedPolicy
-
-        return OracleScriptedPolicy(**kwargs)
-    if name == "openpi":
-        from personal.manipulation.policies.openpi_ws import OpenpiWebsocketPolicy
-
-        return OpenpiWebsocketPolicy(**kwargs)
-    if name == "http":
-        from personal.manipulation.policies.http_act import HttpActPolicy
-
-        return HttpActPolicy(**kwargs)
-    raise ValueError(f"unknown policy backend {name!r} (known: {', '.join(POLICIES)})")

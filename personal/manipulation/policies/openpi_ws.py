@@ -15,7 +15,7 @@ import time
 import websockets.sync.client
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
-from personal.manipulation.policies import msgpack_wire as wire
+import personal.manipulation.policies.msgpack_wire as wire
 from personal.manipulation.policies.base import Policy, check_actions
 
 log = logging.getLogger(__name__)

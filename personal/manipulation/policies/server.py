@@ -38,7 +38,7 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
 
-from personal.manipulation.policies import msgpack_wire as wire
+import personal.manipulation.policies.msgpack_wire as wire
 from personal.manipulation.policies.base import ObservationError, Policy, check_actions, validate_observation
 
 log = logging.getLogger(__name__)
