@@ -138,10 +138,11 @@ class FindServer:
         return float(self.episode["start_position"]["z"]) if self.episode else 0.0
 
     def _remember_rejections(self, tracker: FindTracker, query: str) -> None:
-        if self.node.memory is None:
-            return
         for check in tracker.new_rejections(lambda c: c["verdict"] != "yes"):
-            remember_rejection(self.node.memory, query, check, self._floor_z())
+            self.node.get_logger().info(f"{query!r}: candidate at {check['point']} {check['verdict']} at step "
+                                        f"{check['step']} ({check['reason']})")
+            if self.node.memory is not None:
+                remember_rejection(self.node.memory, query, check, self._floor_z())
 
     async def _cancel(self, handle, tracker: FindTracker, query: str):
         self._stop_run()

@@ -133,6 +133,8 @@ class NavigationNode(Node):
             self.get_logger().error(f"parameter 'sync': {self.p['sync']!r} unknown (bridge | live); using bridge")
         self.sync = FrameSync(required=("depth", "pose", "odom"))
         self.sync_feat = FrameSync(required=("depth", "pose", "odom", self.feature_key))
+        # verify before stop reads the colour frame, also under the ORACLE caption encoder (which reads ids)
+        self.sync_verify = FrameSync(required=("depth", "pose", "odom", self.feature_key, "rgb"))
         self.live_sync = LiveSync(("depth",), int(float(self.p["image_slop"]) * 1e9), float(self.p["settle_s"]))
         self.live_sync_feat = LiveSync(("depth", self.feature_key), int(float(self.p["image_slop"]) * 1e9),
                                        float(self.p["settle_s"]))
@@ -149,6 +151,7 @@ class NavigationNode(Node):
         subscribe(self, Image, "camera/aligned_depth_to_color/image_raw", self.on_depth, qos_profile_sensor_data)
         if self.oracle_perception:
             subscribe(self, Image, "camera/semantic/image_raw", self.on_ids, qos_profile_sensor_data)
+            subscribe(self, Image, "camera/color/image_raw", self.on_verify_rgb, qos_profile_sensor_data)
         else:
             subscribe(self, Image, "camera/color/image_raw", self.on_rgb, qos_profile_sensor_data)
         subscribe(self, CameraInfo, "camera/color/camera_info", self.on_info, qos_profile_sensor_data)
@@ -335,6 +338,7 @@ class NavigationNode(Node):
         else:
             self.sync.add(st, key, value)
             self.sync_feat.add(st, key, value)
+            self.sync_verify.add(st, key, value)
         self._advance()
 
     def _arm(self) -> None:
@@ -353,6 +357,16 @@ class NavigationNode(Node):
             self._add(msg, "ids", image_array(msg).astype(np.int32, copy=False))
         except ValueError as exc:
             self.get_logger().error(f"topic 'camera/semantic/image_raw': {exc}", throttle_duration_sec=5.0)
+
+    def on_verify_rgb(self, msg: Image) -> None:
+        """ORACLE encoder: the colour frame only for verify before stop (the maps never see it)."""
+        run = self.run
+        if self.live or run is None or run["done"] or run["loop"].stop_verifier is None:
+            return
+        from personal.mapping.ros_io import rgb_from_msg
+
+        self.sync_verify.add(self._stamp(msg), "rgb", rgb_from_msg(msg, "camera/color/image_raw"))
+        self._advance()
 
     def on_rgb(self, msg: Image) -> None:
         from personal.mapping.ros_io import rgb_from_msg
@@ -430,7 +444,8 @@ class NavigationNode(Node):
         if self.live:
             group = (self.live_sync_feat if loop.policy.needs_features else self.live_sync).match()
         else:
-            group = (self.sync_feat if loop.policy.needs_features else self.sync).match(pose)
+            group = (self.sync_verify if loop.stop_verifier is not None and loop.policy.needs_features
+                     else self.sync_feat if loop.policy.needs_features else self.sync).match(pose)
         if group is None:
             return
         from personal.navigation.loop import Frame

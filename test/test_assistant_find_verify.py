@@ -17,13 +17,13 @@ pytestmark = pytest.mark.timeout(90)
 
 def _graph(run_node, tmp_path, seed: int):
     bridge = run_node("sim_bridge.bridge_node", "sim_bridge", {"seed": seed, "scenes": 1, "episodes_per_scene": 1, "split": "easy",
-                                                      "rate": 2.0})
+                                                               "rate": 2.0})
     nav = run_node("nodes.navigation_node", "navigation", {"seed": seed, "scenes": 1, "autostart": False,
                                                           "encoder": "oracle", "reject_unsure": True})
     assistant = run_node("nodes.assistant_node", "assistant", {"memory_dir": str(tmp_path), "household": "hh"})
     assistant.wait_for_log("assistant ready", timeout=30)
     bridge.wait_for_log("episode 1/1", timeout=30)
-    return nav
+    return nav, assistant
 
 
 def _client(ros_context, action_type, name):
@@ -51,14 +51,14 @@ def _memory(tmp_path):
 def test_find_object_verifies_before_it_succeeds_and_remembers_where(ros_context, run_node, tmp_path):
     from personal.action import FindObject
 
-    _graph(run_node, tmp_path, seed=2)
+    _, assistant = _graph(run_node, tmp_path, seed=2)
     client, feedback = _client(ros_context, FindObject, "assistant/find_object"), []
     handle = _send(client, FindObject.Goal(query="Find Leo's washing machine.", requester="Leo", max_steps=170,
                                            verify=True), feedback)
     done = handle.get_result_async()
     wait_for(done.done, 75)
     result = done.result().result
-    assert result.success and result.verified, result.why
+    assert result.success and result.verified, (result.why, assistant.log()[-3000:])
     assert 0 < result.steps <= 170 and result.confidence > 0 and "verified" in result.why
     steps = [f.steps for f in feedback]
     assert len(feedback) > 20 and steps == sorted(steps) and steps[-1] <= result.steps
@@ -76,7 +76,7 @@ def test_find_object_cancel_stops_the_run_and_keeps_the_rejected_candidate(ros_c
 
     from personal.action import FindObject
 
-    nav = _graph(run_node, tmp_path, seed=0)
+    nav, _ = _graph(run_node, tmp_path, seed=0)
     client, feedback = _client(ros_context, FindObject, "assistant/find_object"), []
     handle = _send(client, FindObject.Goal(query="Find Vera's vase.", max_steps=400, verify=True), feedback)
     wait_for(lambda: any(f.status == "rejected candidate" for f in feedback), 60)

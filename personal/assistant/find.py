@@ -32,18 +32,19 @@ def run_policy(base: str, verify: bool) -> str:
 
 
 def owner_of(query: str, requester: str) -> str:
-    """Whose object: the requester for "my ..." (an empty string otherwise: the navigation node
-    reads the owner from the query, "Lily's backpack")."""
+    """Whose object: the requester for "my ..."; else the query's possessive ("Lily's backpack")."""
+    from personal.grounding.pipeline import query_owner
+
     if re.search(r"\bmy\b", query, re.IGNORECASE):
         if not requester.strip():
             raise FindError(f"{query!r} says 'my' but the goal names no requester")
         return requester.strip()
-    return ""
+    return query_owner(query)
 
 
 def resolved_query(query: str, owner: str) -> str:
     """"Find my mug." from Anna → "Find Anna's mug." (what the policies and the memory read)."""
-    return re.sub(r"\bmy\b", f"{owner}'s", query, flags=re.IGNORECASE) if owner else query
+    return re.sub(r"\bmy\b", f"{owner}'s", query, flags=re.IGNORECASE)
 
 
 def episode_id_from_reset(message: str) -> str:
