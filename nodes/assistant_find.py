@@ -92,7 +92,7 @@ class FindServer:
         tracker = self.tracker = FindTracker(episode_id, policy, bool(goal.verify))
         self.run = None
         self.pub_start.publish(NavigationStart(episode_id=episode_id, policy=policy, max_steps=int(goal.max_steps or 500),
-                                               query=query, summary=self._summary(episode_id), owner=owner))
+                                               query=query, summary=self.summary_for(episode_id), owner=owner))
         shown, since = None, time.monotonic()
         while self.run is None:
             if handle.is_cancel_requested:
@@ -128,7 +128,7 @@ class FindServer:
         await wait_until(self.node, lambda: self.episode and self.episode["episode_id"] == episode_id, self.service_timeout_s)
         return episode_id
 
-    def _summary(self, episode_id: str) -> str:
+    def summary_for(self, episode_id: str) -> str:
         """The household description the policies read: the sim episode's, else the memory's."""
         if self.episode is not None and self.episode["episode_id"] == episode_id and self.episode["summary"]:
             return self.episode["summary"]

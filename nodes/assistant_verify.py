@@ -60,7 +60,7 @@ class VerifyServer:
         from personal.navigation.verify_stop import StopVerifier
 
         verifier = StopVerifier()
-        verifier.descriptions = descriptions_for(goal.query, self.find._summary(self.state["episode_id"] if self.state else ""),
+        verifier.descriptions = descriptions_for(goal.query, self.find.summary_for(self.state["episode_id"] if self.state else ""),
                                                  _extractor())
         point = (goal.candidate.point.x, goal.candidate.point.y)
         vote = ViewVote(max_views=max(1, int(goal.max_views)))

@@ -122,3 +122,22 @@ def test_verify_object_reports_each_view_and_a_verdict_and_cancels(ros_context, 
     done = handle.get_result_async()
     wait_for(done.done, 20)
     assert done.result().status == GoalStatus.STATUS_CANCELED and "cancelled" in done.result().result.why
+
+
+def test_goals_abort_naming_the_node_that_does_not_answer(ros_context, run_node, tmp_path):
+    from action_msgs.msg import GoalStatus
+
+    from personal.action import FindObject, VerifyObject
+
+    run_node("nodes.assistant_node", "assistant", {"service_timeout_s": 1.0, "view_timeout_s": 1.0}).wait_for_log(
+        "assistant ready", timeout=30)
+    find = _client(ros_context, FindObject, "assistant/find_object")
+    for goal, why in ((FindObject.Goal(query="Find my mug."), "names no requester"),
+                      (FindObject.Goal(query="Find Ana's mug."), "is the sim bridge running?")):
+        done = _send(find, goal, []).get_result_async()
+        wait_for(done.done, 20)
+        assert done.result().status == GoalStatus.STATUS_ABORTED and why in done.result().result.why
+    verify = _client(ros_context, VerifyObject, "assistant/verify_object")
+    done = _send(verify, VerifyObject.Goal(query="Ana's red mug"), []).get_result_async()
+    wait_for(done.done, 20)
+    assert done.result().status == GoalStatus.STATUS_ABORTED and "no agent_state" in done.result().result.why
