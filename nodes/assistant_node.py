@@ -7,7 +7,13 @@ answered by ``home/plan_result``; the appliance node's plan executor and safety 
 step. Feedback after each step; a cancel takes effect between steps. A step unanswered within
 ``step_timeout_s`` aborts the goal and says which step.
 
-(FindObject and VerifyObject, declared in action/, are not served yet: docs/memory.md.)
+Action ``assistant/find_object`` (FindObject, nodes/assistant_find.py): drives the navigation node
+(``nav/start`` → ``nav/progress`` feedback → ``nav/result``), verify-before-stop with ``verify``;
+rejected candidates and the found object's last-seen pose go to the household memory.
+Action ``assistant/verify_object`` (VerifyObject, nodes/assistant_verify.py): views of a candidate
+point, each judged by the verify-before-stop check, voted into yes / no / unsure.
+Every goal runs under the reliability layer (nodes/lifecycle.py ``serve_action``: a goal whose
+callback raises is aborted with the reason; every wait on another node is bounded and names it).
 """
 from __future__ import annotations
 
@@ -15,7 +21,6 @@ import json
 import time
 import uuid
 
-from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
@@ -24,7 +29,9 @@ from personal.action import RunRoutine
 from personal.assistant.routine import RoutineError, RoutineTally, one_step_plan, routine_steps
 from personal.memory.desk import open_household
 from personal.msg import HomePlan, PlanResult
-from nodes.lifecycle import run_node, subscribe
+from nodes.assistant_find import FindServer
+from nodes.assistant_verify import VerifyServer
+from nodes.lifecycle import run_node, serve_action, subscribe
 
 RELIABLE = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
 
@@ -39,10 +46,10 @@ class AssistantNode(Node):
         self._answers: dict[str, Future] = {}
         self.plan_pub = self.create_publisher(HomePlan, "home/plan", RELIABLE)
         subscribe(self, PlanResult, "home/plan_result", self._on_plan_result, RELIABLE)
-        self.routine_server = ActionServer(self, RunRoutine, "assistant/run_routine", execute_callback=self._run_routine,
-                                           goal_callback=lambda goal: GoalResponse.ACCEPT,
-                                           cancel_callback=lambda handle: CancelResponse.ACCEPT)
-        self.get_logger().info("assistant ready: assistant/run_routine"
+        serve_action(self, RunRoutine, "assistant/run_routine", self._run_routine)
+        self.find = FindServer(self)
+        self.verify = VerifyServer(self, self.find)
+        self.get_logger().info("assistant ready: assistant/run_routine, assistant/find_object, assistant/verify_object"
                                + (f" (memory {self.memory.path})" if self.memory else " (no memory: goals give steps_json)"))
 
     def _on_plan_result(self, msg: PlanResult) -> None:

@@ -11,7 +11,8 @@ raises in the main thread, so ``finally`` blocks run and children are stopped.
 
 ``subscribe(node, MsgType, topic, callback, qos)`` is how every node in nodes/ and sim_bridge/
 subscribes (callbacks receive the typed message), and ``serve(node, SrvType, name, callback)``
-how every node offers a service. Both wrap the callback in the one guard of the project
+how every node offers a service (``serve_action`` an action; ``wait_until`` is the bounded wait of
+an async callback). Both wrap the callback in the one guard of the project
 (docs/reliability.md): an exception raised by a callback drops that message (or answers that
 request with ``success = False``), is logged at warning level with the topic and the reason,
 and the node keeps running. ``dropped_messages(node)`` counts what was dropped, per topic.
@@ -66,7 +67,7 @@ class _Guard:
         self._logged_at[topic] = now
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         self.node.get_logger().warning(
-            f"{where} '{topic}': dropped a {'request' if where == 'service' else 'message'} ({reason}; at "
+            f"{where} '{topic}': dropped a {'message' if where == 'topic' else 'request'} ({reason}; at "
             f"{frame.filename.rsplit('/', 1)[-1]}:{frame.lineno})"
             + (f"; {also} more dropped since the last warning" if also else ""))
 
@@ -104,6 +105,60 @@ def serve(node: Node, srv_type, name: str, callback: Callable, **kwargs):
     srv = node.create_service(srv_type, name, _guard(node).wrap("service", resolved, callback, failed), **kwargs)
     holder.append(srv)
     return srv
+
+
+def serve_action(node: Node, action_type, name: str, execute: Callable, **kwargs):
+    """An ``rclpy.action.ActionServer`` with the guard: every goal is accepted, every cancel request
+    too (``execute`` decides when to honour it); an ``execute`` coroutine that raises aborts its goal
+    with the reason in the result's ``why`` / ``message`` (and ``success = False``), logged like a
+    dropped message, and the server keeps serving."""
+    from rclpy.action import ActionServer, CancelResponse, GoalResponse
+
+    async def guarded(handle):
+        try:
+            return await execute(handle)
+        except Exception as exc:  # noqa: BLE001 - one goal fails, not the node
+            _guard(node)._record("action", name, exc)
+            if handle.is_active:
+                handle.abort()
+            result = action_type.Result()
+            for text in ("why", "message"):
+                if hasattr(result, text):
+                    setattr(result, text, f"{type(exc).__name__}: {exc}")
+            if hasattr(result, "success"):
+                result.success = False
+            return result
+
+    return ActionServer(node, action_type, name, execute_callback=guarded,
+                        goal_callback=lambda goal: GoalResponse.ACCEPT,
+                        cancel_callback=lambda handle: CancelResponse.ACCEPT, **kwargs)
+
+
+async def sleep(node: Node, seconds: float) -> None:
+    """Wait in an async callback without blocking the executor (a one-shot timer)."""
+    from rclpy.task import Future
+
+    done = Future()
+
+    def fire():
+        timer.cancel()
+        if not done.done():
+            done.set_result(None)
+
+    timer = node.create_timer(seconds, fire)
+    await done
+    node.destroy_timer(timer)
+
+
+async def wait_until(node: Node, predicate: Callable[[], M], timeout_s: float, period_s: float = 0.05) -> M | None:
+    """Poll ``predicate`` until it returns something truthy (returned) or ``timeout_s`` passes
+    (``None``): the bounded wait of every call into another node; the caller names what did not answer."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = predicate()
+        if value or time.monotonic() > deadline:
+            return value or None
+        await sleep(node, period_s)
 
 
 def dropped_messages(node: Node) -> dict[str, int]:

@@ -17,9 +17,11 @@ Subscribes: ``episode`` (EpisodeDescriptor), ``agent_state`` (AgentState),
 ``camera/aligned_depth_to_color/image_raw``, ``camera/semantic/image_raw`` (only with the
 ORACLE caption encoder, ``encoder:=oracle``), ``camera/color/image_raw`` (only with an image
 encoder, ``encoder:=lit`` (default) or ``clip|siglip|blip2`` + ``model_path``), ``camera/color/camera_info``,
-``camera/pose``, ``odom``, ``nav/start`` (NavigationStart, from the evaluator or a user).
+``camera/pose``, ``odom``, ``nav/start`` (NavigationStart, from the evaluator or a user),
+``nav/cancel`` (std_msgs/String: an episode id, or "" for any run: ends the run in progress).
 Publishes: ``action``, ``nav/result`` (NavigationRun), ``nav/occupancy``
-(nav_msgs/OccupancyGrid, transient local).
+(nav_msgs/OccupancyGrid, transient local), ``nav/progress`` (std_msgs/String, JSON of
+personal.navigation.progress.run_progress after every step: best candidate, verdicts, status).
 
 A ``nav/start`` that carries a ``query`` (and ``summary`` / ``owner``) needs no episode
 descriptor: that is how a run starts on a real robot. ``sync:=live`` pairs observations for
@@ -40,6 +42,7 @@ from nav_msgs.msg import OccupancyGrid, Odometry
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from sensor_msgs.msg import CameraInfo, Image
+from std_msgs.msg import String
 
 from personal.interfaces.convert import from_dict, packed, to_dict
 from personal.msg import AgentState, DiscreteAction, EpisodeDescriptor, NavigationRun, NavigationStart
@@ -73,6 +76,7 @@ PARAMETERS = {
     "seed": (0, "as the bridge"),
     "map_publish_every": (10, "publish nav/occupancy every N steps (0 = only at the end)"),
     "step_timeout": (10.0, "seconds to wait for the bridge's answer before giving the run up"),
+    "reject_unsure": (False, "value-map-*+verify: an unsure verdict also rejects the candidate (the search goes on)"),
 }
 
 
@@ -129,6 +133,8 @@ class NavigationNode(Node):
             self.get_logger().error(f"parameter 'sync': {self.p['sync']!r} unknown (bridge | live); using bridge")
         self.sync = FrameSync(required=("depth", "pose", "odom"))
         self.sync_feat = FrameSync(required=("depth", "pose", "odom", self.feature_key))
+        # verify before stop reads the colour frame, also under the ORACLE caption encoder (which reads ids)
+        self.sync_verify = FrameSync(required=("depth", "pose", "odom", self.feature_key, "rgb"))
         self.live_sync = LiveSync(("depth",), int(float(self.p["image_slop"]) * 1e9), float(self.p["settle_s"]))
         self.live_sync_feat = LiveSync(("depth", self.feature_key), int(float(self.p["image_slop"]) * 1e9),
                                        float(self.p["settle_s"]))
@@ -137,12 +143,15 @@ class NavigationNode(Node):
         self.pub_action = self.create_publisher(DiscreteAction, "action", COMMAND_QOS)
         self.pub_result = self.create_publisher(NavigationRun, "nav/result", COMMAND_QOS)
         self.pub_map = self.create_publisher(OccupancyGrid, "nav/occupancy", LATCHED)
+        self.pub_progress = self.create_publisher(String, "nav/progress", COMMAND_QOS)
+        subscribe(self, String, "nav/cancel", self.on_cancel, COMMAND_QOS)
         subscribe(self, EpisodeDescriptor, "episode", self.on_episode, LATCHED)
         subscribe(self, AgentState, "agent_state", self.on_state, STATE_QOS)
         subscribe(self, NavigationStart, "nav/start", self.on_start, COMMAND_QOS)
         subscribe(self, Image, "camera/aligned_depth_to_color/image_raw", self.on_depth, qos_profile_sensor_data)
         if self.oracle_perception:
             subscribe(self, Image, "camera/semantic/image_raw", self.on_ids, qos_profile_sensor_data)
+            subscribe(self, Image, "camera/color/image_raw", self.on_verify_rgb, qos_profile_sensor_data)
         else:
             subscribe(self, Image, "camera/color/image_raw", self.on_rgb, qos_profile_sensor_data)
         subscribe(self, CameraInfo, "camera/color/camera_info", self.on_info, qos_profile_sensor_data)
@@ -178,9 +187,9 @@ class NavigationNode(Node):
     def loop_for(self, policy: str):
         if policy not in self._loops:
             from personal.eval.pan_run import build_loop
-            from personal.navigation.policies import POLICIES
+            from personal.navigation.policies import POLICIES, split_verify
 
-            if policy not in POLICIES:
+            if split_verify(policy)[0] not in POLICIES:
                 raise ValueError(f"unknown policy {policy!r} (known: {', '.join(POLICIES)})")
             needs_model = policy.startswith("value-map")
             comps = self.components() if needs_model else None
@@ -189,6 +198,8 @@ class NavigationNode(Node):
 
                 comps = PanComponents(encoder=None, embed=None, extractor=None)
             loop = build_loop(policy, comps, max_steps=int(self.p["max_steps"]))
+            if loop.stop_verifier is not None:
+                loop.stop_verifier.reject_unsure = bool(self.p["reject_unsure"])
             if needs_model:  # build_loop set the encoder's own pair; a value in [-1, 1] overrides it
                 if float(self.p["threshold"]) >= -1.0:
                     loop.policy.vcfg.threshold = float(self.p["threshold"])
@@ -226,6 +237,11 @@ class NavigationNode(Node):
 
             spec = EpisodeSpec(d["episode_id"], d["query"], d["summary"], d["owner"], float(self.p["floor_z"]))
         self.start(d["episode_id"], d["policy"] or self.p["policy"], int(d["max_steps"]), spec)
+
+    def on_cancel(self, msg: String) -> None:
+        run = self.run
+        if run is not None and not run["done"] and msg.data in ("", run["episode_id"]):
+            self.finish("cancelled")
 
     def start(self, episode_id: str, policy: str, max_steps: int, spec=None) -> None:
         if self.run is not None and not self.run["done"]:
@@ -322,6 +338,7 @@ class NavigationNode(Node):
         else:
             self.sync.add(st, key, value)
             self.sync_feat.add(st, key, value)
+            self.sync_verify.add(st, key, value)
         self._advance()
 
     def _arm(self) -> None:
@@ -340,6 +357,16 @@ class NavigationNode(Node):
             self._add(msg, "ids", image_array(msg).astype(np.int32, copy=False))
         except ValueError as exc:
             self.get_logger().error(f"topic 'camera/semantic/image_raw': {exc}", throttle_duration_sec=5.0)
+
+    def on_verify_rgb(self, msg: Image) -> None:
+        """ORACLE encoder: the colour frame only for verify before stop (the maps never see it)."""
+        run = self.run
+        if self.live or run is None or run["done"] or run["loop"].stop_verifier is None:
+            return
+        from personal.mapping.ros_io import rgb_from_msg
+
+        self.sync_verify.add(self._stamp(msg), "rgb", rgb_from_msg(msg, "camera/color/image_raw"))
+        self._advance()
 
     def on_rgb(self, msg: Image) -> None:
         from personal.mapping.ros_io import rgb_from_msg
@@ -417,7 +444,8 @@ class NavigationNode(Node):
         if self.live:
             group = (self.live_sync_feat if loop.policy.needs_features else self.live_sync).match()
         else:
-            group = (self.sync_feat if loop.policy.needs_features else self.sync).match(pose)
+            group = (self.sync_verify if loop.stop_verifier is not None and loop.policy.needs_features
+                     else self.sync_feat if loop.policy.needs_features else self.sync).match(pose)
         if group is None:
             return
         from personal.navigation.loop import Frame
@@ -448,6 +476,7 @@ class NavigationNode(Node):
         run["await"] = (request_id, loop.step_count)
         run["since"] = time.monotonic()
         self.pub_action.publish(DiscreteAction(action=int(action), request_id=request_id))
+        self._publish_progress(run)
         every = int(self.p["map_publish_every"])
         if loop.mapper is not None and every > 0 and loop.step_count % every == 0:
             self.publish_map(loop.mapper)
@@ -472,6 +501,8 @@ class NavigationNode(Node):
         run["collided"] += [False] * (n - len(run["collided"]))
         wall = time.monotonic() - run["t0"]
         info = dict(getattr(loop.policy, "info", {}) or {})
+        if loop.stop_verifier is not None:
+            info["stop_checks"] = [c.to_dict() for c in loop.stop_verifier.checks]
         info["timing_ms_per_step"] = {k: round(1e3 * v / max(n, 1), 2) for k, v in loop.timing.items()}
         info["steps_per_s"] = round(n / wall, 2) if wall > 0 else None  # from the start request, incl. setup
         span = run.get("t_last", 0.0) - run.get("t_first", 0.0)
@@ -489,6 +520,12 @@ class NavigationNode(Node):
                                f"{info['steps_per_s']} steps/s ({info['loop_steps_per_s']} steps/s first to last action), "
                                f"ms/step {info['timing_ms_per_step']}"
                                + (f", failure: {failure}" if failure else ""))
+
+    def _publish_progress(self, run: dict) -> None:
+        if self.pub_progress.get_subscription_count():  # JSON only for a listener (the assistant)
+            from personal.navigation.progress import run_progress
+
+            self.pub_progress.publish(String(data=json.dumps(run_progress(run["loop"], run["episode_id"], run["policy"]))))
 
     def _publish_failed(self, episode_id: str, policy: str, failure: str) -> None:
         result = {"episode_id": episode_id, "policy": policy, "stopped": False, "steps": 0, "xs": [], "ys": [], "yaws": [],

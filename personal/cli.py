@@ -41,6 +41,9 @@ def _register() -> None:
     from personal.smarthome.cli import app as home_app
 
     app.add_typer(home_app, name="home", help="PersonalHomeBench: households, tools, plans, MQTT mirror, home_eval.")
+    from personal.assistant.cli import register as register_assistant
+
+    register_assistant(app)  # `personal assistant find|verify|routine`: goals to the assistant graph
     app.command("report")(report)
 
 

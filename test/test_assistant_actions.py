@@ -78,3 +78,28 @@ def test_run_routine_cancel_stops_between_steps(ros_context, run_node, tmp_path)
     assert done.result().status == GoalStatus.STATUS_CANCELED
     result = done.result().result
     assert 2 <= result.done < 40 and "cancelled" in result.message and not result.success
+
+
+def test_personal_assistant_cli_streams_feedback_and_exits_with_the_projects_codes(run_node, tmp_path):
+    """`personal assistant routine ...` against the running node: a line per step, the result, exit 3 (steps
+    refused / failed); no server: exit 1 naming the action; bad arguments: exit 2."""
+    import os
+    import subprocess
+    import sys
+
+    from personal import exit_codes
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "personal", "assistant", *args], capture_output=True, text=True,
+                              env=dict(os.environ), timeout=90)
+
+    missing = cli("--wait", "1", "routine", "Anna", "evening")
+    assert missing.returncode == exit_codes.FAILED and "assistant/run_routine not served" in missing.stderr
+    assert cli("find").returncode == exit_codes.BAD_INPUT
+    _start(run_node, tmp_path, [THERMO, UNLOCK, LOUD])
+    done = cli("routine", "Anna", "evening")
+    assert done.returncode == exit_codes.INCOMPLETE, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:3] == ["step 1/3: thermostat.set_target_temperature ok", "step 2/3: door-lock.unlock refused",
+                         "step 3/3: speaker.set_volume failed"], lines
+    assert lines[3].startswith("done 1, refused 1, failed 1")

@@ -26,9 +26,34 @@ def test_every_subscription_and_service_goes_through_the_guard():
             if path.name == "lifecycle.py":
                 continue
             for n, line in enumerate(path.read_text().splitlines(), 1):
-                if re.search(r"\.create_(subscription|service)\(", line):
+                if re.search(r"\.create_(subscription|service)\(|\bActionServer\(", line):
                     offenders.append(f"{path.relative_to(ROOT)}:{n}")
-    assert not offenders, f"use nodes.lifecycle.subscribe / serve: {offenders}"
+    assert not offenders, f"use nodes.lifecycle.subscribe / serve / serve_action: {offenders}"
+
+
+def test_an_action_goal_whose_callback_raises_is_aborted_with_the_reason(ros_context):
+    from action_msgs.msg import GoalStatus
+    from rclpy.action import ActionClient
+
+    from nodes.lifecycle import dropped_messages, serve_action
+    from personal.action import VerifyObject
+
+    server = ros_context.make_node("guarded_actions")
+
+    async def broken(handle):
+        raise RuntimeError("the verifier crashed")
+
+    serve_action(server, VerifyObject, "guarded/verify", broken)
+    client = ActionClient(ros_context.make_node("guarded_action_client"), VerifyObject, "guarded/verify")
+    assert client.wait_for_server(timeout_sec=10)
+    for _ in range(2):  # the server keeps serving after a failed goal
+        sent = client.send_goal_async(VerifyObject.Goal(query="a mug"))
+        wait_for(sent.done, 10)
+        done = sent.result().get_result_async()
+        wait_for(done.done, 10)
+        assert done.result().status == GoalStatus.STATUS_ABORTED
+        assert done.result().result.why == "RuntimeError: the verifier crashed"
+    assert dropped_messages(server) == {"guarded/verify": 2}
 
 
 def test_a_raising_callback_costs_one_message_not_the_node(ros_context, capfd):

@@ -82,7 +82,10 @@ class StopVerifier:
             return StopCheck("unsure", "no description of the owner's object to check against", point)
         if frame.rgb is None or frame.depth is None:
             return StopCheck("unsure", "no colour or depth frame", point)
-        seg = segment_rgbd(frame.depth, frame.K, frame.T_map_camera, floor_z=floor_z)
+        from personal.mapping.projection import depth_to_metres
+
+        depth = depth_to_metres(np.asarray(frame.depth))  # the ROS path hands 16UC1 millimetres through
+        seg = segment_rgbd(depth, frame.K, frame.T_map_camera, floor_z=floor_z)
         objects = seg.objects()
         if not len(objects):
             return StopCheck("unsure", "no object proposal in view", point)
@@ -91,10 +94,10 @@ class StopVerifier:
         if dist[best] > MATCH_RADIUS_M:
             return StopCheck("unsure", f"nearest proposal {dist[best]:.2f} m from the detected point", point)
         k = int(objects[best])
-        mask = seg.full_labels(frame.depth.shape) == k
+        mask = seg.full_labels(depth.shape) == k
         cam = np.asarray(frame.T_map_camera)[:3, 3]
-        h, w = frame.depth.shape
-        view = ViewInput(rgb=np.asarray(frame.rgb), mask=mask, depth=np.asarray(frame.depth, np.float32),
+        h, w = depth.shape
+        view = ViewInput(rgb=np.asarray(frame.rgb), mask=mask, depth=depth,
                          distance_m=float(np.linalg.norm(seg.centroid[k] - cam)), pitch_deg=0.0,
                          hfov_deg=math.degrees(2 * math.atan(w / 2 / float(frame.K[0][0]))))
         verdicts = []

@@ -1,0 +1,35 @@
+"""``personal assistant find|verify|routine ...``: one goal to a running ``assistant`` graph
+(``personal launch assistant``), feedback streamed, the project's exit code.
+
+The ROS client is ``nodes/assistant_client.py`` (rclpy lives in nodes/, not in this library); it
+runs as a child process with the runner's ROS environment, and its arguments are passed on as
+given (``personal assistant find --help`` lists them)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import typer
+
+CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []}
+
+
+def client_command(args: list[str]) -> list[str]:
+    return [sys.executable, "-u", "-m", "nodes.assistant_client", *args]
+
+
+def assistant(ctx: typer.Context) -> None:
+    """Send a goal to the assistant graph: find QUERY [--requester NAME] [--max-steps N] [--no-verify] |
+    verify QUERY X Y [--max-views N] | routine PERSON ROUTINE [--steps-json JSON]; --help for details."""
+    from personal.ros_env import ros_environment
+
+    proc = subprocess.Popen(client_command(list(ctx.args) or ["--help"]), env=ros_environment())
+    while True:
+        try:
+            raise typer.Exit(proc.wait())
+        except KeyboardInterrupt:  # the client got the SIGINT too: it cancels the goal, then exits 130
+            continue
+
+
+def register(app: typer.Typer) -> None:
+    app.command("assistant", context_settings=CONTEXT)(assistant)
