@@ -36,8 +36,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections import deque
-from pathlib import Path
 
 # one BLAS thread (before numpy loads): a frame's products are small, and on a few cores shared with the
 # renderer OpenBLAS threads only wait on each other (see sim_bridge.bridge_node)
@@ -60,15 +58,13 @@ from personal.msg import EpisodeDescriptor, FeatureMapDescriptor, MapStatus
 from personal.mapping.frontier import detect_frontiers
 from personal.mapping.pipeline import MapBuilder, MapConfig
 from personal.mapping.projection import voxel_downsample
-from personal.tf import ExtrapolationError, TfError
-from personal.mapping.ros_io import (
-    ApproxTimeSync, FrameError, base_pose_from_camera, camera_from_base, depth_from_msg, feature_map_to_wire,
-    ids_from_msg, intrinsics_from_info, pose_to_matrix, rgb_from_msg, stamp_ns,
+from personal.mapping.frame_intake import (
+    PENDING_FRAMES, ContextQueue, SkipLog, TfQueue, frame_arrays, same_pose,
 )
+from personal.mapping.ros_io import ApproxTimeSync, FrameError, base_pose_from_camera, feature_map_to_wire, stamp_ns
 from nodes.lifecycle import run_node, serve, subscribe
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-PENDING_FRAMES = 30  # frames held while their context (camera_info, episode) is missing
 
 PARAMETERS = {
     "encoder": ("oracle", "feature encoder: oracle (ORACLE captions from instance ids) | none | clip | siglip | blip2"),
@@ -118,22 +114,20 @@ class MappingNode(Node):
         self.builder = self._make_builder()
         self.info: CameraInfo | None = None
         self.frames = 0
-        self.skipped_total = 0
-        self.recent_skips: deque[str] = deque(maxlen=50)  # reasons, newest last
+        self.skips = SkipLog()
         self._last_pose: np.ndarray | None = None
-        self._pending: deque[dict] = deque()  # frames waiting for camera_info / the episode (oldest first)
+        self._pending = ContextQueue(PENDING_FRAMES)  # frames waiting for camera_info / the episode
         self._dirty = False
-        self._last_skip_log = 0.0
 
         use_rgb = self.worker is not None or (self.encoder is not None and self.encoder.name != "oracle-captions-minilm")
         use_ids = self.encoder is not None and not use_rgb
-        self.tf = None
-        self.tf_waiting: deque[dict] = deque()  # frames whose transform has not arrived yet (pose_source:=tf)
+        self.tf = None  # pose_source:=tf: the frames whose transform has not arrived yet wait in self.tf_queue
         self._newest_ns = 0  # newest depth stamp seen (message time)
         if p["pose_source"] == "tf":
             from nodes.tf import TfLookup
 
             self.tf = TfLookup(self)
+            self.tf_queue = TfQueue(self.tf.lookup_matrix, p["map_frame"], p["max_wait"])
         pose_key = () if self.tf is not None else ("pose",)
         keys = ("depth",) + pose_key + (("rgb",) if use_rgb else ()) + (("ids",) if use_ids else ())
         self.sync = ApproxTimeSync(keys, slop_ns=int(p["sync_slop"] * 1e9), max_wait_ns=int(p["max_wait"] * 1e9))
@@ -251,44 +245,31 @@ class MappingNode(Node):
             if self.tf is None:
                 self._integrate(g)
             else:
-                self.tf_waiting.append(g)
+                self.tf_queue.add(g)
         self._drain_tf()
         if groups:
             self._report_progress(max(int(g["_stamp"]) for g in groups))
 
     def _report_progress(self, stamp_ns_: int) -> None:
         """map/progress: every frame up to ``stamp_ns_`` is handled (none waits for a transform or context)."""
-        if self.tf_waiting or self._pending:
+        if (self.tf is not None and len(self.tf_queue)) or len(self._pending):
             return
         header = Header(frame_id=self.p["map_frame"])
         header.stamp.sec, header.stamp.nanosec = divmod(int(stamp_ns_), 1_000_000_000)
         self.pub_progress.publish(header)
 
     def _drain_tf(self) -> None:
-        """pose_source:=tf: integrate waiting frames in order as their transforms arrive (a frame's
-        TF may come after its image); a frame still without one ``max_wait`` later is skipped."""
-        while self.tf_waiting:
-            g = self.tf_waiting[0]
-            frame_id = g["depth"].header.frame_id
-            try:
-                g["_T"] = self.tf.lookup_matrix(self.p["map_frame"], frame_id, int(g["_stamp"]))
-            except ExtrapolationError as exc:
-                if self._newest_ns - int(g["_stamp"]) <= int(float(self.p["max_wait"]) * 1e9):
-                    return  # its transform is on its way
-                self.tf_waiting.popleft()
-                self._skip(f"frame at {g['_stamp'] / 1e9:.3f} s: no transform {self.p['map_frame']} -> {frame_id} "
-                           f"within {self.p['max_wait']} s ({exc})")
-                continue
-            except TfError as exc:  # unknown frame, frames not connected
-                self.tf_waiting.popleft()
-                self._skip(f"frame at {g['_stamp'] / 1e9:.3f} s: {exc}")
-                continue
-            self.tf_waiting.popleft()
-            self._integrate(g)
+        """pose_source:=tf: integrate waiting frames in order as their transforms arrive."""
+        if self.tf is None:
+            return
+        for g, skipped in self.tf_queue.drain(self._newest_ns):
+            if g is None:
+                self._skip(skipped)
+            else:
+                self._integrate(g)
 
     def _expire(self) -> None:
-        if self.tf is not None:
-            self._drain_tf()
+        self._drain_tf()
         # message time, not wall time: works with bags and /clock alike
         newest = max((q[-1][0] for q in self.sync.queues.values() if q), default=0)
         for stamp, missing in self.sync.expire(newest):
@@ -296,36 +277,8 @@ class MappingNode(Node):
             self._skip(f"frame at {stamp / 1e9:.3f} s: no {what} within {self.p['sync_slop'] * 1000:.0f} ms")
 
     def _skip(self, reason: str) -> None:
-        self.skipped_total += 1
-        self.recent_skips.append(reason)
-        now = time.monotonic()
-        if now - self._last_skip_log > 2.0:  # throttled: a broken stream would flood the log
-            self._last_skip_log = now
-            self.get_logger().warning(f"skipped input: {reason} (skipped so far: {self.skipped_total})")
-
-    def _frame(self, g: dict):
-        if self.info is None:
-            raise FrameError("camera/color/camera_info not received yet")
-        K, (h, w) = intrinsics_from_info(self.info)
-        depth = depth_from_msg(g["depth"], "camera/aligned_depth_to_color/image_raw")
-        if depth.shape != (h, w):
-            raise FrameError(f"depth {depth.shape[1]}x{depth.shape[0]} does not match camera_info {w}x{h}")
-        if "_T" in g:  # pose_source:=tf, looked up by _drain_tf
-            T = g["_T"]
-        elif self.p["pose_source"] == "odom":
-            T = camera_from_base(pose_to_matrix(g["pose"].pose.pose), float(self.p["camera_height"]), float(self.p["camera_pitch"]))
-        else:
-            T = pose_to_matrix(g["pose"].pose)
-        rgb = ids = None
-        if "rgb" in g:
-            rgb = rgb_from_msg(g["rgb"], "camera/color/image_raw")
-            if rgb.shape[:2] != depth.shape:
-                raise FrameError(f"colour {rgb.shape[1]}x{rgb.shape[0]} does not match depth {w}x{h}")
-        if "ids" in g:
-            ids = ids_from_msg(g["ids"], "camera/semantic/image_raw")
-            if ids.shape != depth.shape:
-                raise FrameError(f"semantic {ids.shape[1]}x{ids.shape[0]} does not match depth {w}x{h}")
-        return depth, K, T, rgb, ids
+        if self.skips.add(reason, time.monotonic()):
+            self.get_logger().warning(f"skipped input: {reason} (skipped so far: {self.skips.total})")
 
     def _missing_context(self) -> str:
         """What a frame needs before it can be integrated and has not arrived yet ('' = nothing)."""
@@ -337,8 +290,7 @@ class MappingNode(Node):
 
     def _drain_pending(self) -> None:
         newest = None
-        while self._pending and not self._missing_context():
-            g = self._pending.popleft()
+        for g in self._pending.release(lambda: not self._missing_context()):
             newest = int(g["_stamp"])
             self._integrate(g)
         if newest is not None:
@@ -347,18 +299,16 @@ class MappingNode(Node):
     def _integrate(self, g: dict) -> None:
         missing = self._missing_context()
         if missing:
-            # held, not skipped: whether a frame beat its context would otherwise make maps differ run to run
-            if len(self._pending) == PENDING_FRAMES:
-                self._pending.popleft()
+            if self._pending.hold(g):
                 self._skip(f"waited for {missing} with {PENDING_FRAMES} frames; dropped the oldest")
-            self._pending.append(g)
             return
         try:
-            depth, K, T, rgb, ids = self._frame(g)
+            depth, K, T, rgb, ids = frame_arrays(g, self.info, self.p["pose_source"], self.p["camera_height"],
+                                                 self.p["camera_pitch"])
         except (FrameError, ValueError) as exc:
             self._skip(str(exc))
             return
-        if self.p["skip_static_frames"] and self._last_pose is not None and np.allclose(T, self._last_pose, atol=1e-4):
+        if self.p["skip_static_frames"] and same_pose(T, self._last_pose):
             return
         x, y, yaw = base_pose_from_camera(T)
         try:
@@ -510,7 +460,8 @@ class MappingNode(Node):
         with self._feature_lock():
             self.builder.reset()
         self.sync.clear()
-        self.tf_waiting.clear()
+        if self.tf is not None:
+            self.tf_queue.clear()
         self._pending.clear()
         self._last_pose = None
         self.frames = 0

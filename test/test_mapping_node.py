@@ -141,9 +141,9 @@ def test_node_maps_bridge_frames_and_survives_bad_input(ros_context, observation
     q.x = q.y = q.z = q.w = 0.0  # not a rotation
     feed.send(o, t + 3, pose=bad_pose)
     feed.send(o, t + 4, pose=False)  # stale: its pose never comes
-    wait_for(lambda: node.skipped_total >= 3, 10.0)
+    wait_for(lambda: node.skips.total >= 3, 10.0)
     assert node.frames == frames
-    reasons = " | ".join(node.recent_skips)
+    reasons = " | ".join(node.skips.recent)
     assert "depth encoding 'rgb8'" in reasons and "does not match camera_info" in reasons and "quaternion" in reasons
     # still alive and mapping: the next good frames integrate
     for k, o in enumerate(observations[1:], start=5):
@@ -151,7 +151,7 @@ def test_node_maps_bridge_frames_and_survives_bad_input(ros_context, observation
         time.sleep(0.05)
     wait_for(lambda: node.frames >= frames + 3, 10.0)
     # the frame without a pose was dropped once newer frames showed it would never match
-    wait_for(lambda: any("pose (stale or missing)" in r for r in node.recent_skips), 10.0)
+    wait_for(lambda: any("pose (stale or missing)" in r for r in node.skips.recent), 10.0)
     wait_for(lambda: feed.clouds and feed.clouds[-1].width > 100, 10.0)
     occ1, free1 = occupied_free(feed.grids[-1])
     assert free1 > free0  # turning left revealed more floor

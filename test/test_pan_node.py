@@ -9,7 +9,8 @@ pytestmark = pytest.mark.timeout(60)
 def test_navigation_node_survives_bad_input(ros_context):
     from rclpy.parameter import Parameter
     from rclpy.qos import QoSProfile, ReliabilityPolicy
-    from nodes.navigation_node import LATCHED, STATE_QOS, NavigationNode, image_array
+    from nodes.navigation_node import LATCHED, STATE_QOS, NavigationNode
+    from personal.navigation.run import image_array
     from personal.interfaces.convert import to_dict
     from personal.msg import AgentState, EpisodeDescriptor, NavigationRun, NavigationStart
 
