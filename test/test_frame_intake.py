@@ -1,0 +1,84 @@
+"""Mapping node frame bookkeeping without ROS (personal/mapping/frame_intake.py)."""
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from personal.mapping.frame_intake import ContextQueue, SkipLog, TfQueue, frame_arrays, same_pose
+from personal.mapping.ros_io import FrameError
+from personal.tf import ExtrapolationError, TfError
+
+
+def test_skip_log_counts_everything_and_throttles_the_warnings():
+    log = SkipLog(period_s=2.0, keep=2)
+    assert [log.add(r, t) for r, t in (("a", 10.0), ("b", 11.0), ("c", 12.5))] == [True, False, True]
+    assert log.total == 3 and list(log.recent) == ["b", "c"]
+
+
+def test_context_queue_drops_the_oldest_and_releases_in_order_while_ready():
+    q = ContextQueue(limit=2)
+    assert not q.hold({"_stamp": 1}) and not q.hold({"_stamp": 2})
+    assert q.hold({"_stamp": 3})  # full: frame 1 goes
+    budget = iter([True, False])
+    assert [g["_stamp"] for g in q.release(lambda: next(budget))] == [2]
+    assert len(q) == 1
+    assert [g["_stamp"] for g in q.release(lambda: True)] == [3] and len(q) == 0
+
+
+def _group(stamp_ns, frame="cam"):
+    return {"_stamp": stamp_ns, "depth": SimpleNamespace(header=SimpleNamespace(frame_id=frame))}
+
+
+def test_tf_queue_waits_for_late_transforms_then_skips_them():
+    known = {}
+
+    def lookup(target, source, stamp):
+        if source == "nowhere":
+            raise TfError("frame 'nowhere' is not connected to 'map'")
+        if stamp not in known:
+            raise ExtrapolationError("not yet")
+        return known[stamp]
+
+    q = TfQueue(lookup, "map", 0.5)
+    for g in (_group(1_000_000_000), _group(1_200_000_000)):
+        q.add(g)
+    assert list(q.drain(newest_ns=1_300_000_000)) == [] and len(q) == 2  # may still come
+    known[1_200_000_000] = np.eye(4)
+    out = list(q.drain(newest_ns=1_600_000_000))  # frame 1 is 0.6 s behind: given up; frame 2 is in
+    assert out[0][0] is None and "no transform map -> cam within 0.5 s" in out[0][1]
+    assert out[1][0]["_stamp"] == 1_200_000_000 and out[1][0]["_T"] is known[1_200_000_000] and len(q) == 0
+    q.add(_group(2_000_000_000, "nowhere"))
+    (g, why), = q.drain(newest_ns=2_000_000_000)
+    assert g is None and "not connected" in why
+
+
+def _depth(w, h):
+    return SimpleNamespace(encoding="32FC1", is_bigendian=0, height=h, width=w, step=4 * w,
+                           data=np.ones((h, w), "<f4").tobytes(), header=SimpleNamespace(frame_id="cam"))
+
+
+def _info(w, h):
+    return SimpleNamespace(k=[100.0, 0, w / 2, 0, 100.0, h / 2, 0, 0, 1], width=w, height=h)
+
+
+def _pose(x):
+    p = SimpleNamespace(position=SimpleNamespace(x=x, y=0.0, z=1.0), orientation=SimpleNamespace(x=0.0, y=0.0, z=0.0, w=1.0))
+    return SimpleNamespace(pose=p)
+
+
+def test_frame_arrays_checks_context_and_sizes():
+    g = {"depth": _depth(4, 3), "pose": _pose(2.0)}
+    with pytest.raises(FrameError, match="camera_info not received"):
+        frame_arrays(g, None, "camera_pose", 0.88, 0.0)
+    depth, K, T, rgb, ids = frame_arrays(g, _info(4, 3), "camera_pose", 0.88, 0.0)
+    assert depth.shape == (3, 4) and T[0, 3] == 2.0 and rgb is None and ids is None and K[0, 0] == 100.0
+    with pytest.raises(FrameError, match="does not match camera_info 5x3"):
+        frame_arrays(g, _info(5, 3), "camera_pose", 0.88, 0.0)
+    tf = {"depth": _depth(4, 3), "_T": np.diag([1.0, 1.0, 1.0, 1.0])}
+    assert frame_arrays(tf, _info(4, 3), "tf", 0.88, 0.0)[2] is tf["_T"]
+
+
+def test_same_pose_tolerance():
+    T = np.eye(4)
+    assert not same_pose(T, None)
+    assert same_pose(T + 5e-5, T) and not same_pose(T + 1e-3, T)
