@@ -56,12 +56,10 @@ from personal.grounding.map_wire import descriptor_to_fields
 from personal.interfaces.convert import from_dict, packed
 from personal.msg import EpisodeDescriptor, FeatureMapDescriptor, MapStatus
 from personal.mapping.frontier import detect_frontiers
-from personal.mapping.pipeline import MapBuilder, MapConfig
+from personal.mapping.live_map import LiveMap
 from personal.mapping.projection import voxel_downsample
-from personal.mapping.frame_intake import (
-    PENDING_FRAMES, ContextQueue, SkipLog, TfQueue, frame_arrays, same_pose,
-)
-from personal.mapping.ros_io import ApproxTimeSync, FrameError, base_pose_from_camera, feature_map_to_wire, stamp_ns
+from personal.mapping.frame_intake import PENDING_FRAMES, ContextQueue, SkipLog, TfQueue, frame_arrays
+from personal.mapping.ros_io import ApproxTimeSync, FrameError, feature_map_to_wire, stamp_ns
 from nodes.lifecycle import run_node, serve, subscribe
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -104,23 +102,13 @@ class MappingNode(Node):
 
         self.p = {n: self.declare_parameter(n, d, ParameterDescriptor(description=t)).value for n, (d, t) in PARAMETERS.items()}
         p = self.p
-        self.scene_id = ""
-        self.worker = None
-        if p["feature_process"] and p["encoder"] not in ("", "none", "oracle", "oracle-captions-minilm"):
-            self.encoder = None
-            self.worker = self._start_worker()
-        else:
-            self.encoder = self._make_encoder()
-        self.builder = self._make_builder()
+        self.live = LiveMap(p, self.get_logger())  # encoder, builder, scene, frame count
         self.info: CameraInfo | None = None
-        self.frames = 0
         self.skips = SkipLog()
-        self._last_pose: np.ndarray | None = None
         self._pending = ContextQueue(PENDING_FRAMES)  # frames waiting for camera_info / the episode
         self._dirty = False
 
-        use_rgb = self.worker is not None or (self.encoder is not None and self.encoder.name != "oracle-captions-minilm")
-        use_ids = self.encoder is not None and not use_rgb
+        use_rgb, use_ids = self.live.inputs()
         self.tf = None  # pose_source:=tf: the frames whose transform has not arrived yet wait in self.tf_queue
         self._newest_ns = 0  # newest depth stamp seen (message time)
         if p["pose_source"] == "tf":
@@ -163,50 +151,7 @@ class MappingNode(Node):
         serve(self, Trigger, "map/reset", self._on_reset)
         self.create_timer(max(float(p["publish_period"]), 0.05), self._publish_maps)
         self.create_timer(0.2, self._expire)
-        enc = self.encoder.name if self.encoder else "none (geometry only)"
-        if self.worker is not None:
-            enc = f"{p['encoder']} (in a child process, loading)"
-        self.get_logger().info(f"mapping ready: encoder {enc}, sync {keys}, pose from {p['pose_source']}")
-
-    # -- setup ---------------------------------------------------------------------
-    def _make_encoder(self):
-        name = self.p["encoder"]
-        if name in ("", "none"):
-            return None
-        try:
-            from personal.models.base import make_encoder
-
-            if name in ("oracle", "oracle-captions-minilm"):
-                enc = make_encoder("oracle-captions-minilm")
-                enc.model  # load the sentence model now, not inside the first frame's callback
-                if self.p["scene_json"]:
-                    from personal.models.oracle import captions_from_json
-
-                    enc.set_captions(captions_from_json(self.p["scene_json"]))
-                return enc
-            return make_encoder(name, model_path=self.p["model_path"])
-        except Exception as exc:  # missing weights, unknown name: keep mapping geometry
-            self.get_logger().error(f"parameter 'encoder' = {name!r}: {exc}; mapping geometry only")
-            return None
-
-    def _start_worker(self):
-        from personal.mapping.feature_worker import FeatureWorker
-
-        def ready(name: str, dim: int) -> None:  # under the worker's lock
-            self.builder.enable_features(dim, name)
-
-        log = lambda msg: self.get_logger().info(msg) if "ready" in msg else self.get_logger().error(msg)  # noqa: E731
-        apply = lambda fp, out: self.builder.apply_features(fp.K, fp, out)  # noqa: E731 - on the worker's thread, under its lock
-        return FeatureWorker(self.p["encoder"], self.p["model_path"], apply, ready, log)
-
-    def _make_builder(self) -> MapBuilder:
-        p = self.p
-        cfg = MapConfig(occupancy_resolution=float(p["occupancy_resolution"]), feature_resolution=float(p["feature_resolution"]),
-                        stride=max(1, int(p["stride"])), min_depth=float(p["min_depth"]), max_depth=float(p["max_depth"]),
-                        floor_z=float(p["floor_z"]), agent_radius=float(p["agent_radius"]))
-        enc = self.encoder
-        return MapBuilder(cfg, feature_dim=enc.dim if enc else None, encoder_name=enc.name if enc else "",
-                          features=enc.frame_features if enc else None)
+        self.get_logger().info(f"mapping ready: encoder {self.live.describe()}, sync {keys}, pose from {p['pose_source']}")
 
     # -- input ---------------------------------------------------------------------
     def _on_info(self, msg: CameraInfo) -> None:
@@ -218,20 +163,12 @@ class MappingNode(Node):
         if not scene_id:
             self.get_logger().error("topic 'episode': empty scene_id; ignored")
             return
-        if scene_id == self.scene_id:
+        if scene_id == self.live.scene_id:
             return
-        if self.scene_id:
-            self.get_logger().info(f"new scene {scene_id!r} (was {self.scene_id!r}): maps reset")
+        if self.live.scene_id:
+            self.get_logger().info(f"new scene {scene_id!r} (was {self.live.scene_id!r}): maps reset")
             self._reset()
-        self.scene_id = scene_id
-        if self.encoder is not None and self.encoder.name == "oracle-captions-minilm" and not self.p["scene_json"]:
-            try:
-                from personal.models.oracle import captions_for_scene_id
-
-                self.encoder.set_captions(captions_for_scene_id(scene_id, self.p["episodes_dir"]))
-                self.get_logger().info(f"ORACLE captions for {scene_id}: {len(self.encoder.captions)} objects")
-            except Exception as exc:
-                self.get_logger().error(f"ORACLE captions for scene {scene_id!r}: {exc}")
+        self.live.set_scene(scene_id)
         self._drain_pending()
 
     def _on(self, key: str, msg) -> None:
@@ -284,7 +221,7 @@ class MappingNode(Node):
         """What a frame needs before it can be integrated and has not arrived yet ('' = nothing)."""
         if self.info is None:
             return "camera/color/camera_info"
-        if self._needs_episode():
+        if self.live.needs_episode():
             return "the episode descriptor (ORACLE captions of the scene)"
         return ""
 
@@ -308,37 +245,28 @@ class MappingNode(Node):
         except (FrameError, ValueError) as exc:
             self._skip(str(exc))
             return
-        if self.p["skip_static_frames"] and same_pose(T, self._last_pose):
-            return
-        x, y, yaw = base_pose_from_camera(T)
         try:
-            fp = self.builder.integrate_geometry(depth, K, T, agent_xy=(x, y), cloud=False)
+            new = self.live.integrate_geometry(depth, K, T)
         except Exception as exc:  # never die on one bad frame
             self._skip(f"integration failed: {exc}")
             return
-        self._last_pose = T
-        self.frames += 1
+        if new is None:  # re-published frame (static pose)
+            return
+        fp, (x, y, yaw) = new
         self._dirty = True
         # the occupancy of this frame goes out first: the explore node decides its next action on it
         # (and the bridge renders the next frame) while this node encodes the frame's features
         self._publish_grid(g["_stamp"])
-        self.pub_status.publish(self._header(MapStatus(x=float(x), y=float(y), yaw=float(yaw), frames=self.frames,
-                                                       scene_id=self.scene_id), int(g["_stamp"])))
+        self.pub_status.publish(self._header(MapStatus(x=float(x), y=float(y), yaw=float(yaw), frames=self.live.frames,
+                                                       scene_id=self.live.scene_id), int(g["_stamp"])))
         try:  # after the grid went out: its compaction (tens of ms every few dozen frames) is off the loop's path
-            self.builder.add_cloud(fp)
+            self.live.builder.add_cloud(fp)
         except Exception as exc:
             self._skip(f"cloud integration failed: {exc}")
-        if self.worker is not None:  # encoded in the child process while the next frame is rendered and mapped
-            self.worker.submit(depth, rgb, ids, fp)
-            return
         try:
-            self.builder.integrate_features(depth, K, fp, rgb, ids)
+            self.live.integrate_features(depth, K, fp, rgb, ids)
         except Exception as exc:  # the geometry of the frame stays; its features are lost
             self._skip(f"feature integration failed: {exc}")
-
-    def _needs_episode(self) -> bool:
-        oracle = self.encoder is not None and self.encoder.name == "oracle-captions-minilm"
-        return oracle and not self.p["scene_json"] and not self.scene_id
 
     # -- output --------------------------------------------------------------------
     def _header(self, msg, stamp_ns_: int | None = None):
@@ -350,7 +278,7 @@ class MappingNode(Node):
         return msg
 
     def _publish_grid(self, stamp: int | None = None) -> None:
-        f = self.builder.occupancy.to_occupancy_grid_msg_fields()
+        f = self.live.builder.occupancy.to_occupancy_grid_msg_fields()
         msg = self._header(OccupancyGridMsg(), stamp)
         msg.info.resolution = f["resolution"]
         msg.info.width, msg.info.height = f["width"], f["height"]
@@ -375,7 +303,7 @@ class MappingNode(Node):
             self.get_logger().error(f"publishing maps failed: {exc}")
 
     def _publish_frontiers(self) -> None:
-        occ = self.builder.occupancy
+        occ = self.live.builder.occupancy
         frontiers, _ = detect_frontiers(occ.state(), occ.geometry)
         arr = MarkerArray()
         clear = Marker()
@@ -393,7 +321,7 @@ class MappingNode(Node):
         self.pub_frontiers.publish(arr)
 
     def _publish_cloud(self) -> None:
-        pts = self.builder.cloud()
+        pts = self.live.builder.cloud()
         pts = pts[voxel_downsample(pts, float(self.p["cloud_voxel"]))].astype(np.float32)
         msg = self._header(PointCloud2())
         msg.height, msg.width = 1, len(pts)
@@ -403,11 +331,11 @@ class MappingNode(Node):
         self.pub_cloud.publish(msg)
 
     def _publish_features(self) -> None:
-        fm = self.builder.feature_map
+        fm = self.live.builder.feature_map
         if fm is None or fm.geometry.shape[0] == 0:
             return
-        with self._feature_lock():
-            flat, layout, desc = feature_map_to_wire(fm, self.scene_id)
+        with self.live.feature_lock():
+            flat, layout, desc = feature_map_to_wire(fm, self.live.scene_id)
         msg = Float32MultiArray()
         msg.layout.dim = [MultiArrayDimension(label=lab, size=int(size), stride=int(stride)) for lab, size, stride in layout]
         msg.data = packed("f", flat)
@@ -415,56 +343,30 @@ class MappingNode(Node):
         self.pub_descriptor.publish(self._header(from_dict(FeatureMapDescriptor, descriptor_to_fields(desc))))
 
     # -- services ------------------------------------------------------------------
-    def _map_name(self) -> str:
-        return self.p["map_name"] or self.scene_id or "map"
-
-    def _feature_lock(self):
-        from contextlib import nullcontext
-
-        return self.worker.lock if self.worker is not None else nullcontext()
-
     def _on_save(self, request, response):
         from personal.paths import UnsafeIdError, child_path
 
         try:  # the scene id comes from the episode topic: it may not name a folder outside maps_dir
-            out = child_path(self.p["maps_dir"], self._map_name(), "map_name" if self.p["map_name"] else "scene_id")
+            out = child_path(self.p["maps_dir"], self.live.map_name(), "map_name" if self.p["map_name"] else "scene_id")
         except UnsafeIdError as exc:
             response.success, response.message = False, f"map/save: {exc}; nothing saved"
             self.get_logger().error(response.message)
             return response
-        if self.worker is not None:  # the features of every integrated frame go into the saved map
-            pending, t0 = self.worker.pending(), time.monotonic()
-            if not self.worker.wait_idle(timeout=600.0):
-                response.success, response.message = False, f"features of {self.worker.pending()} frames still pending after 600 s"
-                self.get_logger().error(response.message)
-                return response
-            if pending:
-                self.get_logger().info(f"map/save: waited {time.monotonic() - t0:.1f} s for the features of {pending} frames")
-        try:
-            with self._feature_lock():
-                self.builder.save(out, extra={"scene_id": self.scene_id, "frames": self.frames,
-                                              "encoder_is_oracle": bool(self.encoder and "oracle" in self.encoder.name)})
-        except OSError as exc:
-            response.success, response.message = False, f"cannot save maps to {out}: {exc}"
+        response.success, response.message = self.live.save(out)
+        if not response.success:
             self.get_logger().error(response.message)
             return response
         self._dirty = True
         self._publish_maps()
-        response.success, response.message = True, str(out)
-        self.get_logger().info(f"maps saved to {out} ({self.frames} frames)")
+        self.get_logger().info(f"maps saved to {out} ({self.live.frames} frames)")
         return response
 
     def _reset(self) -> None:
-        if self.worker is not None:
-            self.worker.reset()  # features of earlier frames still in the pipeline are not applied
-        with self._feature_lock():
-            self.builder.reset()
+        self.live.reset()
         self.sync.clear()
         if self.tf is not None:
             self.tf_queue.clear()
         self._pending.clear()
-        self._last_pose = None
-        self.frames = 0
         self._dirty = True
 
     def _on_reset(self, request, response):
