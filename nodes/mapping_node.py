@@ -58,8 +58,8 @@ from personal.msg import EpisodeDescriptor, FeatureMapDescriptor, MapStatus
 from personal.mapping.frontier import detect_frontiers
 from personal.mapping.live_map import LiveMap
 from personal.mapping.projection import voxel_downsample
-from personal.mapping.frame_intake import PENDING_FRAMES, ContextQueue, SkipLog, TfQueue, frame_arrays
-from personal.mapping.ros_io import ApproxTimeSync, FrameError, feature_map_to_wire, stamp_ns
+from personal.mapping.frame_intake import FrameIntake, SkipLog, frame_arrays
+from personal.mapping.ros_io import FrameError, feature_map_to_wire
 from nodes.lifecycle import run_node, serve, subscribe
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -105,38 +105,36 @@ class MappingNode(Node):
         self.live = LiveMap(p, self.get_logger())  # encoder, builder, scene, frame count
         self.info: CameraInfo | None = None
         self.skips = SkipLog()
-        self._pending = ContextQueue(PENDING_FRAMES)  # frames waiting for camera_info / the episode
         self._dirty = False
 
         use_rgb, use_ids = self.live.inputs()
-        self.tf = None  # pose_source:=tf: the frames whose transform has not arrived yet wait in self.tf_queue
-        self._newest_ns = 0  # newest depth stamp seen (message time)
+        self.tf = None
         if p["pose_source"] == "tf":
             from nodes.tf import TfLookup
 
             self.tf = TfLookup(self)
-            self.tf_queue = TfQueue(self.tf.lookup_matrix, p["map_frame"], p["max_wait"])
         pose_key = () if self.tf is not None else ("pose",)
         keys = ("depth",) + pose_key + (("rgb",) if use_rgb else ()) + (("ids",) if use_ids else ())
-        self.sync = ApproxTimeSync(keys, slop_ns=int(p["sync_slop"] * 1e9), max_wait_ns=int(p["max_wait"] * 1e9))
+        self.intake = FrameIntake(keys, p["sync_slop"], p["max_wait"], self._missing_context, self._integrate, self._skip,
+                                  self._publish_progress, self.tf.lookup_matrix if self.tf else None, p["map_frame"])
 
         sd = qos_profile_sensor_data
         if p["sensor_qos"] == "reliable":  # a replayed bag must lose no frame (deep queue: the node may lag a little)
             sd = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
         elif p["sensor_qos"] != "sensor_data":
             self.get_logger().error(f"parameter 'sensor_qos': {p['sensor_qos']!r} unknown; using sensor_data")
-        subscribe(self, Image, "camera/aligned_depth_to_color/image_raw", lambda m: self._on("depth", m), sd)
+        subscribe(self, Image, "camera/aligned_depth_to_color/image_raw", lambda m: self.intake.add("depth", m), sd)
         subscribe(self, CameraInfo, "camera/color/camera_info", self._on_info, sd)
         if p["pose_source"] == "odom":
-            subscribe(self, Odometry, "odom", lambda m: self._on("pose", m), sd)
+            subscribe(self, Odometry, "odom", lambda m: self.intake.add("pose", m), sd)
         elif p["pose_source"] != "tf":
             if p["pose_source"] != "camera_pose":
                 self.get_logger().error(f"parameter 'pose_source': {p['pose_source']!r} unknown; using camera_pose")
-            subscribe(self, PoseStamped, "camera/pose", lambda m: self._on("pose", m), sd)
+            subscribe(self, PoseStamped, "camera/pose", lambda m: self.intake.add("pose", m), sd)
         if use_rgb:
-            subscribe(self, Image, "camera/color/image_raw", lambda m: self._on("rgb", m), sd)
+            subscribe(self, Image, "camera/color/image_raw", lambda m: self.intake.add("rgb", m), sd)
         if use_ids:
-            subscribe(self, Image, "camera/semantic/image_raw", lambda m: self._on("ids", m), sd)
+            subscribe(self, Image, "camera/semantic/image_raw", lambda m: self.intake.add("ids", m), sd)
         subscribe(self, EpisodeDescriptor, "episode", self._on_episode, LATCHED)
 
         self.pub_grid = self.create_publisher(OccupancyGridMsg, "map", LATCHED)
@@ -150,13 +148,13 @@ class MappingNode(Node):
         serve(self, Trigger, "map/save", self._on_save)
         serve(self, Trigger, "map/reset", self._on_reset)
         self.create_timer(max(float(p["publish_period"]), 0.05), self._publish_maps)
-        self.create_timer(0.2, self._expire)
+        self.create_timer(0.2, self.intake.expire)
         self.get_logger().info(f"mapping ready: encoder {self.live.describe()}, sync {keys}, pose from {p['pose_source']}")
 
     # -- input ---------------------------------------------------------------------
     def _on_info(self, msg: CameraInfo) -> None:
         self.info = msg
-        self._drain_pending()
+        self.intake.context_arrived()
 
     def _on_episode(self, msg: EpisodeDescriptor) -> None:
         scene_id = msg.scene_id
@@ -169,49 +167,13 @@ class MappingNode(Node):
             self.get_logger().info(f"new scene {scene_id!r} (was {self.live.scene_id!r}): maps reset")
             self._reset()
         self.live.set_scene(scene_id)
-        self._drain_pending()
+        self.intake.context_arrived()
 
-    def _on(self, key: str, msg) -> None:
-        try:
-            groups = self.sync.add(key, stamp_ns(msg.header), msg)
-        except Exception as exc:  # a message without a usable header
-            self._skip(f"{key}: {exc}")
-            return
-        self._newest_ns = max(self._newest_ns, stamp_ns(msg.header)) if key == "depth" else self._newest_ns
-        for g in groups:
-            if self.tf is None:
-                self._integrate(g)
-            else:
-                self.tf_queue.add(g)
-        self._drain_tf()
-        if groups:
-            self._report_progress(max(int(g["_stamp"]) for g in groups))
-
-    def _report_progress(self, stamp_ns_: int) -> None:
+    def _publish_progress(self, stamp_ns_: int) -> None:
         """map/progress: every frame up to ``stamp_ns_`` is handled (none waits for a transform or context)."""
-        if (self.tf is not None and len(self.tf_queue)) or len(self._pending):
-            return
         header = Header(frame_id=self.p["map_frame"])
         header.stamp.sec, header.stamp.nanosec = divmod(int(stamp_ns_), 1_000_000_000)
         self.pub_progress.publish(header)
-
-    def _drain_tf(self) -> None:
-        """pose_source:=tf: integrate waiting frames in order as their transforms arrive."""
-        if self.tf is None:
-            return
-        for g, skipped in self.tf_queue.drain(self._newest_ns):
-            if g is None:
-                self._skip(skipped)
-            else:
-                self._integrate(g)
-
-    def _expire(self) -> None:
-        self._drain_tf()
-        # message time, not wall time: works with bags and /clock alike
-        newest = max((q[-1][0] for q in self.sync.queues.values() if q), default=0)
-        for stamp, missing in self.sync.expire(newest):
-            what = " and ".join("pose (stale or missing)" if k == "pose" else k for k in missing) or "a matching message"
-            self._skip(f"frame at {stamp / 1e9:.3f} s: no {what} within {self.p['sync_slop'] * 1000:.0f} ms")
 
     def _skip(self, reason: str) -> None:
         if self.skips.add(reason, time.monotonic()):
@@ -225,20 +187,8 @@ class MappingNode(Node):
             return "the episode descriptor (ORACLE captions of the scene)"
         return ""
 
-    def _drain_pending(self) -> None:
-        newest = None
-        for g in self._pending.release(lambda: not self._missing_context()):
-            newest = int(g["_stamp"])
-            self._integrate(g)
-        if newest is not None:
-            self._report_progress(newest)
-
     def _integrate(self, g: dict) -> None:
-        missing = self._missing_context()
-        if missing:
-            if self._pending.hold(g):
-                self._skip(f"waited for {missing} with {PENDING_FRAMES} frames; dropped the oldest")
-            return
+        """A synced frame whose transform and context are in: into the maps, its occupancy out first."""
         try:
             depth, K, T, rgb, ids = frame_arrays(g, self.info, self.p["pose_source"], self.p["camera_height"],
                                                  self.p["camera_pitch"])
@@ -363,10 +313,7 @@ class MappingNode(Node):
 
     def _reset(self) -> None:
         self.live.reset()
-        self.sync.clear()
-        if self.tf is not None:
-            self.tf_queue.clear()
-        self._pending.clear()
+        self.intake.clear()
         self._dirty = True
 
     def _on_reset(self, request, response):

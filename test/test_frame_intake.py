@@ -82,3 +82,59 @@ def test_same_pose_tolerance():
     T = np.eye(4)
     assert not same_pose(T, None)
     assert same_pose(T + 5e-5, T) and not same_pose(T + 1e-3, T)
+
+
+class _Msg:
+    def __init__(self, stamp_ns, frame="cam"):
+        sec, nsec = divmod(stamp_ns, 1_000_000_000)
+        self.header = SimpleNamespace(stamp=SimpleNamespace(sec=sec, nanosec=nsec), frame_id=frame)
+
+
+def _intake(keys=("depth", "pose"), lookup=None, context=None):
+    from personal.mapping.frame_intake import FrameIntake
+
+    out = {"integrated": [], "skipped": [], "progress": []}
+    context = context if context is not None else {"missing": ""}
+    intake = FrameIntake(keys, 0.02, 0.5, lambda: context["missing"], lambda g: out["integrated"].append(g["_stamp"]),
+                         out["skipped"].append, out["progress"].append, lookup=lookup)
+    return intake, out, context
+
+
+def test_intake_holds_frames_until_their_context_then_reports_progress():
+    intake, out, context = _intake(context={"missing": "camera/color/camera_info"})
+    for t in (1_000_000_000, 2_000_000_000):
+        intake.add("depth", _Msg(t))
+        intake.add("pose", _Msg(t))
+    assert out["integrated"] == [] and out["progress"] == [] and intake.waiting() == 2
+    context["missing"] = ""
+    intake.context_arrived()
+    assert out["integrated"] == [1_000_000_000, 2_000_000_000] and out["progress"] == [2_000_000_000]
+    intake.add("depth", _Msg(3_000_000_000))
+    intake.add("pose", _Msg(3_000_000_000))
+    assert out["integrated"][-1] == 3_000_000_000 and out["progress"][-1] == 3_000_000_000
+
+
+def test_intake_skips_unmatched_frames_naming_the_stale_pose():
+    intake, out, _ = _intake()
+    intake.add("depth", _Msg(1_000_000_000))
+    intake.add("depth", _Msg(2_000_000_000))  # 1 s later: the first frame's pose is overdue
+    intake.expire()
+    assert out["integrated"] == [] and any("no pose (stale or missing) within 20 ms" in r for r in out["skipped"])
+    intake.add("depth", SimpleNamespace(header=None))
+    assert out["skipped"][-1].startswith("depth: ")
+
+
+def test_intake_with_tf_waits_for_the_transform_of_each_frame():
+    known = {}
+
+    def lookup(target, source, stamp):
+        if stamp not in known:
+            raise ExtrapolationError("later")
+        return known[stamp]
+
+    intake, out, _ = _intake(keys=("depth",), lookup=lookup)
+    intake.add("depth", _Msg(1_000_000_000))
+    assert out["integrated"] == [] and intake.waiting() == 1 and out["progress"] == []
+    known[1_000_000_000] = np.eye(4)
+    intake.expire()
+    assert out["integrated"] == [1_000_000_000] and intake.waiting() == 0

@@ -160,7 +160,7 @@ def test_mapped_wall_stays_put_while_the_camera_tilts(ros_context):
         assert outcomes[-1].status == "succeeded", outcomes[-1]
     n = len(frames)
     wait_for(lambda: len(frames) > n + 5, 10)
-    wait_for(lambda: not len(mapping.tf_queue), 5)
+    wait_for(lambda: not mapping.intake.waiting(), 5)
 
     tilts = sorted({round(t, 3) for t, _, _ in frames})
     assert tilts[0] <= -0.52 and tilts[-1] >= 0.52 and len(tilts) >= 10  # frames taken while the camera moved

@@ -142,3 +142,91 @@ def frame_arrays(g: dict, info, pose_source: str, camera_height: float, camera_p
 def same_pose(T: np.ndarray, last: np.ndarray | None, atol: float = 1e-4) -> bool:
     """A re-published frame: the camera pose equals the last integrated one."""
     return last is not None and bool(np.allclose(T, last, atol=atol))
+
+
+class FrameIntake:
+    """From sensor messages to frames ready to integrate, in stamp order: timestamp sync
+    (``ApproxTimeSync`` over ``keys``), then — ``lookup`` given (pose_source:=tf) — the wait for
+    each frame's transform, then the wait for its context (``missing_context()`` names what is
+    missing, '' when nothing). Callbacks: ``integrate(group)`` for each frame ready, ``skip(reason)``
+    for dropped input, ``progress(stamp_ns)`` once every frame up to that stamp is handled."""
+
+    def __init__(self, keys: tuple[str, ...], slop_s: float, max_wait_s: float, missing_context: Callable[[], str],
+                 integrate: Callable[[dict], None], skip: Callable[[str], None], progress: Callable[[int], None],
+                 lookup=None, map_frame: str = "map") -> None:
+        from personal.mapping.ros_io import ApproxTimeSync
+
+        self.slop_s = slop_s
+        self.sync = ApproxTimeSync(keys, slop_ns=int(slop_s * 1e9), max_wait_ns=int(max_wait_s * 1e9))
+        self.tf_queue = TfQueue(lookup, map_frame, max_wait_s) if lookup is not None else None
+        self.pending = ContextQueue(PENDING_FRAMES)  # frames waiting for their context
+        self.missing_context, self.integrate, self.skip, self.progress = missing_context, integrate, skip, progress
+        self.newest_ns = 0  # newest depth stamp seen (message time)
+
+    def add(self, key: str, msg) -> None:
+        from personal.mapping.ros_io import stamp_ns
+
+        try:
+            groups = self.sync.add(key, stamp_ns(msg.header), msg)
+        except Exception as exc:  # a message without a usable header
+            self.skip(f"{key}: {exc}")
+            return
+        if key == "depth":
+            self.newest_ns = max(self.newest_ns, stamp_ns(msg.header))
+        for g in groups:
+            if self.tf_queue is None:
+                self.offer(g)
+            else:
+                self.tf_queue.add(g)
+        self.drain_tf()
+        if groups:
+            self._handled(max(int(g["_stamp"]) for g in groups))
+
+    def _handled(self, stamp: int) -> None:
+        if not self.waiting():
+            self.progress(stamp)
+
+    def waiting(self) -> int:
+        """Frames synced but not yet integrated (waiting for a transform or their context)."""
+        return len(self.pending) + (len(self.tf_queue) if self.tf_queue is not None else 0)
+
+    def drain_tf(self) -> None:
+        if self.tf_queue is None:
+            return
+        for g, skipped in self.tf_queue.drain(self.newest_ns):
+            if g is None:
+                self.skip(skipped)
+            else:
+                self.offer(g)
+
+    def expire(self) -> None:
+        """Periodically: transforms that came late, and unmatched messages past ``max_wait``."""
+        self.drain_tf()
+        # message time, not wall time: works with bags and /clock alike
+        newest = max((q[-1][0] for q in self.sync.queues.values() if q), default=0)
+        for stamp, missing in self.sync.expire(newest):
+            what = " and ".join("pose (stale or missing)" if k == "pose" else k for k in missing) or "a matching message"
+            self.skip(f"frame at {stamp / 1e9:.3f} s: no {what} within {self.slop_s * 1000:.0f} ms")
+
+    def offer(self, g: dict) -> None:
+        """Integrate ``g`` now, or hold it until its context arrives."""
+        missing = self.missing_context()
+        if not missing:
+            self.integrate(g)
+        elif self.pending.hold(g):
+            self.skip(f"waited for {missing} with {PENDING_FRAMES} frames; dropped the oldest")
+
+    def context_arrived(self) -> None:
+        """Integrate the held frames whose context is now complete."""
+        newest = None
+        for g in self.pending.release(lambda: not self.missing_context()):
+            newest = int(g["_stamp"])
+            self.integrate(g)
+        if newest is not None:
+            self._handled(newest)
+
+    def clear(self) -> None:
+        self.sync.clear()
+        if self.tf_queue is not None:
+            self.tf_queue.clear()
+        self.pending.clear()
