@@ -47,10 +47,10 @@ from nav_msgs.msg import OccupancyGrid as OccupancyGridMsg
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
-from sensor_msgs.msg import CameraInfo, Image, PointCloud2, PointField
-from std_msgs.msg import Float32MultiArray, Header, MultiArrayDimension
+from sensor_msgs.msg import CameraInfo, Image, PointCloud2
+from std_msgs.msg import Float32MultiArray, Header
 from std_srvs.srv import Trigger
-from visualization_msgs.msg import Marker, MarkerArray
+from visualization_msgs.msg import MarkerArray
 
 from personal.grounding.map_wire import descriptor_to_fields
 from personal.interfaces.convert import from_dict, packed
@@ -61,6 +61,7 @@ from personal.mapping.projection import voxel_downsample
 from personal.mapping.frame_intake import FrameIntake, SkipLog, frame_arrays
 from personal.mapping.ros_io import FrameError, feature_map_to_wire
 from nodes.lifecycle import run_node, serve, subscribe
+from nodes.map_msgs import float_array, frontier_markers, occupancy_grid, stamp_header, xyz_cloud
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
@@ -220,23 +221,12 @@ class MappingNode(Node):
 
     # -- output --------------------------------------------------------------------
     def _header(self, msg, stamp_ns_: int | None = None):
-        msg.header.frame_id = self.p["map_frame"]
-        if stamp_ns_ is None:
-            msg.header.stamp = self.get_clock().now().to_msg()
-        else:
-            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(int(stamp_ns_), 1_000_000_000)
-        return msg
+        return stamp_header(msg, self.p["map_frame"], self.get_clock().now().to_msg() if stamp_ns_ is None else int(stamp_ns_))
 
     def _publish_grid(self, stamp: int | None = None) -> None:
         f = self.live.builder.occupancy.to_occupancy_grid_msg_fields()
-        msg = self._header(OccupancyGridMsg(), stamp)
-        msg.info.resolution = f["resolution"]
-        msg.info.width, msg.info.height = f["width"], f["height"]
-        msg.info.origin.position.x, msg.info.origin.position.y, msg.info.origin.position.z = f["origin"]["position"]
-        msg.info.origin.orientation.w = 1.0
-        msg.info.map_load_time = msg.header.stamp
-        msg.data = packed("b", f["data"])  # array.array: assigning a list/ndarray is much slower
-        self.pub_grid.publish(msg)
+        now = self.get_clock().now().to_msg() if stamp is None else int(stamp)
+        self.pub_grid.publish(occupancy_grid(f, packed("b", f["data"]), self.p["map_frame"], now, load_time=True))
 
     def _publish_maps(self) -> None:
         if not self._dirty:
@@ -255,30 +245,12 @@ class MappingNode(Node):
     def _publish_frontiers(self) -> None:
         occ = self.live.builder.occupancy
         frontiers, _ = detect_frontiers(occ.state(), occ.geometry)
-        arr = MarkerArray()
-        clear = Marker()
-        clear.action = Marker.DELETEALL
-        arr.markers.append(clear)
-        for i, fr in enumerate(frontiers):
-            m = self._header(Marker())
-            m.ns, m.id, m.type, m.action = "frontiers", i, Marker.SPHERE, Marker.ADD
-            m.pose.position.x, m.pose.position.y, m.pose.position.z = fr.centroid[0], fr.centroid[1], 0.1
-            m.pose.orientation.w = 1.0
-            s = float(min(1.0, 0.1 + 0.01 * fr.size))
-            m.scale.x = m.scale.y = m.scale.z = s
-            m.color.r, m.color.g, m.color.b, m.color.a = 1.0, 0.5, 0.0, 0.8
-            arr.markers.append(m)
-        self.pub_frontiers.publish(arr)
+        self.pub_frontiers.publish(frontier_markers(frontiers, self.p["map_frame"], self.get_clock().now().to_msg()))
 
     def _publish_cloud(self) -> None:
         pts = self.live.builder.cloud()
         pts = pts[voxel_downsample(pts, float(self.p["cloud_voxel"]))].astype(np.float32)
-        msg = self._header(PointCloud2())
-        msg.height, msg.width = 1, len(pts)
-        msg.fields = [PointField(name=n, offset=4 * i, datatype=PointField.FLOAT32, count=1) for i, n in enumerate("xyz")]
-        msg.is_bigendian, msg.point_step, msg.row_step, msg.is_dense = False, 12, 12 * len(pts), True
-        msg.data = packed("B", pts)
-        self.pub_cloud.publish(msg)
+        self.pub_cloud.publish(xyz_cloud(pts, self.p["map_frame"], self.get_clock().now().to_msg()))
 
     def _publish_features(self) -> None:
         fm = self.live.builder.feature_map
@@ -286,10 +258,7 @@ class MappingNode(Node):
             return
         with self.live.feature_lock():
             flat, layout, desc = feature_map_to_wire(fm, self.live.scene_id)
-        msg = Float32MultiArray()
-        msg.layout.dim = [MultiArrayDimension(label=lab, size=int(size), stride=int(stride)) for lab, size, stride in layout]
-        msg.data = packed("f", flat)
-        self.pub_features.publish(msg)
+        self.pub_features.publish(float_array(layout, packed("f", flat)))
         self.pub_descriptor.publish(self._header(from_dict(FeatureMapDescriptor, descriptor_to_fields(desc))))
 
     # -- services ------------------------------------------------------------------

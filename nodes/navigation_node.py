@@ -42,8 +42,11 @@ from sensor_msgs.msg import CameraInfo, Image
 
 from personal.interfaces.convert import from_dict, packed, to_dict
 from personal.msg import AgentState, DiscreteAction, EpisodeDescriptor, NavigationRun, NavigationStart
-from personal.navigation.run import NavRun, PanLoops, failed_run, image_array, pose_matrix, start_state, yaw_of
+from personal.navigation.run import (
+    NavRun, PanLoops, command_spec, episode_spec, failed_run, image_array, pose_matrix, start_state, summary_line, yaw_of,
+)
 from nodes.lifecycle import run_node, subscribe
+from nodes.map_msgs import occupancy_grid
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -137,11 +140,7 @@ class NavigationNode(Node):
                                     f"(got {msg.episode_id!r}, {msg.max_steps})")
             return
         d = to_dict(msg)
-        spec = None
-        if d["query"].strip():  # the task comes with the command (a real robot has no episode descriptor)
-            from personal.navigation.policies import EpisodeSpec
-
-            spec = EpisodeSpec(d["episode_id"], d["query"], d["summary"], d["owner"], float(self.p["floor_z"]))
+        spec = command_spec(d, self.p["floor_z"])
         self.start(d["episode_id"], d["policy"] or self.p["policy"], int(d["max_steps"]), spec)
 
     def start(self, episode_id: str, policy: str, max_steps: int, spec=None) -> None:
@@ -166,8 +165,6 @@ class NavigationNode(Node):
         run, ep = self.run, self.episode
         if run is None or run.started:
             return
-        from personal.navigation.policies import EpisodeSpec
-
         loop, spec = run.loop, run.spec
         oracle_captions = loop.policy.needs_features and self.oracle_perception
         if spec is None or loop.policy.is_oracle or oracle_captions:  # these read the episode's ground truth
@@ -184,8 +181,7 @@ class NavigationNode(Node):
                 return
         if self.live and self.latest_odom is None:
             return  # retried on the next odometry message
-        loop.reset(spec or EpisodeSpec(ep["episode_id"], ep["query"], ep["summary"], ep["owner"],
-                                       float(ep["start_position"]["z"]), int(ep["floor_id"])))
+        loop.reset(spec or episode_spec(ep))
         run.begin(time.monotonic())
         if self.live:  # the base stands where odometry says; observe from here
             self._arm()
@@ -264,15 +260,12 @@ class NavigationNode(Node):
         if not run.started:
             self._try_begin()
             return
-        if run.answers(st, self.live):
-            run.since = time.monotonic()
-            if self.live:
-                self._arm()
-            if st["stopped"] or run.loop.done:  # STOP answered or budget spent: no observation needed
-                run.record(st)
-                self.finish("")
-                return
-            run.state = st
+        verdict = run.accept(st, self.live, time.monotonic())
+        if verdict is not None and self.live:
+            self._arm()
+        if verdict == "finish":  # STOP answered or budget spent: no observation needed
+            self.finish("")
+        elif verdict == "observe":
             self._advance()
 
     # -- the loop ------------------------------------------------------------------------
@@ -281,23 +274,15 @@ class NavigationNode(Node):
         if run is None or run.done or not run.started or run.state is None or self.K is None:
             return
         st, loop = run.state, run.loop
-        pose = (st["position"]["x"], st["position"]["y"], st["yaw"])
-        group = self.pairing.match(loop.policy.needs_features, pose)
+        group = self.pairing.match(loop.policy.needs_features, (st["position"]["x"], st["position"]["y"], st["yaw"]))
         if group is None:
             return
-        from personal.navigation.loop import Frame
-
-        parts = group.parts
-        rgb = parts.get("rgb")
-        if rgb is not None and rgb.shape[:2] != parts["depth"].shape[:2]:
-            self.get_logger().error(f"camera/color/image_raw {rgb.shape[1]}x{rgb.shape[0]} does not match the aligned "
-                                    f"depth {parts['depth'].shape[1]}x{parts['depth'].shape[0]}: frame skipped",
-                                    throttle_duration_sec=5.0)
+        try:
+            frame = run.observation(group.parts, self.K)
+        except ValueError as exc:
+            self.get_logger().error(str(exc), throttle_duration_sec=5.0)
             return
         self.pairing.arm(None)  # live: this observation is taken; collect again after the next action
-        run.state = None
-        run.record(st)
-        frame = Frame(pose, parts["depth"], self.K, parts["pose"], parts.get("ids"), rgb, bool(st["collided"]))
         try:
             action = loop.step(frame)
         except Exception as exc:  # a bug in a policy must not take the node down
@@ -326,22 +311,12 @@ class NavigationNode(Node):
         self.pub_result.publish(from_dict(NavigationRun, result))
         if run.loop.mapper is not None:
             self.publish_map(run.loop.mapper)
-        self.get_logger().info(f"{run.episode_id} {run.policy}: {result['steps']} steps, stopped={result['stopped']}, "
-                               f"{info['steps_per_s']} steps/s ({info['loop_steps_per_s']} steps/s first to last action), "
-                               f"ms/step {info['timing_ms_per_step']}"
-                               + (f", failure: {failure}" if failure else ""))
+        self.get_logger().info(summary_line(run, result, info, failure))
 
     def publish_map(self, mapper) -> None:
         f = mapper.occupancy.to_occupancy_grid_msg_fields()
-        msg = OccupancyGrid()
-        msg.header.frame_id = str(self.p["map_frame"])
-        msg.header.stamp = self.get_clock().now().to_msg()
-        msg.info.resolution = f["resolution"]
-        msg.info.width, msg.info.height = f["width"], f["height"]
-        msg.info.origin.position.x, msg.info.origin.position.y, msg.info.origin.position.z = f["origin"]["position"]
-        msg.info.origin.orientation.w = 1.0
-        msg.data = packed("b", np.asarray(f["data"], dtype=np.int8))
-        self.pub_map.publish(msg)
+        self.pub_map.publish(occupancy_grid(f, packed("b", np.asarray(f["data"], dtype=np.int8)), str(self.p["map_frame"]),
+                                            self.get_clock().now().to_msg()))
 
 
 def main(args=None) -> None:

@@ -33,7 +33,7 @@ import time
 import numpy as np
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from std_msgs.msg import Float32MultiArray, MultiArrayDimension
+from std_msgs.msg import Float32MultiArray
 
 from personal import exit_codes
 from personal.paths import child_path
@@ -50,6 +50,7 @@ from personal.grounding.pipeline import MapView
 from personal.interfaces.convert import from_dict, to_dict
 from personal.msg import FeatureMapDescriptor, GroundingQuery, GroundingResult
 from nodes.lifecycle import run_until_exit_code, subscribe
+from nodes.map_msgs import float_array
 
 RELIABLE = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -214,10 +215,7 @@ class PogEvaluatorNode(Node):
         if self.map_pub is None:
             return
         data, layout, desc = map_to_wire(self.maps[sid], scene_id=sid)
-        msg = Float32MultiArray()
-        msg.layout.dim = [MultiArrayDimension(label=l, size=s, stride=st) for l, s, st in layout]
-        msg.data = array.array("f", data.astype(np.float32).tobytes())
-        self.map_pub.publish(msg)
+        self.map_pub.publish(float_array(layout, array.array("f", data.astype(np.float32).tobytes())))
         desc_msg = from_dict(FeatureMapDescriptor, descriptor_to_fields(desc))
         desc_msg.header.frame_id = "map"
         desc_msg.header.stamp = self.get_clock().now().to_msg()

@@ -112,3 +112,44 @@ def test_live_pairing_takes_frames_only_after_arming():
     pairing.arm(None)
     pairing.add("depth", (3, 0), "D2", now=2.0)
     assert pairing.match(False, (0.0, 0.0, 0.0)) is None  # disarmed: collects nothing
+
+
+def test_accept_finishes_on_stop_or_spent_budget_and_observes_otherwise():
+    loop = _loop()
+    loop.done = False
+    run = NavRun("e1", "p", loop, None, 0.0)
+    run.begin(0.0)
+    loop.step_count = 1
+    rid = run.took(1, 1.0)
+    assert run.accept(_state(1, "stale"), live=False, now=2.0) is None and run.since == 1.0
+    assert run.accept(_state(1, rid), live=False, now=2.0) == "observe" and run.state["request_id"] == rid
+    assert run.since == 2.0 and run.xs == []  # recorded when observed, not before
+    stop = dict(_state(1, rid), stopped=True)
+    assert run.accept(stop, live=False, now=3.0) == "finish" and run.xs == [0.0]
+    loop.done = True
+    assert run.accept(_state(1, rid), live=False, now=4.0) == "finish"
+
+
+def test_observation_refuses_colour_unlike_depth_and_keeps_waiting():
+    run = NavRun("e1", "p", _loop(), None, 0.0)
+    run.state = _state(0, "", x=3.0, collided=True)
+    parts = {"depth": np.zeros((4, 6)), "pose": np.eye(4), "rgb": np.zeros((4, 5, 3), np.uint8)}
+    try:
+        run.observation(parts, np.eye(3))
+        raise AssertionError("mismatched colour accepted")
+    except ValueError as exc:
+        assert "5x4 does not match the aligned depth 6x4" in str(exc)
+    assert run.state is not None and run.xs == []
+    parts["rgb"] = np.zeros((4, 6, 3), np.uint8)
+    frame = run.observation(parts, np.eye(3))
+    assert run.state is None and run.xs == [3.0] and frame.collided is True and frame.rgb is parts["rgb"]
+
+
+def test_specs_from_the_descriptor_or_the_command():
+    from personal.navigation.run import command_spec, episode_spec
+
+    assert command_spec({"episode_id": "e", "query": "  ", "summary": "", "owner": ""}, 0.0) is None
+    spec = command_spec({"episode_id": "e", "query": "Find Ana's mug", "summary": "s", "owner": "Ana"}, 0.4)
+    assert spec.query == "Find Ana's mug" and spec.owner == "Ana" and spec.floor_z == 0.4
+    ep = {"episode_id": "e", "query": "q", "summary": "s", "owner": "o", "start_position": {"z": 1.5}, "floor_id": 2}
+    assert (episode_spec(ep).floor_z, episode_spec(ep).floor) == (1.5, 2)

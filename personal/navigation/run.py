@@ -41,6 +41,31 @@ class NavRun:
             return bool(st["request_id"]) and st["request_id"] == self.awaiting[0]
         return st["episode_id"] == self.episode_id and (st["request_id"], st["step"]) == self.awaiting
 
+    def accept(self, st: dict, live: bool, now: float) -> str | None:
+        """Agent state ``st`` arrived: None when it does not answer the last action, else 'finish'
+        (STOP answered or the step budget spent: no observation needed) or 'observe'."""
+        if not self.answers(st, live):
+            return None
+        self.since = now
+        if st["stopped"] or self.loop.done:
+            self.record(st)
+            return "finish"
+        self.state = st
+        return "observe"
+
+    def observation(self, parts: dict, K: np.ndarray):
+        """The loop's Frame of the paired sensor ``parts`` seen from the awaited state (recorded in the
+        trajectory; the run then waits for the next agent state). ValueError: colour and depth differ."""
+        from personal.navigation.loop import Frame
+
+        rgb = parts.get("rgb")
+        if rgb is not None and rgb.shape[:2] != parts["depth"].shape[:2]:
+            raise ValueError(f"camera/color/image_raw {rgb.shape[1]}x{rgb.shape[0]} does not match the aligned "
+                             f"depth {parts['depth'].shape[1]}x{parts['depth'].shape[0]}: frame skipped")
+        st, self.state = self.state, None
+        pose = self.record(st)
+        return Frame(pose, parts["depth"], K, parts["pose"], parts.get("ids"), rgb, bool(st["collided"]))
+
     def record(self, st: dict) -> tuple[float, float, float]:
         """Append ``st``'s pose to the trajectory (and its collision flag once an action was taken)."""
         pose = (st["position"]["x"], st["position"]["y"], st["yaw"])
@@ -88,6 +113,30 @@ class NavRun:
             "guard_overrides": loop.guard.overrides, "info_json": json.dumps(info, default=str), "failure_reason": failure,
         }
         return result, info
+
+
+def summary_line(run: NavRun, result: dict, info: dict, failure: str) -> str:
+    return (f"{run.episode_id} {run.policy}: {result['steps']} steps, stopped={result['stopped']}, "
+            f"{info['steps_per_s']} steps/s ({info['loop_steps_per_s']} steps/s first to last action), "
+            f"ms/step {info['timing_ms_per_step']}" + (f", failure: {failure}" if failure else ""))
+
+
+def episode_spec(ep: dict):
+    """The loop's EpisodeSpec of an EpisodeDescriptor (as a dict)."""
+    from personal.navigation.policies import EpisodeSpec
+
+    return EpisodeSpec(ep["episode_id"], ep["query"], ep["summary"], ep["owner"], float(ep["start_position"]["z"]),
+                       int(ep["floor_id"]))
+
+
+def command_spec(start: dict, floor_z: float):
+    """The EpisodeSpec a NavigationStart (as a dict) carries, or None without a query: a real robot
+    has no episode descriptor, so the task comes with the command."""
+    if not start["query"].strip():
+        return None
+    from personal.navigation.policies import EpisodeSpec
+
+    return EpisodeSpec(start["episode_id"], start["query"], start["summary"], start["owner"], float(floor_z))
 
 
 def failed_run(episode_id: str, policy: str, failure: str) -> dict:
