@@ -110,11 +110,10 @@ class NavigationNode(Node):
         subscribe(self, EpisodeDescriptor, "episode", self.on_episode, LATCHED)
         subscribe(self, AgentState, "agent_state", self.on_state, STATE_QOS)
         subscribe(self, NavigationStart, "nav/start", self.on_start, COMMAND_QOS)
-        subscribe(self, Image, "camera/aligned_depth_to_color/image_raw", self.on_depth, qos_profile_sensor_data)
-        if self.oracle_perception:
-            subscribe(self, Image, "camera/semantic/image_raw", self.on_ids, qos_profile_sensor_data)
-        else:
-            subscribe(self, Image, "camera/color/image_raw", self.on_rgb, qos_profile_sensor_data)
+        images = {"depth": "camera/aligned_depth_to_color/image_raw", "ids": "camera/semantic/image_raw",
+                  "rgb": "camera/color/image_raw"}
+        for key in ("depth", self.feature_key):
+            subscribe(self, Image, images[key], lambda m, k=key: self.on_image(m, k, images[k]), qos_profile_sensor_data)
         subscribe(self, CameraInfo, "camera/color/camera_info", self.on_info, qos_profile_sensor_data)
         subscribe(self, PoseStamped, "camera/pose", self.on_pose, qos_profile_sensor_data)
         subscribe(self, Odometry, "odom", self.on_odom, qos_profile_sensor_data)
@@ -171,10 +170,7 @@ class NavigationNode(Node):
             if ep is None or ep["episode_id"] != run.episode_id:
                 return
             try:
-                if loop.policy.is_oracle:
-                    self._oracle_ground_truth(loop.policy, ep)
-                if oracle_captions:
-                    self.loops.oracle_captions(ep)
+                self.loops.prepare(loop, ep, self.oracle_perception)
             except Exception as exc:
                 self.get_logger().error(f"episode {ep['episode_id']}: {exc}")
                 self.finish(f"setup failed: {exc}")
@@ -194,12 +190,6 @@ class NavigationNode(Node):
             run.state = st
             self._advance()
 
-    def _oracle_ground_truth(self, policy, ep: dict) -> None:
-        from sim_bridge.navgrid import NavGrid
-
-        scene = self.loops.scene(ep["scene_id"], "oracle: ")
-        policy.set_ground_truth(NavGrid(scene, int(ep["floor_id"])), [scene.object(o).box for o in ep["target_object_ids"]])
-
     # -- observations --------------------------------------------------------------------
     def _add(self, msg, key: str, value) -> None:
         self.pairing.add(key, (int(msg.header.stamp.sec), int(msg.header.stamp.nanosec)), value, time.monotonic())
@@ -208,25 +198,18 @@ class NavigationNode(Node):
     def _arm(self) -> None:
         self.pairing.arm(time.monotonic())
 
-    def on_depth(self, msg: Image) -> None:
+    def on_image(self, msg: Image, key: str, topic: str) -> None:
         try:
-            self._add(msg, "depth", image_array(msg))
-        except ValueError as exc:
-            self.get_logger().error(f"topic 'camera/aligned_depth_to_color/image_raw': {exc}", throttle_duration_sec=5.0)
+            if key == "rgb":
+                from personal.mapping.ros_io import rgb_from_msg
 
-    def on_ids(self, msg: Image) -> None:
-        try:
-            self._add(msg, "ids", image_array(msg).astype(np.int32, copy=False))
+                value = rgb_from_msg(msg, topic)
+            else:
+                value = image_array(msg) if key == "depth" else image_array(msg).astype(np.int32, copy=False)
         except ValueError as exc:
-            self.get_logger().error(f"topic 'camera/semantic/image_raw': {exc}", throttle_duration_sec=5.0)
-
-    def on_rgb(self, msg: Image) -> None:
-        from personal.mapping.ros_io import rgb_from_msg
-
-        try:
-            self._add(msg, "rgb", rgb_from_msg(msg, "camera/color/image_raw"))
-        except ValueError as exc:
-            self.get_logger().error(str(exc), throttle_duration_sec=5.0)
+            self.get_logger().error(str(exc) if key == "rgb" else f"topic '{topic}': {exc}", throttle_duration_sec=5.0)
+            return
+        self._add(msg, key, value)
 
     def on_info(self, msg: CameraInfo) -> None:
         K = np.asarray(msg.k, dtype=float).reshape(3, 3)

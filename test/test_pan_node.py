@@ -42,4 +42,4 @@ def test_navigation_node_survives_bad_input(ros_context):
     bad = Image(height=2, width=2, encoding="bgr8", step=6, data=bytes(12))
     with pytest.raises(ValueError, match="unsupported image encoding"):
         image_array(bad)
-    node.on_depth(bad)  # logged, not raised
+    node.on_image(bad, "depth", "camera/aligned_depth_to_color/image_raw")  # logged, not raised

@@ -250,6 +250,18 @@ class PanLoops:
                                + ("" if what else " (set episodes_dir / scenes / seed like the bridge)"))
         return scene
 
+    def prepare(self, loop, ep: dict, oracle_perception: bool) -> None:
+        """What ``loop`` reads of episode ``ep``'s ground truth: the oracle policy its targets and
+        navigable grid, ORACLE perception the scene's captions (RuntimeError: scene unknown)."""
+        if loop.policy.is_oracle:
+            from sim_bridge.navgrid import NavGrid  # the oracle only: the bridge's own grid of the scene
+
+            scene = self.scene(ep["scene_id"], "oracle: ")
+            loop.policy.set_ground_truth(NavGrid(scene, int(ep["floor_id"])),
+                                         [scene.object(o).box for o in ep["target_object_ids"]])
+        if loop.policy.needs_features and oracle_perception:
+            self.oracle_captions(ep)
+
     def oracle_captions(self, ep: dict) -> None:
         """ORACLE perception: the encoder gets this episode's scene captions, embedded once here
         (outside the timed steps)."""
