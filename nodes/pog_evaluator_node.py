@@ -36,15 +36,12 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float32MultiArray
 
 from personal import exit_codes
-from personal.paths import child_path
 from personal.eval.output import RESULTS_LOG, OutputDirError, ResultLog, new_run_dir
-from personal.eval.pog import write_report
 from personal.grounding.map_wire import MapAssembler, descriptor_from_msg, descriptor_to_fields, map_to_wire
 from personal.grounding.pog_session import (
     GroundingGate, LazyEmbedder, MapHandoff, PogConfig, PogSession, SceneMaps, empty_map, load_episodes, report_meta,
-    upper_bound,
+    taken_record_dirs, write_run,
 )
-from personal.report_html import write_html
 from personal.grounding.methods import parse_method_list
 from personal.grounding.pipeline import MapView
 from personal.interfaces.convert import from_dict, to_dict
@@ -176,8 +173,7 @@ class PogEvaluatorNode(Node):
             self.get_logger().warning(f"record_dir is only used with map_source explore_graph (not {cfg.map_source}); ignored")
             cfg.record_dir = ""
             return True
-        taken = [str(child_path(cfg.record_dir, s, "scene_id")) for s in dict.fromkeys(e.scene_id for e in self.episodes)
-                 if child_path(cfg.record_dir, s, "scene_id").exists()]
+        taken = taken_record_dirs(cfg.record_dir, self.episodes)
         if taken:
             self.get_logger().error(f"record_dir: {', '.join(taken)} already exist; refusing to overwrite recorded bags")
             self.exit_code = 1
@@ -269,20 +265,11 @@ class PogEvaluatorNode(Node):
         return state == "ready"
 
     def _finish(self) -> None:
-        from personal.eval.pog_run import write_sample_maps
-
         s, log = self.session, self.get_logger()
-        meta = report_meta(self.cfg, s, self.maps, self.scene_maps.explore_info, self.sensor, self.incomplete)
-        write_report(self.run_dir, s.results, meta, self.cfg.methods,
-                     upper_bound=None if meta["encoder_is_oracle"] else upper_bound(self.cfg, self.scenes, self.episodes, log))
-        try:
-            write_sample_maps(self.run_dir, s.results, self.episodes, self.scenes, self.maps, self.embedder.get(),
-                              self.sample_maps)
-        except Exception as exc:  # plots are a nice-to-have; the report is written
-            log.warning(f"sample map plots failed: {exc}")
-        write_html(self.run_dir, "pog", log)
-        log.info(f"POG evaluation done: {s.done}/{len(self.episodes)} episodes; report: {self.run_dir.resolve() / 'report.md'}")
-        print(f"report: {self.run_dir.resolve() / 'report.md'}", flush=True)
+        report = write_run(self.run_dir, self.cfg, s, self.maps, self.scene_maps, self.sensor, self.incomplete, self.embedder,
+                           self.sample_maps, log)
+        log.info(f"POG evaluation done: {s.done}/{len(self.episodes)} episodes; report: {report}")
+        print(f"report: {report}", flush=True)
         self.result_log.close()
         if self.incomplete:
             log.error("run incomplete: " + "; ".join(self.incomplete) + "; exit code 3")

@@ -147,3 +147,26 @@ def test_report_meta_flags_incomplete_runs(episode_set, tmp_path):
 def test_failed_result_is_a_failure_of_that_method():
     r = failed_result("qs", "timeout", "late")
     assert (r["method"], r["ok"], r["failure_code"], r["points"]) == ("qs", False, "timeout", [])
+
+
+def test_taken_record_dirs_names_only_existing_scene_folders(episode_set, tmp_path):
+    from personal.grounding.pog_session import taken_record_dirs
+
+    _, eps = episode_set
+    sid = eps[0].scene_id
+    assert taken_record_dirs(str(tmp_path), eps) == []
+    (tmp_path / sid).mkdir()
+    assert taken_record_dirs(str(tmp_path), eps) == [str(tmp_path / sid)]
+
+
+def test_write_run_writes_the_report_of_failed_episodes(episode_set, tmp_path):
+    from personal.grounding.pog_session import LazyEmbedder, SceneMaps, write_run
+
+    s, log = _session(episode_set, tmp_path)
+    s.start_scene(s.next_scene(), 0.0)
+    s.fail_queue("no_grounding_node", "never subscribed", 1.0)
+    cfg = PogConfig(map_source="saved", upper_bound="none", methods=METHODS)
+    maps = SceneMaps(cfg, s.scenes, s.episodes, tmp_path, None, log, [])
+    report = write_run(tmp_path, cfg, s, {}, maps, None, ["no grounding node"], LazyEmbedder("lit", False, log), 0, log)
+    text = report.read_text()
+    assert report == tmp_path.resolve() / "report.md" and "INCOMPLETE RUN" in text and (tmp_path / "summary.json").exists()

@@ -86,6 +86,12 @@ def load_episodes(cfg: PogConfig, log) -> tuple[dict, list]:
     return scenes, eps
 
 
+def taken_record_dirs(record_dir: str, episodes: list) -> list[str]:
+    """The scenes' bag folders under ``record_dir`` that already exist (recorded bags are never overwritten)."""
+    return [str(child_path(record_dir, s, "scene_id")) for s in dict.fromkeys(e.scene_id for e in episodes)
+            if child_path(record_dir, s, "scene_id").exists()]
+
+
 class PogSession:
     """Scene-by-scene scheduling of the episodes, the queries in flight and the scored records."""
 
@@ -495,3 +501,22 @@ def upper_bound(cfg: PogConfig, scenes: dict, episodes: list, log):
         return UpperBound("ORACLE top-down caption maps", error=f"{type(exc).__name__}: {exc}")
     log.info(f"ORACLE upper bound (top-down maps) in {time.monotonic() - t0:.1f} s")
     return ub
+
+
+def write_run(run_dir: Path, cfg: PogConfig, session: PogSession, maps: dict[str, MapView], scene_maps: SceneMaps, sensor,
+              incomplete: list[str], embedder, sample_maps: int, log) -> Path:
+    """The run folder's report (with the ORACLE upper bound unless the run is an oracle), sample
+    map PNGs (best effort) and HTML; returns report.md's path."""
+    from personal.eval.pog import write_report
+    from personal.eval.pog_run import write_sample_maps
+    from personal.report_html import write_html
+
+    meta = report_meta(cfg, session, maps, scene_maps.explore_info, sensor, incomplete)
+    bound = None if meta["encoder_is_oracle"] else upper_bound(cfg, scene_maps.scenes, session.episodes, log)
+    write_report(run_dir, session.results, meta, cfg.methods, upper_bound=bound)
+    try:
+        write_sample_maps(run_dir, session.results, session.episodes, scene_maps.scenes, maps, embedder.get(), sample_maps)
+    except Exception as exc:  # plots are a nice-to-have; the report is written
+        log.warning(f"sample map plots failed: {exc}")
+    write_html(run_dir, "pog", log)
+    return run_dir.resolve() / "report.md"
