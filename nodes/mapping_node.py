@@ -56,10 +56,10 @@ from personal.grounding.map_wire import descriptor_to_fields
 from personal.interfaces.convert import from_dict, packed
 from personal.msg import EpisodeDescriptor, FeatureMapDescriptor, MapStatus
 from personal.mapping.frontier import detect_frontiers
-from personal.mapping.live_map import LiveMap
+from personal.mapping.live_map import LiveMap, SkipFrame
 from personal.mapping.projection import voxel_downsample
-from personal.mapping.frame_intake import FrameIntake, SkipLog, frame_arrays
-from personal.mapping.ros_io import FrameError, feature_map_to_wire
+from personal.mapping.frame_intake import FrameIntake, SkipLog
+from personal.mapping.ros_io import feature_map_to_wire
 from nodes.lifecycle import run_node, serve, subscribe
 from nodes.map_msgs import float_array, frontier_markers, occupancy_grid, stamp_header, xyz_cloud
 
@@ -116,7 +116,8 @@ class MappingNode(Node):
             self.tf = TfLookup(self)
         pose_key = () if self.tf is not None else ("pose",)
         keys = ("depth",) + pose_key + (("rgb",) if use_rgb else ()) + (("ids",) if use_ids else ())
-        self.intake = FrameIntake(keys, p["sync_slop"], p["max_wait"], self._missing_context, self._integrate, self._skip,
+        context = lambda: self.live.missing_context(self.info is not None)  # noqa: E731
+        self.intake = FrameIntake(keys, p["sync_slop"], p["max_wait"], context, self._integrate, self._skip,
                                   self._publish_progress, self.tf.lookup_matrix if self.tf else None, p["map_frame"])
 
         sd = qos_profile_sensor_data
@@ -180,44 +181,24 @@ class MappingNode(Node):
         if self.skips.add(reason, time.monotonic()):
             self.get_logger().warning(f"skipped input: {reason} (skipped so far: {self.skips.total})")
 
-    def _missing_context(self) -> str:
-        """What a frame needs before it can be integrated and has not arrived yet ('' = nothing)."""
-        if self.info is None:
-            return "camera/color/camera_info"
-        if self.live.needs_episode():
-            return "the episode descriptor (ORACLE captions of the scene)"
-        return ""
-
     def _integrate(self, g: dict) -> None:
         """A synced frame whose transform and context are in: into the maps, its occupancy out first."""
         try:
-            depth, K, T, rgb, ids = frame_arrays(g, self.info, self.p["pose_source"], self.p["camera_height"],
-                                                 self.p["camera_pitch"])
-        except (FrameError, ValueError) as exc:
+            f = self.live.integrate(g, self.info)
+        except SkipFrame as exc:
             self._skip(str(exc))
             return
-        try:
-            new = self.live.integrate_geometry(depth, K, T)
-        except Exception as exc:  # never die on one bad frame
-            self._skip(f"integration failed: {exc}")
+        if f is None:  # re-published frame (static pose)
             return
-        if new is None:  # re-published frame (static pose)
-            return
-        fp, (x, y, yaw) = new
         self._dirty = True
         # the occupancy of this frame goes out first: the explore node decides its next action on it
         # (and the bridge renders the next frame) while this node encodes the frame's features
         self._publish_grid(g["_stamp"])
-        self.pub_status.publish(self._header(MapStatus(x=float(x), y=float(y), yaw=float(yaw), frames=self.live.frames,
-                                                       scene_id=self.live.scene_id), int(g["_stamp"])))
-        try:  # after the grid went out: its compaction (tens of ms every few dozen frames) is off the loop's path
-            self.live.builder.add_cloud(fp)
-        except Exception as exc:
-            self._skip(f"cloud integration failed: {exc}")
-        try:
-            self.live.integrate_features(depth, K, fp, rgb, ids)
-        except Exception as exc:  # the geometry of the frame stays; its features are lost
-            self._skip(f"feature integration failed: {exc}")
+        (x, y, yaw), frames, sid = f.pose, self.live.frames, self.live.scene_id
+        self.pub_status.publish(self._header(MapStatus(x=float(x), y=float(y), yaw=float(yaw), frames=frames, scene_id=sid),
+                                             int(g["_stamp"])))
+        for reason in self.live.complete(f):
+            self._skip(reason)
 
     # -- output --------------------------------------------------------------------
     def _header(self, msg, stamp_ns_: int | None = None):

@@ -138,3 +138,32 @@ def test_intake_with_tf_waits_for_the_transform_of_each_frame():
     known[1_000_000_000] = np.eye(4)
     intake.expire()
     assert out["integrated"] == [1_000_000_000] and intake.waiting() == 0
+
+
+def _live(**over):
+    from personal.mapping.live_map import LiveMap
+
+    p = dict(encoder="none", model_path="", scene_json="", episodes_dir="", feature_resolution=1.0, occupancy_resolution=0.1,
+             stride=1, min_depth=0.1, max_depth=5.0, floor_z=0.0, agent_radius=0.18, pose_source="camera_pose",
+             camera_height=0.88, camera_pitch=0.0, skip_static_frames=True, feature_process=False, map_name="")
+    p.update(over)
+    return LiveMap(p, SimpleNamespace(info=lambda m: None, error=lambda m: None, warning=lambda m: None))
+
+
+def test_live_map_integrates_new_poses_only_and_skips_bad_frames():
+    from personal.mapping.live_map import SkipFrame
+
+    live = _live()
+    assert live.missing_context(False) == "camera/color/camera_info" and live.missing_context(True) == ""
+    g = {"depth": _depth(4, 3), "pose": _pose(2.0)}
+    f = live.integrate(g, _info(4, 3))
+    assert f is not None and live.frames == 1 and f.pose[0] == pytest.approx(2.0) and live.complete(f) == []
+    assert live.integrate(g, _info(4, 3)) is None and live.frames == 1  # same pose: a re-published frame
+    with pytest.raises(SkipFrame, match="does not match camera_info"):
+        live.integrate({"depth": _depth(4, 3), "pose": _pose(3.0)}, _info(6, 3))
+    live.integrate({"depth": _depth(4, 3), "pose": _pose(3.0)}, _info(4, 3))
+    assert live.frames == 2
+    live.reset()
+    assert live.frames == 0 and live.last_pose is None and live.map_name() == "map"
+    live.set_scene("synth_00001")
+    assert live.map_name() == "synth_00001" and not live.needs_episode()  # no ORACLE encoder: no captions needed

@@ -6,16 +6,34 @@ from __future__ import annotations
 
 import time
 from contextlib import nullcontext
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from personal.mapping.frame_intake import same_pose
+from personal.mapping.frame_intake import frame_arrays, same_pose
 from personal.mapping.pipeline import MapBuilder, MapConfig
-from personal.mapping.ros_io import base_pose_from_camera
+from personal.mapping.ros_io import FrameError, base_pose_from_camera
 
 ORACLE_ENCODER = "oracle-captions-minilm"
 IN_PROCESS_ONLY = ("", "none", "oracle", ORACLE_ENCODER)  # encoders never moved to a child process
+
+
+class SkipFrame(Exception):
+    """A frame that cannot go into the maps (the message says why); the node counts and logs it."""
+
+
+@dataclass
+class LiveFrame:
+    """A frame whose geometry is in the maps; its cloud and features follow (``LiveMap.complete``)."""
+
+    depth: np.ndarray
+    K: np.ndarray
+    rgb: np.ndarray | None
+    ids: np.ndarray | None
+    footprint: Any
+    pose: tuple[float, float, float]  # the base's x, y, yaw
 
 
 class LiveMap:
@@ -105,6 +123,41 @@ class LiveMap:
                 self.log.error(f"ORACLE captions for scene {scene_id!r}: {exc}")
 
     # -- frames --------------------------------------------------------------------------
+    def missing_context(self, have_info: bool) -> str:
+        """What a frame needs before it can be integrated and has not arrived yet ('' = nothing)."""
+        if not have_info:
+            return "camera/color/camera_info"
+        if self.needs_episode():
+            return "the episode descriptor (ORACLE captions of the scene)"
+        return ""
+
+    def integrate(self, g: dict, info) -> LiveFrame | None:
+        """The geometry of synced group ``g`` into the maps (None: a re-published frame). SkipFrame:
+        a malformed or inconsistent frame, or a failed integration (never fatal)."""
+        p = self.p
+        try:
+            depth, K, T, rgb, ids = frame_arrays(g, info, p["pose_source"], p["camera_height"], p["camera_pitch"])
+        except (FrameError, ValueError) as exc:
+            raise SkipFrame(str(exc)) from None
+        try:
+            new = self.integrate_geometry(depth, K, T)
+        except Exception as exc:  # never die on one bad frame
+            raise SkipFrame(f"integration failed: {exc}") from None
+        return None if new is None else LiveFrame(depth, K, rgb, ids, *new)
+
+    def complete(self, f: LiveFrame) -> list[str]:
+        """The frame's cloud and features (after its occupancy went out); returns why parts were lost."""
+        lost = []
+        try:  # the cloud's compaction (tens of ms every few dozen frames) is off the loop's path here
+            self.builder.add_cloud(f.footprint)
+        except Exception as exc:
+            lost.append(f"cloud integration failed: {exc}")
+        try:
+            self.integrate_features(f.depth, f.K, f.footprint, f.rgb, f.ids)
+        except Exception as exc:  # the geometry of the frame stays; its features are lost
+            lost.append(f"feature integration failed: {exc}")
+        return lost
+
     def integrate_geometry(self, depth: np.ndarray, K: np.ndarray, T: np.ndarray):
         """(footprint, (x, y, yaw) of the base) of a new frame, or None for a re-published one
         (static pose, ``skip_static_frames``). Raises what the builder raises."""
