@@ -36,8 +36,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections import deque
-from pathlib import Path
 
 # one BLAS thread (before numpy loads): a frame's products are small, and on a few cores shared with the
 # renderer OpenBLAS threads only wait on each other (see sim_bridge.bridge_node)
@@ -49,26 +47,23 @@ from nav_msgs.msg import OccupancyGrid as OccupancyGridMsg
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
-from sensor_msgs.msg import CameraInfo, Image, PointCloud2, PointField
-from std_msgs.msg import Float32MultiArray, Header, MultiArrayDimension
+from sensor_msgs.msg import CameraInfo, Image, PointCloud2
+from std_msgs.msg import Float32MultiArray, Header
 from std_srvs.srv import Trigger
-from visualization_msgs.msg import Marker, MarkerArray
+from visualization_msgs.msg import MarkerArray
 
 from personal.grounding.map_wire import descriptor_to_fields
 from personal.interfaces.convert import from_dict, packed
 from personal.msg import EpisodeDescriptor, FeatureMapDescriptor, MapStatus
 from personal.mapping.frontier import detect_frontiers
-from personal.mapping.pipeline import MapBuilder, MapConfig
+from personal.mapping.live_map import LiveMap, SkipFrame
 from personal.mapping.projection import voxel_downsample
-from personal.tf import ExtrapolationError, TfError
-from personal.mapping.ros_io import (
-    ApproxTimeSync, FrameError, base_pose_from_camera, camera_from_base, depth_from_msg, feature_map_to_wire,
-    ids_from_msg, intrinsics_from_info, pose_to_matrix, rgb_from_msg, stamp_ns,
-)
+from personal.mapping.frame_intake import FrameIntake, SkipLog
+from personal.mapping.ros_io import feature_map_to_wire
 from nodes.lifecycle import run_node, serve, subscribe
+from nodes.map_msgs import float_array, frontier_markers, occupancy_grid, stamp_header, xyz_cloud
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-PENDING_FRAMES = 30  # frames held while their context (camera_info, episode) is missing
 
 PARAMETERS = {
     "encoder": ("oracle", "feature encoder: oracle (ORACLE captions from instance ids) | none | clip | siglip | blip2"),
@@ -108,53 +103,40 @@ class MappingNode(Node):
 
         self.p = {n: self.declare_parameter(n, d, ParameterDescriptor(description=t)).value for n, (d, t) in PARAMETERS.items()}
         p = self.p
-        self.scene_id = ""
-        self.worker = None
-        if p["feature_process"] and p["encoder"] not in ("", "none", "oracle", "oracle-captions-minilm"):
-            self.encoder = None
-            self.worker = self._start_worker()
-        else:
-            self.encoder = self._make_encoder()
-        self.builder = self._make_builder()
+        self.live = LiveMap(p, self.get_logger())  # encoder, builder, scene, frame count
         self.info: CameraInfo | None = None
-        self.frames = 0
-        self.skipped_total = 0
-        self.recent_skips: deque[str] = deque(maxlen=50)  # reasons, newest last
-        self._last_pose: np.ndarray | None = None
-        self._pending: deque[dict] = deque()  # frames waiting for camera_info / the episode (oldest first)
+        self.skips = SkipLog()
         self._dirty = False
-        self._last_skip_log = 0.0
 
-        use_rgb = self.worker is not None or (self.encoder is not None and self.encoder.name != "oracle-captions-minilm")
-        use_ids = self.encoder is not None and not use_rgb
+        use_rgb, use_ids = self.live.inputs()
         self.tf = None
-        self.tf_waiting: deque[dict] = deque()  # frames whose transform has not arrived yet (pose_source:=tf)
-        self._newest_ns = 0  # newest depth stamp seen (message time)
         if p["pose_source"] == "tf":
             from nodes.tf import TfLookup
 
             self.tf = TfLookup(self)
         pose_key = () if self.tf is not None else ("pose",)
         keys = ("depth",) + pose_key + (("rgb",) if use_rgb else ()) + (("ids",) if use_ids else ())
-        self.sync = ApproxTimeSync(keys, slop_ns=int(p["sync_slop"] * 1e9), max_wait_ns=int(p["max_wait"] * 1e9))
+        context = lambda: self.live.missing_context(self.info is not None)  # noqa: E731
+        self.intake = FrameIntake(keys, p["sync_slop"], p["max_wait"], context, self._integrate, self._skip,
+                                  self._publish_progress, self.tf.lookup_matrix if self.tf else None, p["map_frame"])
 
         sd = qos_profile_sensor_data
         if p["sensor_qos"] == "reliable":  # a replayed bag must lose no frame (deep queue: the node may lag a little)
             sd = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
         elif p["sensor_qos"] != "sensor_data":
             self.get_logger().error(f"parameter 'sensor_qos': {p['sensor_qos']!r} unknown; using sensor_data")
-        subscribe(self, Image, "camera/aligned_depth_to_color/image_raw", lambda m: self._on("depth", m), sd)
+        subscribe(self, Image, "camera/aligned_depth_to_color/image_raw", lambda m: self.intake.add("depth", m), sd)
         subscribe(self, CameraInfo, "camera/color/camera_info", self._on_info, sd)
         if p["pose_source"] == "odom":
-            subscribe(self, Odometry, "odom", lambda m: self._on("pose", m), sd)
+            subscribe(self, Odometry, "odom", lambda m: self.intake.add("pose", m), sd)
         elif p["pose_source"] != "tf":
             if p["pose_source"] != "camera_pose":
                 self.get_logger().error(f"parameter 'pose_source': {p['pose_source']!r} unknown; using camera_pose")
-            subscribe(self, PoseStamped, "camera/pose", lambda m: self._on("pose", m), sd)
+            subscribe(self, PoseStamped, "camera/pose", lambda m: self.intake.add("pose", m), sd)
         if use_rgb:
-            subscribe(self, Image, "camera/color/image_raw", lambda m: self._on("rgb", m), sd)
+            subscribe(self, Image, "camera/color/image_raw", lambda m: self.intake.add("rgb", m), sd)
         if use_ids:
-            subscribe(self, Image, "camera/semantic/image_raw", lambda m: self._on("ids", m), sd)
+            subscribe(self, Image, "camera/semantic/image_raw", lambda m: self.intake.add("ids", m), sd)
         subscribe(self, EpisodeDescriptor, "episode", self._on_episode, LATCHED)
 
         self.pub_grid = self.create_publisher(OccupancyGridMsg, "map", LATCHED)
@@ -168,247 +150,64 @@ class MappingNode(Node):
         serve(self, Trigger, "map/save", self._on_save)
         serve(self, Trigger, "map/reset", self._on_reset)
         self.create_timer(max(float(p["publish_period"]), 0.05), self._publish_maps)
-        self.create_timer(0.2, self._expire)
-        enc = self.encoder.name if self.encoder else "none (geometry only)"
-        if self.worker is not None:
-            enc = f"{p['encoder']} (in a child process, loading)"
-        self.get_logger().info(f"mapping ready: encoder {enc}, sync {keys}, pose from {p['pose_source']}")
-
-    # -- setup ---------------------------------------------------------------------
-    def _make_encoder(self):
-        name = self.p["encoder"]
-        if name in ("", "none"):
-            return None
-        try:
-            from personal.models.base import make_encoder
-
-            if name in ("oracle", "oracle-captions-minilm"):
-                enc = make_encoder("oracle-captions-minilm")
-                enc.model  # load the sentence model now, not inside the first frame's callback
-                if self.p["scene_json"]:
-                    from personal.models.oracle import captions_from_json
-
-                    enc.set_captions(captions_from_json(self.p["scene_json"]))
-                return enc
-            return make_encoder(name, model_path=self.p["model_path"])
-        except Exception as exc:  # missing weights, unknown name: keep mapping geometry
-            self.get_logger().error(f"parameter 'encoder' = {name!r}: {exc}; mapping geometry only")
-            return None
-
-    def _start_worker(self):
-        from personal.mapping.feature_worker import FeatureWorker
-
-        def ready(name: str, dim: int) -> None:  # under the worker's lock
-            self.builder.enable_features(dim, name)
-
-        log = lambda msg: self.get_logger().info(msg) if "ready" in msg else self.get_logger().error(msg)  # noqa: E731
-        apply = lambda fp, out: self.builder.apply_features(fp.K, fp, out)  # noqa: E731 - on the worker's thread, under its lock
-        return FeatureWorker(self.p["encoder"], self.p["model_path"], apply, ready, log)
-
-    def _make_builder(self) -> MapBuilder:
-        p = self.p
-        cfg = MapConfig(occupancy_resolution=float(p["occupancy_resolution"]), feature_resolution=float(p["feature_resolution"]),
-                        stride=max(1, int(p["stride"])), min_depth=float(p["min_depth"]), max_depth=float(p["max_depth"]),
-                        floor_z=float(p["floor_z"]), agent_radius=float(p["agent_radius"]))
-        enc = self.encoder
-        return MapBuilder(cfg, feature_dim=enc.dim if enc else None, encoder_name=enc.name if enc else "",
-                          features=enc.frame_features if enc else None)
+        self.create_timer(0.2, self.intake.expire)
+        self.get_logger().info(f"mapping ready: encoder {self.live.describe()}, sync {keys}, pose from {p['pose_source']}")
 
     # -- input ---------------------------------------------------------------------
     def _on_info(self, msg: CameraInfo) -> None:
         self.info = msg
-        self._drain_pending()
+        self.intake.context_arrived()
 
     def _on_episode(self, msg: EpisodeDescriptor) -> None:
         scene_id = msg.scene_id
         if not scene_id:
             self.get_logger().error("topic 'episode': empty scene_id; ignored")
             return
-        if scene_id == self.scene_id:
+        if scene_id == self.live.scene_id:
             return
-        if self.scene_id:
-            self.get_logger().info(f"new scene {scene_id!r} (was {self.scene_id!r}): maps reset")
+        if self.live.scene_id:
+            self.get_logger().info(f"new scene {scene_id!r} (was {self.live.scene_id!r}): maps reset")
             self._reset()
-        self.scene_id = scene_id
-        if self.encoder is not None and self.encoder.name == "oracle-captions-minilm" and not self.p["scene_json"]:
-            try:
-                from personal.models.oracle import captions_for_scene_id
+        self.live.set_scene(scene_id)
+        self.intake.context_arrived()
 
-                self.encoder.set_captions(captions_for_scene_id(scene_id, self.p["episodes_dir"]))
-                self.get_logger().info(f"ORACLE captions for {scene_id}: {len(self.encoder.captions)} objects")
-            except Exception as exc:
-                self.get_logger().error(f"ORACLE captions for scene {scene_id!r}: {exc}")
-        self._drain_pending()
-
-    def _on(self, key: str, msg) -> None:
-        try:
-            groups = self.sync.add(key, stamp_ns(msg.header), msg)
-        except Exception as exc:  # a message without a usable header
-            self._skip(f"{key}: {exc}")
-            return
-        self._newest_ns = max(self._newest_ns, stamp_ns(msg.header)) if key == "depth" else self._newest_ns
-        for g in groups:
-            if self.tf is None:
-                self._integrate(g)
-            else:
-                self.tf_waiting.append(g)
-        self._drain_tf()
-        if groups:
-            self._report_progress(max(int(g["_stamp"]) for g in groups))
-
-    def _report_progress(self, stamp_ns_: int) -> None:
+    def _publish_progress(self, stamp_ns_: int) -> None:
         """map/progress: every frame up to ``stamp_ns_`` is handled (none waits for a transform or context)."""
-        if self.tf_waiting or self._pending:
-            return
         header = Header(frame_id=self.p["map_frame"])
         header.stamp.sec, header.stamp.nanosec = divmod(int(stamp_ns_), 1_000_000_000)
         self.pub_progress.publish(header)
 
-    def _drain_tf(self) -> None:
-        """pose_source:=tf: integrate waiting frames in order as their transforms arrive (a frame's
-        TF may come after its image); a frame still without one ``max_wait`` later is skipped."""
-        while self.tf_waiting:
-            g = self.tf_waiting[0]
-            frame_id = g["depth"].header.frame_id
-            try:
-                g["_T"] = self.tf.lookup_matrix(self.p["map_frame"], frame_id, int(g["_stamp"]))
-            except ExtrapolationError as exc:
-                if self._newest_ns - int(g["_stamp"]) <= int(float(self.p["max_wait"]) * 1e9):
-                    return  # its transform is on its way
-                self.tf_waiting.popleft()
-                self._skip(f"frame at {g['_stamp'] / 1e9:.3f} s: no transform {self.p['map_frame']} -> {frame_id} "
-                           f"within {self.p['max_wait']} s ({exc})")
-                continue
-            except TfError as exc:  # unknown frame, frames not connected
-                self.tf_waiting.popleft()
-                self._skip(f"frame at {g['_stamp'] / 1e9:.3f} s: {exc}")
-                continue
-            self.tf_waiting.popleft()
-            self._integrate(g)
-
-    def _expire(self) -> None:
-        if self.tf is not None:
-            self._drain_tf()
-        # message time, not wall time: works with bags and /clock alike
-        newest = max((q[-1][0] for q in self.sync.queues.values() if q), default=0)
-        for stamp, missing in self.sync.expire(newest):
-            what = " and ".join("pose (stale or missing)" if k == "pose" else k for k in missing) or "a matching message"
-            self._skip(f"frame at {stamp / 1e9:.3f} s: no {what} within {self.p['sync_slop'] * 1000:.0f} ms")
-
     def _skip(self, reason: str) -> None:
-        self.skipped_total += 1
-        self.recent_skips.append(reason)
-        now = time.monotonic()
-        if now - self._last_skip_log > 2.0:  # throttled: a broken stream would flood the log
-            self._last_skip_log = now
-            self.get_logger().warning(f"skipped input: {reason} (skipped so far: {self.skipped_total})")
-
-    def _frame(self, g: dict):
-        if self.info is None:
-            raise FrameError("camera/color/camera_info not received yet")
-        K, (h, w) = intrinsics_from_info(self.info)
-        depth = depth_from_msg(g["depth"], "camera/aligned_depth_to_color/image_raw")
-        if depth.shape != (h, w):
-            raise FrameError(f"depth {depth.shape[1]}x{depth.shape[0]} does not match camera_info {w}x{h}")
-        if "_T" in g:  # pose_source:=tf, looked up by _drain_tf
-            T = g["_T"]
-        elif self.p["pose_source"] == "odom":
-            T = camera_from_base(pose_to_matrix(g["pose"].pose.pose), float(self.p["camera_height"]), float(self.p["camera_pitch"]))
-        else:
-            T = pose_to_matrix(g["pose"].pose)
-        rgb = ids = None
-        if "rgb" in g:
-            rgb = rgb_from_msg(g["rgb"], "camera/color/image_raw")
-            if rgb.shape[:2] != depth.shape:
-                raise FrameError(f"colour {rgb.shape[1]}x{rgb.shape[0]} does not match depth {w}x{h}")
-        if "ids" in g:
-            ids = ids_from_msg(g["ids"], "camera/semantic/image_raw")
-            if ids.shape != depth.shape:
-                raise FrameError(f"semantic {ids.shape[1]}x{ids.shape[0]} does not match depth {w}x{h}")
-        return depth, K, T, rgb, ids
-
-    def _missing_context(self) -> str:
-        """What a frame needs before it can be integrated and has not arrived yet ('' = nothing)."""
-        if self.info is None:
-            return "camera/color/camera_info"
-        if self._needs_episode():
-            return "the episode descriptor (ORACLE captions of the scene)"
-        return ""
-
-    def _drain_pending(self) -> None:
-        newest = None
-        while self._pending and not self._missing_context():
-            g = self._pending.popleft()
-            newest = int(g["_stamp"])
-            self._integrate(g)
-        if newest is not None:
-            self._report_progress(newest)
+        if self.skips.add(reason, time.monotonic()):
+            self.get_logger().warning(f"skipped input: {reason} (skipped so far: {self.skips.total})")
 
     def _integrate(self, g: dict) -> None:
-        missing = self._missing_context()
-        if missing:
-            # held, not skipped: whether a frame beat its context would otherwise make maps differ run to run
-            if len(self._pending) == PENDING_FRAMES:
-                self._pending.popleft()
-                self._skip(f"waited for {missing} with {PENDING_FRAMES} frames; dropped the oldest")
-            self._pending.append(g)
-            return
+        """A synced frame whose transform and context are in: into the maps, its occupancy out first."""
         try:
-            depth, K, T, rgb, ids = self._frame(g)
-        except (FrameError, ValueError) as exc:
+            f = self.live.integrate(g, self.info)
+        except SkipFrame as exc:
             self._skip(str(exc))
             return
-        if self.p["skip_static_frames"] and self._last_pose is not None and np.allclose(T, self._last_pose, atol=1e-4):
+        if f is None:  # re-published frame (static pose)
             return
-        x, y, yaw = base_pose_from_camera(T)
-        try:
-            fp = self.builder.integrate_geometry(depth, K, T, agent_xy=(x, y), cloud=False)
-        except Exception as exc:  # never die on one bad frame
-            self._skip(f"integration failed: {exc}")
-            return
-        self._last_pose = T
-        self.frames += 1
         self._dirty = True
         # the occupancy of this frame goes out first: the explore node decides its next action on it
         # (and the bridge renders the next frame) while this node encodes the frame's features
         self._publish_grid(g["_stamp"])
-        self.pub_status.publish(self._header(MapStatus(x=float(x), y=float(y), yaw=float(yaw), frames=self.frames,
-                                                       scene_id=self.scene_id), int(g["_stamp"])))
-        try:  # after the grid went out: its compaction (tens of ms every few dozen frames) is off the loop's path
-            self.builder.add_cloud(fp)
-        except Exception as exc:
-            self._skip(f"cloud integration failed: {exc}")
-        if self.worker is not None:  # encoded in the child process while the next frame is rendered and mapped
-            self.worker.submit(depth, rgb, ids, fp)
-            return
-        try:
-            self.builder.integrate_features(depth, K, fp, rgb, ids)
-        except Exception as exc:  # the geometry of the frame stays; its features are lost
-            self._skip(f"feature integration failed: {exc}")
-
-    def _needs_episode(self) -> bool:
-        oracle = self.encoder is not None and self.encoder.name == "oracle-captions-minilm"
-        return oracle and not self.p["scene_json"] and not self.scene_id
+        (x, y, yaw), frames, sid = f.pose, self.live.frames, self.live.scene_id
+        self.pub_status.publish(self._header(MapStatus(x=float(x), y=float(y), yaw=float(yaw), frames=frames, scene_id=sid),
+                                             int(g["_stamp"])))
+        for reason in self.live.complete(f):
+            self._skip(reason)
 
     # -- output --------------------------------------------------------------------
     def _header(self, msg, stamp_ns_: int | None = None):
-        msg.header.frame_id = self.p["map_frame"]
-        if stamp_ns_ is None:
-            msg.header.stamp = self.get_clock().now().to_msg()
-        else:
-            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(int(stamp_ns_), 1_000_000_000)
-        return msg
+        return stamp_header(msg, self.p["map_frame"], self.get_clock().now().to_msg() if stamp_ns_ is None else int(stamp_ns_))
 
     def _publish_grid(self, stamp: int | None = None) -> None:
-        f = self.builder.occupancy.to_occupancy_grid_msg_fields()
-        msg = self._header(OccupancyGridMsg(), stamp)
-        msg.info.resolution = f["resolution"]
-        msg.info.width, msg.info.height = f["width"], f["height"]
-        msg.info.origin.position.x, msg.info.origin.position.y, msg.info.origin.position.z = f["origin"]["position"]
-        msg.info.origin.orientation.w = 1.0
-        msg.info.map_load_time = msg.header.stamp
-        msg.data = packed("b", f["data"])  # array.array: assigning a list/ndarray is much slower
-        self.pub_grid.publish(msg)
+        f = self.live.builder.occupancy.to_occupancy_grid_msg_fields()
+        now = self.get_clock().now().to_msg() if stamp is None else int(stamp)
+        self.pub_grid.publish(occupancy_grid(f, packed("b", f["data"]), self.p["map_frame"], now, load_time=True))
 
     def _publish_maps(self) -> None:
         if not self._dirty:
@@ -425,95 +224,46 @@ class MappingNode(Node):
             self.get_logger().error(f"publishing maps failed: {exc}")
 
     def _publish_frontiers(self) -> None:
-        occ = self.builder.occupancy
+        occ = self.live.builder.occupancy
         frontiers, _ = detect_frontiers(occ.state(), occ.geometry)
-        arr = MarkerArray()
-        clear = Marker()
-        clear.action = Marker.DELETEALL
-        arr.markers.append(clear)
-        for i, fr in enumerate(frontiers):
-            m = self._header(Marker())
-            m.ns, m.id, m.type, m.action = "frontiers", i, Marker.SPHERE, Marker.ADD
-            m.pose.position.x, m.pose.position.y, m.pose.position.z = fr.centroid[0], fr.centroid[1], 0.1
-            m.pose.orientation.w = 1.0
-            s = float(min(1.0, 0.1 + 0.01 * fr.size))
-            m.scale.x = m.scale.y = m.scale.z = s
-            m.color.r, m.color.g, m.color.b, m.color.a = 1.0, 0.5, 0.0, 0.8
-            arr.markers.append(m)
-        self.pub_frontiers.publish(arr)
+        self.pub_frontiers.publish(frontier_markers(frontiers, self.p["map_frame"], self.get_clock().now().to_msg()))
 
     def _publish_cloud(self) -> None:
-        pts = self.builder.cloud()
+        pts = self.live.builder.cloud()
         pts = pts[voxel_downsample(pts, float(self.p["cloud_voxel"]))].astype(np.float32)
-        msg = self._header(PointCloud2())
-        msg.height, msg.width = 1, len(pts)
-        msg.fields = [PointField(name=n, offset=4 * i, datatype=PointField.FLOAT32, count=1) for i, n in enumerate("xyz")]
-        msg.is_bigendian, msg.point_step, msg.row_step, msg.is_dense = False, 12, 12 * len(pts), True
-        msg.data = packed("B", pts)
-        self.pub_cloud.publish(msg)
+        self.pub_cloud.publish(xyz_cloud(pts, self.p["map_frame"], self.get_clock().now().to_msg()))
 
     def _publish_features(self) -> None:
-        fm = self.builder.feature_map
+        fm = self.live.builder.feature_map
         if fm is None or fm.geometry.shape[0] == 0:
             return
-        with self._feature_lock():
-            flat, layout, desc = feature_map_to_wire(fm, self.scene_id)
-        msg = Float32MultiArray()
-        msg.layout.dim = [MultiArrayDimension(label=lab, size=int(size), stride=int(stride)) for lab, size, stride in layout]
-        msg.data = packed("f", flat)
-        self.pub_features.publish(msg)
+        with self.live.feature_lock():
+            flat, layout, desc = feature_map_to_wire(fm, self.live.scene_id)
+        self.pub_features.publish(float_array(layout, packed("f", flat)))
         self.pub_descriptor.publish(self._header(from_dict(FeatureMapDescriptor, descriptor_to_fields(desc))))
 
     # -- services ------------------------------------------------------------------
-    def _map_name(self) -> str:
-        return self.p["map_name"] or self.scene_id or "map"
-
-    def _feature_lock(self):
-        from contextlib import nullcontext
-
-        return self.worker.lock if self.worker is not None else nullcontext()
-
     def _on_save(self, request, response):
         from personal.paths import UnsafeIdError, child_path
 
         try:  # the scene id comes from the episode topic: it may not name a folder outside maps_dir
-            out = child_path(self.p["maps_dir"], self._map_name(), "map_name" if self.p["map_name"] else "scene_id")
+            out = child_path(self.p["maps_dir"], self.live.map_name(), "map_name" if self.p["map_name"] else "scene_id")
         except UnsafeIdError as exc:
             response.success, response.message = False, f"map/save: {exc}; nothing saved"
             self.get_logger().error(response.message)
             return response
-        if self.worker is not None:  # the features of every integrated frame go into the saved map
-            pending, t0 = self.worker.pending(), time.monotonic()
-            if not self.worker.wait_idle(timeout=600.0):
-                response.success, response.message = False, f"features of {self.worker.pending()} frames still pending after 600 s"
-                self.get_logger().error(response.message)
-                return response
-            if pending:
-                self.get_logger().info(f"map/save: waited {time.monotonic() - t0:.1f} s for the features of {pending} frames")
-        try:
-            with self._feature_lock():
-                self.builder.save(out, extra={"scene_id": self.scene_id, "frames": self.frames,
-                                              "encoder_is_oracle": bool(self.encoder and "oracle" in self.encoder.name)})
-        except OSError as exc:
-            response.success, response.message = False, f"cannot save maps to {out}: {exc}"
+        response.success, response.message = self.live.save(out)
+        if not response.success:
             self.get_logger().error(response.message)
             return response
         self._dirty = True
         self._publish_maps()
-        response.success, response.message = True, str(out)
-        self.get_logger().info(f"maps saved to {out} ({self.frames} frames)")
+        self.get_logger().info(f"maps saved to {out} ({self.live.frames} frames)")
         return response
 
     def _reset(self) -> None:
-        if self.worker is not None:
-            self.worker.reset()  # features of earlier frames still in the pipeline are not applied
-        with self._feature_lock():
-            self.builder.reset()
-        self.sync.clear()
-        self.tf_waiting.clear()
-        self._pending.clear()
-        self._last_pose = None
-        self.frames = 0
+        self.live.reset()
+        self.intake.clear()
         self._dirty = True
 
     def _on_reset(self, request, response):

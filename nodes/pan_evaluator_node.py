@@ -11,7 +11,6 @@ exits 0 (it is the graph's required node, so the graph stops).
 """
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from std_srvs.srv import Trigger
 from personal.paths import child_path
 from personal.interfaces.convert import to_dict
 from personal.msg import NavigationRun, NavigationStart
+from personal.navigation.pan_session import PanSchedule, score_run, unscored
 from nodes.lifecycle import run_until_exit_code, subscribe
 
 COMMAND_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -81,8 +81,7 @@ class PanEvaluatorNode(Node):
             return
         # ground-truth geometry for scoring only (habitat: a second simulator on the same scenes)
         self.sim = self._scoring_backend()
-        self.runs = [(i, m) for i in range(len(self.episodes)) for m in self.methods]
-        self.k = 0  # next run
+        self.schedule = PanSchedule(len(self.episodes), self.methods)
         self.phase = "wait_graph"
         self.pending = None  # future of a service call
         self.deadline = 0.0
@@ -132,12 +131,10 @@ class PanEvaluatorNode(Node):
                 self.exit_code = 3
             return
         if self.phase == "next_run":
-            if self.k >= len(self.runs):
+            if self.schedule.done():
                 self.finish()
                 return
-            i, m = self.runs[self.k]
-            first_of_episode = self.k == 0 or self.runs[self.k - 1][0] != i
-            client = self.cli_next if (first_of_episode and self.k > 0) else self.cli_reset
+            client = self.cli_next if self.schedule.service() == "next" else self.cli_reset
             self.pending = client.call_async(Trigger.Request())
             self.phase = "wait_service"
             self.deadline = now + 30.0
@@ -145,7 +142,7 @@ class PanEvaluatorNode(Node):
         if self.phase == "wait_service":
             if self.pending.done():
                 resp = self.pending.result()
-                i, m = self.runs[self.k]
+                i, m = self.schedule.current()
                 ep = self.episodes[i]
                 if resp is None or not resp.success or ep.episode_id not in resp.message:
                     self.get_logger().error(f"bridge did not load {ep.episode_id}: {getattr(resp, 'message', 'no answer')}")
@@ -165,58 +162,29 @@ class PanEvaluatorNode(Node):
         run = to_dict(msg)
         if self.phase != "wait_result":
             return
-        i, m = self.runs[self.k]
+        i, m = self.schedule.current()
         if run["episode_id"] != self.episodes[i].episode_id or run["policy"] != m:
             return
         self.record(run)
 
     # -- scoring -------------------------------------------------------------------------
     def record(self, run: dict | None, failure: str = "") -> None:
-        i, m = self.runs[self.k]
+        i, m = self.schedule.current()
         ep = self.episodes[i]
         try:
-            r, poses, info = self._score(ep, m, run, failure)
+            r, poses, info = score_run(self.sim, self.scenes[ep.scene_id], ep, m, run, failure)
         except Exception as exc:  # ground truth unusable for this episode: a recorded failure, not a dead evaluator
-            from personal.eval.pan import PanEpisodeResult
-
             reason = f"scoring failed: {type(exc).__name__}: {exc}"
             self.get_logger().error(f"{ep.episode_id} {m}: {reason}")
-            r = PanEpisodeResult(ep.episode_id, ep.scene_id, ep.split, m, False, 0.0, float("inf"), 0, False, 0.0,
-                                 float("nan"), float("nan"), failure_reason=reason)
-            poses, info = [], {}
+            r, poses, info = unscored(ep, m, reason), [], {}
         self.results.append(r)
         self.result_log.append(r.to_dict())
         self.trajectories.setdefault(ep.episode_id, {})[m] = {
             "poses": poses, "success": r.success, "stopped": r.stopped, "detections": info.get("detections", [])}
-        self.get_logger().info(f"[{self.k + 1}/{len(self.runs)}] {ep.episode_id} [{ep.split}] {m}: "
+        self.get_logger().info(f"{self.schedule.progress()} {ep.episode_id} [{ep.split}] {m}: "
                                f"{'SUCCESS' if r.success else 'fail'} steps={r.steps} SPL={r.spl:.2f} DTG={r.dtg:.2f}")
-        self.k += 1
+        self.schedule.advance()
         self.phase = "next_run"
-
-    def _score(self, ep, m: str, run: dict | None, failure: str):
-        from personal.eval.pan import goal_geometry, score_episode
-        from sim_bridge.bridge_logic import scene_model
-
-        self.sim.load_scene(self.scenes[ep.scene_id])
-        geo = goal_geometry(self.sim, ep, scene_model(self.scenes[ep.scene_id]))
-        if run is None or not run["xs"]:
-            run = {"xs": [ep.start_position[0]], "ys": [ep.start_position[1]], "yaws": [ep.start_yaw], "stopped": False,
-                   "steps": 0, "collided": [], "guard_overrides": 0, "is_oracle": m == "oracle", "info_json": "{}",
-                   "failure_reason": failure or (run or {}).get("failure_reason", "")}
-        poses = list(zip(run["xs"], run["ys"], run["yaws"]))
-        try:
-            info = json.loads(run.get("info_json") or "{}")
-        except ValueError:
-            info = {}
-        if run.get("failure_reason"):
-            info["run_failure"] = run["failure_reason"]
-        r = score_episode(episode=ep, method=m, poses=poses, stopped=run["stopped"], steps=run["steps"],
-                          target_boxes=geo.boxes, shortest=geo.shortest, geodesic_to_goal=geo.geodesic_to_goal,
-                          collisions=sum(bool(c) for c in run["collided"]), guard_overrides=run.get("guard_overrides", 0),
-                          is_oracle=bool(run.get("is_oracle")), info=info, radius=geo.radius)
-        if run.get("failure_reason") and not r.success:
-            r.failure_reason = f"{r.failure_reason}; {run['failure_reason']}"
-        return r, poses, info
 
     def _upper_bound(self):
         """The ORACLE encoder's explorers on the same episodes, beside a non-oracle run (None: not asked / ORACLE run)."""

@@ -194,7 +194,7 @@ def test_fuzz_pog_evaluator(ros_context, tmp_path):
     ev = ros_context.add_node(PogEvaluatorNode(context=ros_context.context, parameter_overrides=_params(
         map_source="topic", scenes=1, splits="easy", episodes_per_split=1, methods="centre", grounding_wait_s=1.0,
         out_dir=str(tmp_path / "runs"), sample_maps=0, map_timeout_s=120.0)))
-    sid = ev.scene_order[0]
+    sid = ev.session.scene_order[0]
     view = MapView.from_arrays(np.ones((4, 4, 8), np.float32), np.ones((4, 4)), (0.0, 0.0), 1.0, "x")
     arr, desc = _wire_map(view, sid)
     fz = Campaign(ros_context, "pog evaluator", seed=4)
@@ -205,7 +205,7 @@ def test_fuzz_pog_evaluator(ros_context, tmp_path):
     fz.publisher("feature_map", Float32MultiArray).publish(arr)
     fz.publisher("feature_map/descriptor", FeatureMapDescriptor).publish(desc)
     wait_for(lambda: ev.exit_code is not None, 120)
-    assert ev.exit_code == 3 and len(ev.results) == 1  # finished, flagged incomplete (no grounding node)
+    assert ev.exit_code == 3 and len(ev.session.results) == 1  # finished, flagged incomplete (no grounding node)
     _assert_survived(fz.record(ev))
 
 

@@ -135,4 +135,4 @@ def test_navigation_drives_the_base_driver_live(ros_context):
     assert r["yaws"][0] == pytest.approx(0.0, abs=0.02)
     assert r["yaws"][-1] == pytest.approx(1.047, abs=0.08)  # two 30° turns, read back from odometry
     assert base.base.yaw == pytest.approx(r["yaws"][-1], abs=0.02)
-    assert nav._loops["random-frontier"].mapper.timer.frames == 3  # one camera frame per action
+    assert nav.loops.loop_for("random-frontier").mapper.timer.frames == 3  # one camera frame per action

@@ -130,7 +130,7 @@ def test_node_maps_bridge_frames_and_survives_bad_input(ros_context, observation
     assert math.isfinite(st.x) and math.isfinite(st.yaw)
     occ0, free0 = occupied_free(feed.grids[-1])
     assert occ0 > 0 and free0 > 100
-    frames = node.frames
+    frames = node.live.frames
     # malformed: wrong depth encoding, depth of the wrong size, zero quaternion, no pose at all
     o = observations[1]
     stamp = rclpy.time.Time(seconds=t + 1).to_msg()
@@ -141,17 +141,17 @@ def test_node_maps_bridge_frames_and_survives_bad_input(ros_context, observation
     q.x = q.y = q.z = q.w = 0.0  # not a rotation
     feed.send(o, t + 3, pose=bad_pose)
     feed.send(o, t + 4, pose=False)  # stale: its pose never comes
-    wait_for(lambda: node.skipped_total >= 3, 10.0)
-    assert node.frames == frames
-    reasons = " | ".join(node.recent_skips)
+    wait_for(lambda: node.skips.total >= 3, 10.0)
+    assert node.live.frames == frames
+    reasons = " | ".join(node.skips.recent)
     assert "depth encoding 'rgb8'" in reasons and "does not match camera_info" in reasons and "quaternion" in reasons
     # still alive and mapping: the next good frames integrate
     for k, o in enumerate(observations[1:], start=5):
         feed.send(o, t + k)
         time.sleep(0.05)
-    wait_for(lambda: node.frames >= frames + 3, 10.0)
+    wait_for(lambda: node.live.frames >= frames + 3, 10.0)
     # the frame without a pose was dropped once newer frames showed it would never match
-    wait_for(lambda: any("pose (stale or missing)" in r for r in node.recent_skips), 10.0)
+    wait_for(lambda: any("pose (stale or missing)" in r for r in node.skips.recent), 10.0)
     wait_for(lambda: feed.clouds and feed.clouds[-1].width > 100, 10.0)
     occ1, free1 = occupied_free(feed.grids[-1])
     assert free1 > free0  # turning left revealed more floor
@@ -174,11 +174,11 @@ def test_node_oracle_feature_map_topics(ros_context, observations, tmp_path):
                "target_positions": [], "start_position": {"x": 2.0, "y": 1.0, "z": 0.0}, "start_yaw": 0.0,
                "floor_id": 0, "geodesic_distance": 1.0, "index": 0, "count": 1}
     feed.episode.publish(from_dict(EpisodeDescriptor, episode))
-    wait_for(lambda: node.scene_id == "toy_two_rooms" and node.encoder.captions, 60.0)
+    wait_for(lambda: node.live.scene_id == "toy_two_rooms" and node.live.encoder.captions, 60.0)
     for k, o in enumerate(observations):
         feed.send(o, 200.0 + k)
         time.sleep(0.05)
-    wait_for(lambda: node.frames >= 3 and feed.features and descriptors, 60.0)
+    wait_for(lambda: node.live.frames >= 3 and feed.features and descriptors, 60.0)
     assert descriptors[-1].header.frame_id == "map"
     desc = parse_descriptor(descriptor_from_msg(descriptors[-1]))
     assert desc["encoder"]["name"] == "oracle-captions-minilm" and desc["scene_id"] == "toy_two_rooms"

@@ -60,7 +60,7 @@ def test_navigation_with_clip_drives_the_bridge(ros_context, tiny_clip, sync):
     assert actions[0]["request_id"] == f"{run_id}:value-map-rpg-owner:1"
     assert r["steps"] == STEPS or r["actions"][-1] == 0  # the budget ran out, or it stopped on a detection
     assert bridge.step_count == r["steps"]  # every action reached the bridge and was executed
-    loop = nav._loops["value-map-rpg-owner"]
+    loop = nav.loops.loop_for("value-map-rpg-owner")
     fm = loop.mapper.feature_map
     assert fm.encoder == f"clip:{tiny_clip.name}" and fm.dim == 32
     assert (fm.confidence > 0).sum() > 0  # colour frames were encoded into the map

@@ -9,7 +9,8 @@ pytestmark = pytest.mark.timeout(60)
 def test_navigation_node_survives_bad_input(ros_context):
     from rclpy.parameter import Parameter
     from rclpy.qos import QoSProfile, ReliabilityPolicy
-    from nodes.navigation_node import LATCHED, STATE_QOS, NavigationNode, image_array
+    from nodes.navigation_node import LATCHED, STATE_QOS, NavigationNode
+    from personal.navigation.run import image_array
     from personal.interfaces.convert import to_dict
     from personal.msg import AgentState, EpisodeDescriptor, NavigationRun, NavigationStart
 
@@ -41,4 +42,4 @@ def test_navigation_node_survives_bad_input(ros_context):
     bad = Image(height=2, width=2, encoding="bgr8", step=6, data=bytes(12))
     with pytest.raises(ValueError, match="unsupported image encoding"):
         image_array(bad)
-    node.on_depth(bad)  # logged, not raised
+    node.on_image(bad, "depth", "camera/aligned_depth_to_color/image_raw")  # logged, not raised

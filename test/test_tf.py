@@ -150,7 +150,7 @@ def test_mapped_wall_stays_put_while_the_camera_tilts(ros_context):
     outcomes = []
     cam.create_subscription(ActionOutcome, "action_outcome", outcomes.append, 10)
     actions = cam.create_publisher(DiscreteAction, "action", 10)
-    wait_for(lambda: actions.get_subscription_count() > 0 and mapping.frames >= 1, 20)  # then static: skipped
+    wait_for(lambda: actions.get_subscription_count() > 0 and mapping.live.frames >= 1, 20)  # then static: skipped
     # LOOK_DOWN, LOOK_UP, LOOK_UP: tilt joint 0 -> +30 (down, Interbotix +y axis) -> 0 -> -30 degrees
     for k, action in enumerate((5, 4, 4)):
         actions.publish(DiscreteAction(action=action, request_id=f"tilt{k}"))
@@ -160,12 +160,12 @@ def test_mapped_wall_stays_put_while_the_camera_tilts(ros_context):
         assert outcomes[-1].status == "succeeded", outcomes[-1]
     n = len(frames)
     wait_for(lambda: len(frames) > n + 5, 10)
-    wait_for(lambda: not mapping.tf_waiting, 5)
+    wait_for(lambda: not mapping.intake.waiting(), 5)
 
     tilts = sorted({round(t, 3) for t, _, _ in frames})
     assert tilts[0] <= -0.52 and tilts[-1] >= 0.52 and len(tilts) >= 10  # frames taken while the camera moved
-    assert mapping.frames >= 10 and driver.pose_source == "tf"
-    cloud = mapping.builder.cloud()
+    assert mapping.live.frames >= 10 and driver.pose_source == "tf"
+    cloud = mapping.live.builder.cloud()
     assert len(cloud) > 1000
     assert np.abs(cloud[:, 0] - WALL_X).max() < 0.03  # every mapped wall point on the wall, at every tilt
     assert cloud[:, 2].max() > 1.5 and cloud[:, 2].min() < 0.5  # looking up and down saw different parts of it

@@ -108,3 +108,44 @@ class LiveSync:
             else:
                 return FrameParts((stamp // 1_000_000_000, stamp % 1_000_000_000), parts)
         return None
+
+
+class ObservationPairing:
+    """The navigation node's pairing: bridge (``FrameSync``, by stamp and odometry) or ``live``
+    (``LiveSync``, the first frames after each agent state); each with and without the feature
+    image ``feature_key`` (a policy without features must not wait for it)."""
+
+    def __init__(self, live: bool, feature_key: str, slop_ns: int, settle_s: float) -> None:
+        self.live = live
+        self.plain = LiveSync(("depth",), slop_ns, settle_s) if live else FrameSync(required=("depth", "pose", "odom"))
+        self.feat = (LiveSync(("depth", feature_key), slop_ns, settle_s) if live
+                     else FrameSync(required=("depth", "pose", "odom", feature_key)))
+        # verify before stop reads the colour frame, also under the ORACLE caption encoder (which maps ids)
+        self.feature_key = feature_key
+        self.verify = (None if live or feature_key == "rgb"
+                       else FrameSync(required=("depth", "pose", "odom", feature_key, "rgb")))
+
+    def add(self, key: str, stamp: tuple[int, int], value: Any, now: float) -> None:
+        if self.verify is not None:
+            self.verify.add(stamp, key, value)
+            if key == "rgb" and key != self.feature_key:  # only the verify pairing waits for it
+                return
+        for sync in (self.plain, self.feat):
+            if self.live:
+                sync.add(key, stamp[0] * 1_000_000_000 + stamp[1], value, now)
+            else:
+                sync.add(stamp, key, value)
+
+    def arm(self, now: float | None) -> None:
+        """Live: collect from ``now`` (None: stop collecting); bridge pairing needs no arming."""
+        if self.live:
+            self.plain.arm(now)
+            self.feat.arm(now)
+
+    def match(self, needs_features: bool, state_pose: tuple[float, float, float],
+              verify: bool = False) -> FrameParts | None:
+        """``verify``: the policy checks before it stops, so a bridge observation also waits for colour."""
+        sync = self.feat if needs_features else self.plain
+        if verify and needs_features and self.verify is not None:
+            sync = self.verify
+        return sync.match() if self.live else sync.match(state_pose)

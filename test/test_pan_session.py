@@ -1,0 +1,41 @@
+"""PAN evaluator schedule and scoring without ROS (personal/navigation/pan_session.py)."""
+import math
+
+from personal.navigation.pan_session import PanSchedule, missing_run, score_run, unscored
+
+
+def test_schedule_resets_for_each_policy_and_moves_on_per_episode():
+    s = PanSchedule(2, ["random-frontier", "oracle"])
+    seen = []
+    while not s.done():
+        seen.append((s.current(), s.service(), s.progress()))
+        s.advance()
+    assert seen == [((0, "random-frontier"), "reset", "[1/4]"), ((0, "oracle"), "reset", "[2/4]"),
+                    ((1, "random-frontier"), "next", "[3/4]"), ((1, "oracle"), "reset", "[4/4]")]
+    assert PanSchedule(0, ["oracle"]).done()
+
+
+def _episodes():
+    from sim_bridge.bridge_logic import generate_episodes
+
+    scenes, eps = generate_episodes("easy", 1, 0, 1)
+    return scenes, eps[0]
+
+
+def test_a_run_that_never_came_is_scored_from_the_start_pose():
+    from sim_bridge.backends import make_backend
+
+    scenes, ep = _episodes()
+    run = missing_run(ep, "oracle", "")
+    assert run["xs"] == [ep.start_position[0]] and run["steps"] == 0 and run["is_oracle"]
+    assert missing_run(ep, "qs", "", {"failure_reason": "policy error"})["failure_reason"] == "policy error"
+    r, poses, info = score_run(make_backend("synthetic"), scenes[ep.scene_id], ep, "random-frontier", None,
+                               "no nav/result within 60 s")
+    assert not r.success and r.steps == 0 and len(poses) == 1 and "no nav/result" in r.failure_reason
+    assert info["run_failure"] == "no nav/result within 60 s" and r.dtg > 0
+
+
+def test_unscored_is_a_failure_with_no_distance():
+    _, ep = _episodes()
+    r = unscored(ep, "qs", "scoring failed: KeyError")
+    assert not r.success and r.failure_reason.startswith("scoring failed") and math.isinf(r.dtg)
