@@ -155,7 +155,7 @@ class NavigationNode(Node):
     # -- components (lazy: the text model loads only when a value-map policy runs) ---------
     def components(self):
         if self._components is None:
-            from personal.eval.pan_run import make_components
+            from personal.navigation.eval.pan_run import make_components
 
             self._components = make_components(self.p["encoder"], self.p["extractor"], self.p["model_path"])
         return self._components
@@ -177,7 +177,7 @@ class NavigationNode(Node):
 
     def loop_for(self, policy: str):
         if policy not in self._loops:
-            from personal.eval.pan_run import build_loop
+            from personal.navigation.eval.pan_run import build_loop
             from personal.navigation.policies import POLICIES
 
             if policy not in POLICIES:
@@ -185,7 +185,7 @@ class NavigationNode(Node):
             needs_model = policy.startswith("value-map")
             comps = self.components() if needs_model else None
             if comps is None:
-                from personal.eval.pan_run import PanComponents
+                from personal.navigation.eval.pan_run import PanComponents
 
                 comps = PanComponents(encoder=None, embed=None, extractor=None)
             loop = build_loop(policy, comps, max_steps=int(self.p["max_steps"]))
@@ -301,7 +301,7 @@ class NavigationNode(Node):
             enc.encode_text([o.caption for o in scene.objects])  # embed them once, outside the timed steps
 
     def _oracle_ground_truth(self, policy, ep: dict) -> None:
-        from sim_bridge.navgrid import NavGrid
+        from personal.sim.navgrid import NavGrid
 
         scene = self.scenes().get(ep["scene_id"])
         if scene is None:

@@ -12,13 +12,13 @@ Maps (``map_source``):
   ``bag``    — each scene's recorded sensor bag ``<bags_dir>/<scene_id>/`` replayed into a mapping
                node (child graph ``bag_map``); a broken bag or failed replay makes the scene's
                episodes recorded ``bag_error`` failures. ``explore_graph`` with ``record_dir``
-               records those bags (personal/eval/pog_replay.py).
+               records those bags (personal/grounding/eval/pog_replay.py).
 A scene whose map never arrives (``map_timeout_s``) is evaluated on an empty map, so its
 episodes become recorded ``empty_map`` failures rather than disappearing; a scene whose scene
 model is missing becomes ``scene_missing`` failures, and one whose explore child graph fails
 (a node of it died, timeout) ``explore_failed`` failures — and then the run exits 3, not 0.
 
-The run folder is created and checked writable before any work (``personal.eval.output``), and
+The run folder is created and checked writable before any work (``personal.runs.output``), and
 ``results.jsonl`` gets each episode's records as it finishes, so a crash loses at most one.
 
 Progress is logged as "episodes done / total"; at the end the node logs where the report
@@ -38,10 +38,10 @@ from std_msgs.msg import Float32MultiArray, MultiArrayDimension
 
 from personal import exit_codes
 from personal.paths import child_path
-from personal.eval.output import RESULTS_LOG, OutputDirError, ResultLog, new_run_dir
-from personal.eval.pog import owner_phrases, score_episode, write_report
+from personal.runs.output import RESULTS_LOG, OutputDirError, ResultLog, new_run_dir
+from personal.grounding.eval.pog import owner_phrases, score_episode, write_report
 from personal.grounding.map_wire import MapAssembler, descriptor_from_msg, descriptor_to_fields, map_to_wire
-from personal.report_html import write_html
+from personal.benchmarks import write_html
 from personal.grounding.methods import parse_method_list
 from personal.grounding.pipeline import MapView, target_boxes
 from personal.interfaces.convert import from_dict, to_dict
@@ -76,7 +76,7 @@ class PogEvaluatorNode(Node):
         self.sensor_args = {"sensor": p("sensor", "ideal", "camera model of the exploration: ideal | d435 | d435-harsh"),
                             "sensor_overrides": p("sensor_overrides", "", "preset fields to override"),
                             "sensor_seed": p("sensor_seed", 0, "seed of the camera model's noise")}
-        from sim_bridge.sensor_model import sensor_spec
+        from personal.sim.sensor_model import sensor_spec
 
         self.sensor = sensor_spec(self.sensor_args["sensor"], self.sensor_args["sensor_overrides"],
                                   int(self.sensor_args["sensor_seed"]))  # SensorSpecError (a ValueError) names the field
@@ -205,7 +205,7 @@ class PogEvaluatorNode(Node):
 
     # -- setup ---------------------------------------------------------------------------------
     def _load_episodes(self) -> None:
-        from personal.eval.pog_run import generate_episode_set, load_episode_folder
+        from personal.grounding.eval.pog_run import generate_episode_set, load_episode_folder
 
         if self.episodes_dir:
             self.scenes, eps, problems = load_episode_folder(self.episodes_dir, self.splits)
@@ -245,7 +245,7 @@ class PogEvaluatorNode(Node):
             self.scene_failures[sid] = ("scene_missing", reason)
             view = _empty_map()
         elif self.map_source == "saved":
-            from personal.eval.pog_run import load_saved_map
+            from personal.grounding.eval.pog_run import load_saved_map
 
             path = child_path(self.maps_dir, sid, "scene_id") / "features.yaml"
             if not path.exists():
@@ -260,7 +260,7 @@ class PogEvaluatorNode(Node):
                     self.incomplete.append(f"scene {sid}: unusable saved map: {exc}"[:800])
                     view = _empty_map()
         elif self.map_source == "explore_graph":
-            from personal.eval.pog_run import load_saved_map
+            from personal.grounding.eval.pog_run import load_saved_map
 
             path = child_path(self.maps_dir, sid, "scene_id") / "features.yaml"
             if sid not in self.explore_info:  # not reused or explored yet (a batch explores the later scenes too)
@@ -275,7 +275,7 @@ class PogEvaluatorNode(Node):
         elif self.map_source == "bag":
             view = self._replay_scene(sid)
         elif self.map_source == "explore":
-            from personal.eval.pog_run import explore_scene_map
+            from personal.grounding.eval.pog_run import explore_scene_map
 
             first = next(e for e in self.episodes if e.scene_id == sid)
             self.get_logger().info(f"pre-exploring scene {sid} ({self.scene_idx + 1}/{len(self.scene_order)}) from {first.episode_id}'s start pose")
@@ -290,7 +290,7 @@ class PogEvaluatorNode(Node):
             self.get_logger().info(f"scene {sid} mapped: {info['steps']} steps ({info['stop_reason']}), {info['seconds']} s, "
                                    f"{int(view.valid.sum())} observed cells")
         else:
-            from personal.eval.pog_run import oracle_topdown_map
+            from personal.grounding.eval.pog_run import oracle_topdown_map
             from personal.grounding.pipeline import TextEmbedder
             from personal.models.base import make_encoder
 
@@ -307,7 +307,7 @@ class PogEvaluatorNode(Node):
 
     def _needs_exploring(self, sid: str) -> bool:
         """explore_graph: no reusable saved map of ``sid`` (logs which map is reused or why not)."""
-        from personal.eval.pog_run import reusable_map
+        from personal.grounding.eval.pog_run import reusable_map
 
         path = Path(self.maps_dir) / sid / "features.yaml"
         reuse, why = reusable_map(path.parent, self.scenes[sid], self.resolution, self.encoder_name, self.explore_size,
@@ -323,7 +323,7 @@ class PogEvaluatorNode(Node):
     def _explore_graph_scenes(self, sid: str) -> None:
         """Pre-explore ``sid`` — and every later scene without a reusable map, in the same graph (one
         start-up; recorded runs keep one graph and one bag per scene) — and note each one's outcome."""
-        from personal.eval.pog_run import explore_scenes_with_graph, explore_with_graph, remember_map_source
+        from personal.grounding.eval.pog_run import explore_scenes_with_graph, explore_with_graph, remember_map_source
 
         if not self._needs_exploring(sid):
             return
@@ -428,7 +428,7 @@ class PogEvaluatorNode(Node):
             self.get_logger().info("waiting for the grounding node (grounding/query subscriber, grounding/result publisher)")
         return False
 
-    # -- record / replay (personal/eval/pog_replay.py) --------------------------------------------
+    # -- record / replay (personal/grounding/eval/pog_replay.py) --------------------------------------------
     def _record_dir_free(self) -> bool:
         if self.map_source != "explore_graph":
             self.get_logger().warning(f"record_dir is only used with map_source explore_graph (not {self.map_source}); ignored")
@@ -445,7 +445,7 @@ class PogEvaluatorNode(Node):
     def _replay_scene(self, sid: str) -> MapView:
         """Scene ``sid``'s map replayed from its bag; on failure an empty map and a recorded failure."""
         from personal.bags import BagError
-        from personal.eval.pog_replay import ReplayError, replay_bag_map
+        from personal.grounding.eval.pog_replay import ReplayError, replay_bag_map
 
         bag = Path(self.bags_dir) / sid
         first = next(e for e in self.episodes if e.scene_id == sid)
@@ -466,7 +466,7 @@ class PogEvaluatorNode(Node):
             else self.get_logger().error
         say(f"scene {sid} replayed: frames integrated live {info['frames live']}, replayed {info['frames replayed']}; "
             f"map identical to the live map: {info['map identical to live']} ({info['seconds']} s)")
-        from personal.eval.pog_run import load_saved_map
+        from personal.grounding.eval.pog_run import load_saved_map
 
         return load_saved_map(info["map"])
 
@@ -545,7 +545,7 @@ class PogEvaluatorNode(Node):
             self.get_logger().info(f"episodes done {self.done}/{total} ({time.monotonic() - self.t0:.0f} s)")
 
     def _finish(self) -> None:
-        from personal.eval.pog_run import write_sample_maps
+        from personal.grounding.eval.pog_run import write_sample_maps
 
         oracle = "oracle" in self.encoder_name.lower() or self.map_source == "oracle"
         meta = {
@@ -596,8 +596,8 @@ class PogEvaluatorNode(Node):
         """The same episodes on ORACLE top-down maps (library, in this process), or None."""
         if self.upper_bound == "none":
             return None
-        from personal.eval.pog import UpperBound
-        from personal.eval.pog_run import oracle_upper_bound
+        from personal.grounding.eval.pog import UpperBound
+        from personal.grounding.eval.pog_run import oracle_upper_bound
 
         t0 = time.monotonic()
         try:

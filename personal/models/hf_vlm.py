@@ -284,7 +284,7 @@ class HFImageTextEncoder(ImageTextEncoder):
         """(regions (H, W) int32 at ``shape`` (default the depth's), -1 = no proposal; embeddings
         (G, dim); objectness (G,)) of the object proposals of one RGB-D frame, at most
         ``max_proposals`` (the largest)."""
-        from personal.mapping.projection import depth_to_metres
+        from personal.depth import depth_to_metres
         from personal.perception.crops import frame_rgb, segment_crops
 
         d = depth_to_metres(np.asarray(depth))
