@@ -1,6 +1,7 @@
 """ROS-free parts of the sim bridge: where episodes come from, what the episode
 descriptor says, how ``cmd_vel`` becomes discrete actions, and depth encodings.
-Tested without ROS; ``bridge_node`` wraps them in rclpy."""
+Tested without ROS; ``sim_bridge.bridge_node`` wraps them in rclpy (an episode's score is
+PAN's: ``personal.navigation.eval.pan.episode_result``)."""
 from __future__ import annotations
 
 import math

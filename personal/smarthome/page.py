@@ -1,4 +1,5 @@
-"""PersonalHomeBench's report.html: the report's first table (no paper figure exists to show beside it)."""
+"""PersonalHomeBench's report.html: the report's first table (no paper figure exists to show beside
+it)."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,5 @@
-"""How a sharded ``home_eval`` splits households into windows and merges their task rows (personal.runs.shard)."""
+"""How a sharded ``home_eval`` splits households into windows and merges their task rows
+(personal.runs.shard)."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
-"""PInVerify's report.html: accuracy per pair type beside the seed's best training-free agent, and the chosen views with the verdict after each."""
+"""PInVerify's report.html: accuracy per pair type beside the seed's best training-free agent, and
+the chosen views with the verdict after each."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,5 @@
-"""How a sharded ``aiv_eval`` splits one index into windows of episodes and merges them (personal.runs.shard)."""
+"""How a sharded ``aiv_eval`` splits one index into windows of episodes and merges them
+(personal.runs.shard)."""
 from __future__ import annotations
 
 import hashlib

@@ -1,4 +1,5 @@
-"""POG's report.html: the headline table beside the seed paper's Table V and the per-episode map gallery."""
+"""POG's report.html: the headline table beside the seed paper's Table V and the per-episode map
+gallery."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,5 @@
-"""PAN's report.html: the headline table beside the seed paper's Table IV and the trajectories on the map."""
+"""PAN's report.html: the headline table beside the seed paper's Table IV and the trajectories on the
+map."""
 from __future__ import annotations
 
 from pathlib import Path
