@@ -85,7 +85,9 @@ class ShardOutcome:
 # (``plan``), what a shard's input is (``payload``, picklable: it travels to Dask workers),
 # how a shard's child graph gets it (``prepare``, run where the shard runs: extra graph arguments), where
 # the child's records are (``collect``), the serial order of records (``record_key``) and how merged
-# records become the graph's report (``run_dir`` / ``write``).
+# records become the graph's report (``run_dir`` / ``write``). The kinds of the four evaluations that
+# shard live with their benchmarks (personal/grounding/eval/pog_shard.py, navigation/eval/pan_shard.py,
+# verification/shard.py, smarthome/shard.py); personal.benchmarks.KINDS names them by graph.
 
 
 class Kind:
