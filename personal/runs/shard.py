@@ -322,7 +322,7 @@ class ShardedRun:
         self.timeout_s = float(values["shard_timeout_s"])
         self.args = child_arguments(self.kind, values, overrides)
         self.context, self.episodes, self.shards = self.kind.plan(values, self.workers)
-        self.digest = plan_digest(graph, self.args, self.shards, self.kind.digest_items(self.context, self.episodes))
+        self.digest = plan_digest(self.graph, self.args, self.shards, self.kind.digest_items(self.context, self.episodes))
         self.out_root = Path(values["out_dir"])
         self.shard_root = self.out_root / "shards" / self.digest
         self.progress = Progress(self.kind, len(self.episodes), len(self.kind.methods(values)), say, verbose)
