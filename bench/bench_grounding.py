@@ -64,7 +64,7 @@ def bench_latency(h: int, w: int, e: int, k: int, repeats: int) -> list[tuple[st
 def bench_episodes(scenes: int, per_split: int, resolution: float) -> None:
     """Episodes/s of the offline evaluation with the project's real pieces."""
     try:
-        from personal.eval.pog_run import build_eval_inputs
+        from personal.grounding.eval.pog_run import build_eval_inputs
     except ImportError as exc:
         print(f"episodes/s: skipped ({exc})")
         return

@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 def render_walk(seed: int, n: int, width: int = 640, height: int = 480):
     from personal.world.generator import generate_scene
-    from sim_bridge.backends.base import Action, AgentState, CameraSpec
-    from sim_bridge.backends.synthetic import SyntheticBackend
+    from personal.sim.backends.base import Action, AgentState, CameraSpec
+    from personal.sim.backends.synthetic import SyntheticBackend
 
     scene = generate_scene(seed)
     be = SyntheticBackend(camera=CameraSpec(width=width, height=height))

@@ -62,12 +62,12 @@ def over_topics(policy: str, steps: int, seed: int, timeout: float = 600.0) -> d
 
 
 def in_process(policy: str, steps: int, seed: int) -> dict:
-    from personal.eval.pan_run import build_loop, make_components
+    from personal.navigation.eval.pan_run import build_loop, make_components
     from personal.models.oracle import captions_from_scene
     from personal.navigation.loop import run_episode
-    from sim_bridge.backends import make_backend
-    from sim_bridge.bridge_logic import generate_episodes
-    from sim_bridge.navgrid import NavGrid
+    from personal.sim.backends import make_backend
+    from personal.sim.bridge_logic import generate_episodes
+    from personal.sim.navgrid import NavGrid
 
     scenes, eps = generate_episodes("easy", 1, seed, 1)
     scene, ep = next(iter(scenes.values())), eps[0]

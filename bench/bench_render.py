@@ -19,10 +19,10 @@ import numpy as np
 
 from personal.world.generator import generate_scene
 from personal.world.mesh import scene_mesh
-from sim_bridge.backends.base import Action, AgentState, CameraSpec
-from sim_bridge.backends.synthetic import SyntheticBackend, camera_pose
-from sim_bridge.navgrid import NavGrid
-from sim_bridge.render import Renderer
+from personal.sim.backends.base import Action, AgentState, CameraSpec
+from personal.sim.backends.synthetic import SyntheticBackend, camera_pose
+from personal.sim.navgrid import NavGrid
+from personal.sim.render import Renderer
 
 
 def _poses(scene, n: int, seed: int) -> list[np.ndarray]:

@@ -155,7 +155,7 @@ def explore_rates(tmp: Path, steps: int, width: int, height: int, encoder: str =
     from personal.models.base import make_encoder
     from personal.world.generator import generate_scene
     from bench.bench_render import step_rate
-    from sim_bridge.backends.base import CameraSpec
+    from personal.sim.backends.base import CameraSpec
 
     wall, out, code = launch("explore", ["seed:=0", f"maps_dir:={tmp / 'explore_maps'}", f"max_steps:={steps}",
                                          f"width:={width}", f"height:={height}", f"encoder:={encoder}"])

@@ -2,7 +2,7 @@
 
 Views are rendered in held-out households (perception test seeds, never trained on) at sampled
 poses (the perception dataset's sampler: object-centric and random), then passed through each
-preset's camera model (sim_bridge/sensor_model.py, the same RNG seed per view for every preset)
+preset's camera model (personal/sim/sensor_model.py, the same RNG seed per view for every preset)
 and segmented (personal/perception/segment.py). Recall: ground-truth instances of at least 20
 working pixels matched by an object proposal with IoU >= 0.5 (ground truth for scoring only);
 proposals per view: object proposals (walls / floor / ceiling segments excluded).
@@ -31,9 +31,9 @@ def render(seed: int, n: int, width: int, height: int):
     from personal.perception.dataset import sample_poses
     from personal.world.generator import generate_scene
     from personal.world.mesh import scene_mesh
-    from sim_bridge.backends.base import AgentState, CameraSpec, Observation
-    from sim_bridge.backends.synthetic import camera_pose
-    from sim_bridge.render import Renderer
+    from personal.sim.backends.base import AgentState, CameraSpec, Observation
+    from personal.sim.backends.synthetic import camera_pose
+    from personal.sim.render import Renderer
 
     scene = generate_scene(seed)
     cam = CameraSpec(width=width, height=height, min_depth=0.28)  # the d435 near limit: presets clip themselves
@@ -53,7 +53,7 @@ def main() -> None:
 
     from personal.perception import segment as S
     from personal.perception.splits import parse_seeds
-    from sim_bridge.sensor_model import PRESETS, SensorModel
+    from personal.sim.sensor_model import PRESETS, SensorModel
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", default="0-2")

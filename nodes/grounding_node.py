@@ -124,7 +124,7 @@ class GroundingNode(Node):
 
             path = child_path(self.map_dir, scene_id, "scene_id") / "features.yaml"
             if path.exists():
-                from personal.eval.pog_run import load_saved_map
+                from personal.grounding.eval.pog_run import load_saved_map
 
                 self.maps[scene_id] = load_saved_map(path, expected_encoder=self.encoder.name)
                 return self.maps[scene_id]

@@ -12,7 +12,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from personal import exit_codes
-from personal.eval.output import OutputDirError
+from personal.runs.output import OutputDirError
 from personal.msg import HomeEvalSummary
 from personal.smarthome.evaluate import FAMILIES, EvalConfig, run_home_eval
 

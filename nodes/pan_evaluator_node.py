@@ -4,7 +4,7 @@ For each episode of the bridge's episode source (same parameters, so the same li
 same order) and each policy in ``methods``: restart the episode on the bridge
 (``episode/reset`` or ``episode/next``, std_srvs/Trigger), send ``nav/start`` to the navigation
 node, wait for its ``nav/result`` (personal/msg/NavigationRun), and score the trajectory with the
-simulator's ground truth (``personal.eval.pan``: SR = STOP within 1.0 m of the target object's
+simulator's ground truth (``personal.navigation.eval.pan``: SR = STOP within 1.0 m of the target object's
 extent, SPL with the geodesic shortest path, DTG). At the end it writes ``report.md``,
 ``summary.json``, ``results.json`` and trajectory plots into a run folder under ``out_dir`` and
 exits 0 (it is the graph's required node, so the graph stops).
@@ -60,19 +60,19 @@ class PanEvaluatorNode(Node):
         self.p = {name: self.get_parameter(name).value for name in PARAMETERS}
         self.exit_code: int | None = None
         self.t0 = time.monotonic()
-        from personal.eval.output import RESULTS_LOG, OutputDirError, ResultLog, new_run_dir
+        from personal.runs.output import RESULTS_LOG, OutputDirError, ResultLog, new_run_dir
         from personal.navigation.policies import parse_policy_list
 
         try:  # the run folder first: an unwritable out_dir must not be found after the evaluation
             self.run_dir = new_run_dir(self.p["out_dir"])
             self.result_log = ResultLog(self.run_dir / RESULTS_LOG)  # one record per scored run, as it comes
             self.methods = parse_policy_list(self.p["methods"])
-            from personal.eval.pan_run import UPPER_BOUNDS
+            from personal.navigation.eval.pan_run import UPPER_BOUNDS
 
             if self.p["upper_bound"] not in UPPER_BOUNDS:  # as the graph's Choice, for a node run outside it
                 raise ValueError(f"parameter 'upper_bound': {self.p['upper_bound']!r} unknown ({' | '.join(UPPER_BOUNDS)})")
             self.scenes, self.episodes = self._load()
-            from sim_bridge.sensor_model import sensor_spec
+            from personal.sim.sensor_model import sensor_spec
 
             self.sensor = sensor_spec(self.p["sensor"], self.p["sensor_overrides"], int(self.p["sensor_seed"]))
         except (OutputDirError, ValueError) as exc:  # ValueError: bad methods, EpisodeFormatError naming file + field
@@ -100,12 +100,12 @@ class PanEvaluatorNode(Node):
         return self.p["backend"] == "habitat"
 
     def _scoring_backend(self):
-        from sim_bridge.backends import make_backend
+        from personal.sim.backends import make_backend
 
         return make_backend("habitat" if self.habitat else "synthetic")
 
     def _load(self):
-        from sim_bridge.bridge_logic import generate_episodes, load_episodes, scene_assets
+        from personal.sim.bridge_logic import generate_episodes, load_episodes, scene_assets
 
         p = self.p
         if self.habitat:  # the public HM3D files have no scene models; habitat-sim loads the scene files
@@ -188,8 +188,8 @@ class PanEvaluatorNode(Node):
 
     def _upper_bound(self):
         """The ORACLE encoder's explorers on the same episodes, beside a non-oracle run (None: not asked / ORACLE run)."""
-        from personal.eval.pan import PanUpperBound
-        from personal.eval.pan_run import UPPER_BOUND_LABEL, is_oracle_encoder, oracle_encoder_upper_bound
+        from personal.navigation.eval.pan import PanUpperBound
+        from personal.navigation.eval.pan_run import UPPER_BOUND_LABEL, is_oracle_encoder, oracle_encoder_upper_bound
 
         if self.p["upper_bound"] == "none" or is_oracle_encoder(self.p["encoder"]):
             return None
@@ -203,9 +203,9 @@ class PanEvaluatorNode(Node):
             return PanUpperBound(UPPER_BOUND_LABEL, error=f"{type(exc).__name__}: {exc}")
 
     def finish(self) -> None:
-        from personal.eval.pan import plot_trajectory, write_report
-        from personal.eval.pan_run import EXPLORERS, LABELS, is_oracle_encoder
-        from personal.eval.pog_run import sample_episodes
+        from personal.navigation.eval.pan import plot_trajectory, write_report
+        from personal.navigation.eval.pan_run import EXPLORERS, LABELS, is_oracle_encoder
+        from personal.grounding.eval.pog_run import sample_episodes
 
         meta = {
             "run": "ROS graph pan_eval (sim bridge + navigation node + evaluator)",
@@ -234,7 +234,7 @@ class PanEvaluatorNode(Node):
         write_report(self.run_dir, self.results, meta, self.methods, LABELS, [m for m in self.methods if m in EXPLORERS],
                      view_points=self.habitat, upper_bound=bound)
         try:
-            from sim_bridge.bridge_logic import scene_model
+            from personal.sim.bridge_logic import scene_model
 
             for ep in sample_episodes(self.episodes, int(self.p["sample_plots"])):
                 if ep.episode_id in self.trajectories and scene_model(self.scenes[ep.scene_id]) is not None:
@@ -243,7 +243,7 @@ class PanEvaluatorNode(Node):
                                     episode=ep, runs=self.trajectories[ep.episode_id], labels=LABELS)
         except Exception as exc:  # plots are secondary; the report is written
             self.get_logger().warning(f"trajectory plots failed: {exc}")
-        from personal.report_html import write_html
+        from personal.benchmarks import write_html
 
         write_html(self.run_dir, "pan", self.get_logger())
         self.get_logger().info(f"PAN evaluation done: {len(self.results)} runs; report: {self.run_dir.resolve() / 'report.md'}")

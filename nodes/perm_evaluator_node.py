@@ -22,7 +22,7 @@ from personal.interfaces.convert import to_dict
 from personal.interfaces.tabletop import state_dict
 from personal.msg import PermEpisode, TabletopState, TaskPrompt
 from personal.manipulation.evaluate import eval_tasks, write_results
-from personal.eval.output import RESULTS_LOG, OutputDirError, ResultLog, run_folder
+from personal.runs.output import RESULTS_LOG, OutputDirError, ResultLog, run_folder
 from personal.manipulation.report import write_report
 from personal.manipulation.scoring import score_episode
 from personal.manipulation.trajectory import Trajectory

@@ -18,7 +18,7 @@ episodes become recorded ``empty_map`` failures rather than disappearing; a scen
 model is missing becomes ``scene_missing`` failures, and one whose explore child graph fails
 (a node of it died, timeout) ``explore_failed`` failures — and then the run exits 3, not 0.
 
-The run folder is created and checked writable before any work (``personal.eval.output``), and
+The run folder is created and checked writable before any work (``personal.runs.output``), and
 ``results.jsonl`` gets each episode's records as it finishes, so a crash loses at most one.
 
 Progress is logged as "episodes done / total"; at the end the node logs where the report
@@ -36,7 +36,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float32MultiArray
 
 from personal import exit_codes
-from personal.eval.output import RESULTS_LOG, OutputDirError, ResultLog, new_run_dir
+from personal.runs.output import RESULTS_LOG, OutputDirError, ResultLog, new_run_dir
 from personal.grounding.map_wire import MapAssembler, descriptor_from_msg, descriptor_to_fields, map_to_wire
 from personal.grounding.pog_session import (
     GroundingGate, LazyEmbedder, MapHandoff, PogConfig, PogSession, SceneMaps, empty_map, load_episodes, report_meta,
@@ -58,7 +58,7 @@ class PogEvaluatorNode(Node):
         super().__init__("pog_evaluator", **kwargs)
         self.t0 = time.monotonic()
         self.cfg = cfg = self._config()
-        from sim_bridge.sensor_model import sensor_spec
+        from personal.sim.sensor_model import sensor_spec
 
         self.sensor = sensor_spec(cfg.sensor_args["sensor"], cfg.sensor_args["sensor_overrides"],
                                   int(cfg.sensor_args["sensor_seed"]))  # SensorSpecError (a ValueError) names the field

@@ -18,7 +18,7 @@ from personal.paths import child_path
 from personal.interfaces.convert import from_dict, to_dict
 from personal.msg import AivCommand, AivDataset, AivObservation, AivVerdict
 from personal.verification.agent import AgentConfig
-from personal.eval.output import OutputDirError, ResultLog, run_folder
+from personal.runs.output import OutputDirError, ResultLog, run_folder
 from personal.verification.reader import DatasetError, load_index
 from personal.verification.session import PlannerSession
 from nodes.lifecycle import run_until_exit_code, subscribe

@@ -29,10 +29,10 @@ def _register() -> None:
     from personal.perception.cli import app as perception_app
 
     app.add_typer(perception_app, name="perception", help="Learned perception: training views, image-tower training, evaluation.")
-    from personal.robot.cli import app as robot_app
+    from personal.robot_cli import app as robot_app
 
     app.add_typer(robot_app, name="robot", help="The real LoCoBot: `robot check` lists what the locobot graph needs, with fixes.")
-    from personal.eval.pog_cli import app as pog_app
+    from personal.grounding.eval.pog_cli import app as pog_app
 
     app.add_typer(pog_app, name="pog", help="Personalized Object Grounding (PersONAL POG) without ROS.")
     from personal.verification.cli import app as verify_app
@@ -52,7 +52,8 @@ def report(
     kind: str = typer.Option(..., "--kind", help="pog | pan | aiv | perm | home"),
 ) -> None:
     """Rebuild a run folder's self-contained report.html (tables, plots, gallery)."""
-    from personal.report_html import ReportError, write_report_html
+    from personal.benchmarks import write_report_html
+    from personal.runs.report_html import ReportError
 
     try:
         typer.echo(f"report: {write_report_html(run_dir, kind).resolve()}")
@@ -67,7 +68,7 @@ def main() -> None:
     passive_openmp()  # before any sub-app imports torch or numba
     _register()
     from personal import exit_codes
-    from personal.eval.output import OutputDirError
+    from personal.runs.output import OutputDirError
 
     try:
         app()

@@ -28,12 +28,13 @@ def launch(
     except GraphError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
-    from personal.eval.shard import sharding_requested
+    from personal.runs.shard import sharding_requested
 
     if sharding_requested(values) and not dry_run:  # the coordinator: shards as child graphs (docs/scaling.md)
-        from personal.eval.shard import run_sharded
+        from personal.benchmarks import KINDS
+        from personal.runs.shard import run_sharded
 
-        raise typer.Exit(run_sharded(graph, overrides, values, verbose=verbose))
+        raise typer.Exit(run_sharded(KINDS[graph], overrides, values, verbose=verbose))
     if dry_run:
         import shlex
 

@@ -2,7 +2,7 @@
 the share of the mapped floor within 1 m of a target footprint, plus look-alike counts.
 Usage: .venv/bin/python scripts/preset_difficulty.py OUT.json"""
 import numpy as np, sys, json
-from personal.eval.pog_run import generate_episode_set
+from personal.grounding.eval.pog_run import generate_episode_set
 from personal.world.model import SPLITS
 out = {}
 for preset in ("default", "hm3d"):

@@ -62,9 +62,10 @@ from std_srvs.srv import Trigger
 
 from personal.interfaces.convert import from_dict, packed
 from personal.msg import AgentState, DiscreteAction, EpisodeDescriptor, EpisodeResult
-from sim_bridge.backends.base import Action, Observation
-from sim_bridge.bridge_logic import (
-    TwistIntegrator, check_action, encode_depth, encode_ids, episode_descriptor, episode_result, generate_episodes,
+from personal.sim.backends.base import Action, Observation
+from personal.navigation.eval.pan import episode_result
+from personal.sim.bridge_logic import (
+    TwistIntegrator, check_action, encode_depth, encode_ids, episode_descriptor, generate_episodes,
     load_episodes, only_scene, scene_assets, scene_model,
 )
 from nodes.lifecycle import run_node, serve, subscribe
@@ -98,7 +99,7 @@ PARAMETERS = {
     "camera_frame": ("camera_color_optical_frame", "optical frame of all camera images"),
     "publish_tf": (True, "publish map -> base_link -> camera frame on /tf"),
     "log_every": (5.0, "seconds between 'published ...' summaries (0 = never)"),
-    "sensor": ("ideal", "camera model (sim_bridge/sensor_model.py): ideal | d435 | d435-harsh"),
+    "sensor": ("ideal", "camera model (personal/sim/sensor_model.py): ideal | d435 | d435-harsh"),
     "sensor_overrides": ("", "preset fields to override, e.g. hfov_deg=69,height_m=1.25"),
     "sensor_seed": (0, "seed of the camera model's noise"),
 }
@@ -147,7 +148,7 @@ class SimBridgeNode(Node):
 
         self.backend = None
         try:
-            from sim_bridge.sensor_model import SensorSpecError, make_sensor_backend, sensor_spec
+            from personal.sim.sensor_model import SensorSpecError, make_sensor_backend, sensor_spec
 
             if int(p["width"]) < 8 or int(p["height"]) < 8:
                 raise ValueError(f"parameters 'width' / 'height': at least 8 px, got {p['width']}x{p['height']}")

@@ -19,7 +19,7 @@ It publishes what the real drivers publish — names, types, frames, QoS and enc
   ``camera_<ns>_link`` (Interbotix's ``base_frame_id``) or, for rs_launch, ``camera_link``, which
   only joins the robot's tree with ``join_camera:=true`` (the static transform the deploy docs give).
 
-Images are rendered by the synthetic simulator (``sim_bridge/render.py``) from the camera's true
+Images are rendered by the synthetic simulator (``personal/sim/render.py``) from the camera's true
 pose in a PersONAL episode's scene (``episodes_dir`` + ``split`` + ``episode``, or a generated one:
 ``scene_seed``); the base starts at the episode's start pose, which is the origin of its odometry
 (as a robot's odometry starts where it was switched on), and stops at the scene's walls and
@@ -76,8 +76,8 @@ class LocobotDouble(KinematicBaseNode):
         self.align = bool(g("align_depth"))
         self.episode, self.scene = self._load_episode(str(g("episodes_dir")), str(g("split")), str(g("episode")),
                                                       int(g("scene_seed")))
-        from sim_bridge.backends.base import CameraSpec
-        from sim_bridge.backends.synthetic import SyntheticBackend
+        from personal.sim.backends.base import CameraSpec
+        from personal.sim.backends.synthetic import SyntheticBackend
 
         self.sim = SyntheticBackend(CameraSpec(width=int(g("width")), height=int(g("height")),
                                                hfov_deg=float(g("hfov_deg")), min_depth=0.2, max_depth=6.0),
@@ -111,7 +111,7 @@ class LocobotDouble(KinematicBaseNode):
     # -- scene -------------------------------------------------------------------------
     @staticmethod
     def _load_episode(episodes_dir: str, split: str, episode_id: str, seed: int):
-        from sim_bridge.bridge_logic import generate_episodes, load_episodes
+        from personal.sim.bridge_logic import generate_episodes, load_episodes
 
         if episodes_dir:
             scenes, episodes = load_episodes(episodes_dir, split)

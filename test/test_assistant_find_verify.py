@@ -95,7 +95,7 @@ def test_verify_object_reports_each_view_and_a_verdict_and_cancels(ros_context, 
     from action_msgs.msg import GoalStatus
 
     from personal.action import VerifyObject
-    from sim_bridge.bridge_logic import generate_episodes
+    from personal.sim.bridge_logic import generate_episodes
 
     scenes, episodes = generate_episodes("easy", 1, 2, 1)
     target = scenes[episodes[0].scene_id].object(episodes[0].target_object_ids[0])

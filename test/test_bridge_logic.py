@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from personal.world.habitat_format import EpisodeFormatError, write_episode_set
-from sim_bridge.backends.base import Action
-from sim_bridge.bridge_logic import (
+from personal.sim.backends.base import Action
+from personal.sim.bridge_logic import (
     EpisodeSourceError, TwistIntegrator, check_action, encode_depth, encode_ids, episode_descriptor, load_episodes,
     splits_for,
 )
-from sim_bridge.toy_scene import two_room_scene
+from personal.sim.toy_scene import two_room_scene
 
 
 from personal.world.model import Episode

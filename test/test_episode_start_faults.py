@@ -14,7 +14,7 @@ from personal.world.checks import start_problem
 from personal.world.episodes import generate_episodes
 from personal.world.generator import generate_scene
 from personal.world.habitat_format import EpisodeFormatError, load_episode_set, write_episode_set
-from sim_bridge.bridge_logic import EpisodeSourceError, load_episodes
+from personal.sim.bridge_logic import EpisodeSourceError, load_episodes
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +74,7 @@ def test_far_away_start_is_refused_by_the_bridge_loader_and_the_simulator(good_s
     assert "start position (1e+09" in problem and "is outside scene 'synth_00005'" in problem
     with pytest.raises(EpisodeSourceError, match="is outside scene"):  # ... but the set cannot be run
         load_episodes(str(folder), "easy")
-    from sim_bridge.backends.synthetic import SyntheticBackend
+    from personal.sim.backends.synthetic import SyntheticBackend
 
     backend = SyntheticBackend()
     backend.load_scene(scenes["synth_00005"])
@@ -86,7 +86,7 @@ def test_far_away_start_is_refused_by_the_bridge_loader_and_the_simulator(good_s
 
 def test_pan_evaluator_refuses_a_bad_set_with_a_clear_error(good_set, tmp_path, run_node):
     """pan_eval with a NaN start: the evaluator exits 2 before running anything, naming the file and field
-    (before: ValueError in sim_bridge/navgrid.py and no report)."""
+    (before: ValueError in personal/sim/navgrid.py and no report)."""
     folder = _edit(good_set[0], tmp_path / "bad", lambda ep: ep.__setitem__("start_position", [math.nan, 0.0, 1.0]))
     node = run_node("nodes.pan_evaluator_node", "pan_evaluator", {"episodes_dir": str(folder), "out_dir": str(tmp_path / "runs")})
     node.proc.wait(60)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from personal.eval.output import RESULTS_LOG, OutputDirError, ResultLog, new_run_dir, writable_dir
+from personal.runs.output import RESULTS_LOG, OutputDirError, ResultLog, new_run_dir, writable_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -97,7 +97,7 @@ def test_evaluator_nodes_refuse_an_unwritable_folder_at_start(blocked, run_node,
 
 def test_offline_pog_keeps_every_finished_episode_when_it_crashes(tmp_path, monkeypatch):
     """A crash in the middle of an offline POG run leaves the finished episodes' records in results.jsonl."""
-    from personal.eval import pog_run
+    from personal.grounding.eval import pog_run
     from personal.grounding import pipeline
 
     inputs = pog_run.build_eval_inputs(scenes=1, splits=["easy"], episodes_per_split=4, resolution=1.0, seed=0,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from personal.eval.pog_run import generate_episode_set
+from personal.grounding.eval.pog_run import generate_episode_set
 from personal.world.habitat_format import write_episode_set
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -326,7 +326,7 @@ def test_episode_extractor_reads_the_public_extracted_summary():
 
 
 def test_episode_extractor_in_ground_query_and_the_report():
-    from personal.eval.pog import render_report
+    from personal.grounding.eval.pog import render_report
     from personal.grounding.pipeline import CachingExtractor, ground_query
     from personal.models.base import make_encoder
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from personal import exit_codes
-from personal.eval.output import OutputDirError, ResultLog
+from personal.runs.output import OutputDirError, ResultLog
 from personal.files import parse_json, read_json
 from personal.world.habitat_format import EpisodeFormatError, load_episode_set
 
@@ -37,7 +37,7 @@ def test_a_corrupt_gzip_names_the_file(tmp_path):
 
 @pytest.fixture(scope="module")
 def episode_folder(tmp_path_factory):
-    from personal.eval.pog_run import generate_episode_set
+    from personal.grounding.eval.pog_run import generate_episode_set
     from personal.world.habitat_format import write_episode_set
 
     scenes, episodes = generate_episode_set(1, ["easy"], 1, 0)

@@ -6,7 +6,7 @@ import zlib
 import numpy as np
 import pytest
 
-from personal.eval.pog import write_report
+from personal.grounding.eval.pog import write_report
 from personal.grounding.pipeline import MapView, evaluate_offline, ground_episode, query_owner, score_grounding
 from personal.world.model import Box, Episode, Floor, Room, Scene, SceneObject
 

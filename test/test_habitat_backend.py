@@ -3,9 +3,9 @@ factory's fallback. (Frames: test_frames.py; behaviour through the contract fake
 test_habitat_contract.py.)"""
 import pytest
 
-from sim_bridge.backends import habitat_available, make_backend
-from sim_bridge.backends.habitat import HabitatBackend
-from sim_bridge.backends.synthetic import SyntheticBackend
+from personal.sim.backends import habitat_available, make_backend
+from personal.sim.backends.habitat import HabitatBackend
+from personal.sim.backends.synthetic import SyntheticBackend
 
 needs_no_habitat = pytest.mark.skipif(habitat_available(), reason="habitat_sim is installed here")
 

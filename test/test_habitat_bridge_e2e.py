@@ -131,9 +131,9 @@ def test_public_episodes_replay_over_ros(graph, public_set, ros_context):
     # DTG and L are habitat's pathfinder geodesics to the goals' view points (checked in-process)
     with fake_habitat_sim():
         from personal.world.habitat_format import load_episode_set
-        from sim_bridge.backends.base import CameraSpec
-        from sim_bridge.backends.habitat import HabitatBackend
-        from sim_bridge.bridge_logic import scene_assets
+        from personal.sim.backends.base import CameraSpec
+        from personal.sim.backends.habitat import HabitatBackend
+        from personal.sim.bridge_logic import scene_assets
 
         _, loaded = load_episode_set(public_set[0], scene_models=False)
         ep1 = next(e for e in loaded if e.episode_id == eps[0].episode_id)

@@ -18,8 +18,8 @@ from personal.world.episodes import generate_episodes
 from personal.world.generator import generate_scene
 from personal.world.habitat_format import load_episode_set, write_episode_set
 from personal.world.model import SceneAsset
-from sim_bridge.backends.base import Action, AgentState, CameraSpec
-from sim_bridge.backends.synthetic import SyntheticBackend
+from personal.sim.backends.base import Action, AgentState, CameraSpec
+from personal.sim.backends.synthetic import SyntheticBackend
 
 CAM = CameraSpec(width=160, height=120)  # non-square: a swapped [height, width] shows
 
@@ -41,7 +41,7 @@ def world(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def backends(hs, world):
-    from sim_bridge.backends.habitat import HabitatBackend
+    from personal.sim.backends.habitat import HabitatBackend
 
     out, scene, _ = world
     hab = HabitatBackend(camera=CAM)
@@ -199,8 +199,8 @@ def test_geodesics_navigability_and_snapping(backends, world):
 
 
 def test_dtg_success_and_spl_from_view_points(backends, world):
-    from personal.eval.pan import goal_geometry
-    from sim_bridge.bridge_logic import episode_result
+    from personal.navigation.eval.pan import goal_geometry
+    from personal.navigation.eval.pan import episode_result
 
     hab, _ = backends
     scene = world[1]
@@ -340,8 +340,8 @@ def test_the_fake_copies_habitat_sim_behaviour_that_is_easy_to_get_wrong(hs, bac
 
 
 def test_missing_scene_files_are_reported_by_path(hs, world, tmp_path):
-    from sim_bridge.backends.habitat import HabitatBackend
-    from sim_bridge.bridge_logic import EpisodeSourceError, scene_assets
+    from personal.sim.backends.habitat import HabitatBackend
+    from personal.sim.bridge_logic import EpisodeSourceError, scene_assets
 
     hab = HabitatBackend(camera=CAM)
     with pytest.raises(FileNotFoundError, match=f"scene file not found: {tmp_path}/nope.ply"):

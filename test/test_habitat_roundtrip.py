@@ -17,8 +17,8 @@ from personal.world.episodes import generate_episodes
 from personal.world.generator import generate_scene
 from personal.world.habitat_format import load_episode_set
 from public_format import PUBLIC, make_public_set
-from sim_bridge.backends.base import AgentState, CameraSpec
-from sim_bridge.bridge_logic import scene_assets
+from personal.sim.backends.base import AgentState, CameraSpec
+from personal.sim.bridge_logic import scene_assets
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +34,7 @@ def public_set(tmp_path_factory):
 def backend(public_set):
     episodes_dir, scenes_dir, _ = public_set
     with fake_habitat_sim():
-        from sim_bridge.backends.habitat import HabitatBackend
+        from personal.sim.backends.habitat import HabitatBackend
 
         scenes, episodes = load_episode_set(episodes_dir, scene_models=False)
         assert scenes == {}  # public files: no scene models, only scene files

@@ -55,8 +55,8 @@ def test_stops_when_nothing_is_left_and_respects_the_budget():
 
 def explore(scene, start, max_steps=2500):
     from personal.mapping.session import explore as run
-    from sim_bridge.backends.base import AgentState, CameraSpec
-    from sim_bridge.backends.synthetic import SyntheticBackend
+    from personal.sim.backends.base import AgentState, CameraSpec
+    from personal.sim.backends.synthetic import SyntheticBackend
 
     backend = SyntheticBackend(camera=CameraSpec(width=160, height=120))
     backend.load_scene(scene)
@@ -83,7 +83,7 @@ def reachable_coverage(backend, mb, start):
 
 @pytest.mark.timeout(120)
 def test_explores_the_two_room_scene():
-    from sim_bridge.toy_scene import two_room_scene
+    from personal.sim.toy_scene import two_room_scene
 
     backend, mb, ex = explore(two_room_scene(), (2.0, 1.0))
     cov = reachable_coverage(backend, mb, (2.0, 1.0))
@@ -97,7 +97,7 @@ def test_explores_a_generated_household():
 
     scene = generate_scene(3)  # 6 rooms
     living = scene.rooms[0]
-    from sim_bridge.backends.synthetic import SyntheticBackend
+    from personal.sim.backends.synthetic import SyntheticBackend
 
     probe = SyntheticBackend()
     probe.load_scene(scene)

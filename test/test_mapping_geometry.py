@@ -5,7 +5,8 @@ import yaml
 
 from personal.mapping.grid import GridGeometry
 from personal.mapping.occupancy import FREE, OCCUPIED, UNKNOWN, OccupancyGrid
-from personal.mapping.projection import backproject, depth_to_metres, pixel_confidence, voxel_downsample
+from personal.depth import depth_to_metres
+from personal.mapping.projection import backproject, pixel_confidence, voxel_downsample
 
 # optical (x right, y down, z fwd) -> map (x fwd, y left, z up), camera looking along +x
 R_FWD = np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])

@@ -25,9 +25,9 @@ LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability
 
 @pytest.fixture(scope="module")
 def observations():
-    from sim_bridge.backends.base import Action, AgentState, CameraSpec
-    from sim_bridge.backends.synthetic import SyntheticBackend
-    from sim_bridge.toy_scene import two_room_scene
+    from personal.sim.backends.base import Action, AgentState, CameraSpec
+    from personal.sim.backends.synthetic import SyntheticBackend
+    from personal.sim.toy_scene import two_room_scene
 
     be = SyntheticBackend(camera=CameraSpec(width=160, height=120))
     be.load_scene(two_room_scene())

@@ -14,9 +14,9 @@ from personal.mapping.session import explore
 @pytest.fixture(scope="module")
 def toy_map(tmp_path_factory):
     from personal.models.oracle import OracleCaptionEncoder, captions_from_scene
-    from sim_bridge.backends.base import AgentState, CameraSpec
-    from sim_bridge.backends.synthetic import SyntheticBackend
-    from sim_bridge.toy_scene import two_room_scene
+    from personal.sim.backends.base import AgentState, CameraSpec
+    from personal.sim.backends.synthetic import SyntheticBackend
+    from personal.sim.toy_scene import two_room_scene
 
     scene = two_room_scene()
     backend = SyntheticBackend(camera=CameraSpec(width=160, height=120))

@@ -55,8 +55,8 @@ def test_camera_info_and_poses():
     with pytest.raises(FrameError, match="quaternion"):
         pose_to_matrix(NS(position=NS(x=0, y=0, z=0), orientation=NS(x=0, y=0, z=0, w=0)))
     # the static mount equals the simulator's camera model
-    from sim_bridge.backends.base import AgentState, CameraSpec
-    from sim_bridge.backends.synthetic import camera_pose
+    from personal.sim.backends.base import AgentState, CameraSpec
+    from personal.sim.backends.synthetic import camera_pose
 
     Tc = camera_from_base(T, 0.88, pitch=-0.5)
     np.testing.assert_allclose(Tc, camera_pose(AgentState(1.0, 2.0, 0.0, yaw, -0.5), CameraSpec()), atol=1e-9)

@@ -5,8 +5,8 @@ import numpy as np
 
 from personal.mapping.pipeline import MapBuilder, MapConfig
 from personal.world.generator import generate_scene
-from sim_bridge.backends.base import Action, AgentState, CameraSpec
-from sim_bridge.backends.synthetic import SyntheticBackend
+from personal.sim.backends.base import Action, AgentState, CameraSpec
+from personal.sim.backends.synthetic import SyntheticBackend
 
 
 def _frames(n=8):

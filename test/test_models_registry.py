@@ -50,9 +50,9 @@ def lit_reference_outputs() -> dict:
     sys.path.insert(0, 'test'); import test_models_registry as t; np.savez_compressed(t.REFERENCE, **t.lit_reference_outputs())"``."""
     from personal.world.generator import generate_scene
     from personal.world.mesh import scene_mesh
-    from sim_bridge.backends.base import AgentState, CameraSpec
-    from sim_bridge.backends.synthetic import camera_pose
-    from sim_bridge.render import Renderer
+    from personal.sim.backends.base import AgentState, CameraSpec
+    from personal.sim.backends.synthetic import camera_pose
+    from personal.sim.render import Renderer
 
     enc = make_encoder("lit")
     rng = np.random.default_rng(0)

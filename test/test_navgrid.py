@@ -4,8 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from sim_bridge.navgrid import AGENT_RADIUS, NavGrid
-from sim_bridge.toy_scene import DOOR_Y, two_room_scene
+from personal.sim.navgrid import AGENT_RADIUS, NavGrid
+from personal.sim.toy_scene import DOOR_Y, two_room_scene
 
 RES = 0.05
 

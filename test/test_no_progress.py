@@ -20,19 +20,20 @@ def test_a_shard_that_wrote_nothing_is_incomplete(tmp_path, monkeypatch):
     """The child graph of a shard exits 0 without a single record (e.g. a blind explore child): the
     shard is failed (3) and the merged report is INCOMPLETE, exit code 3 (before: 0, looked complete)."""
     import personal.runner as runner
-    from personal.eval import shard as sh
+    from personal.benchmarks import KINDS
+    from personal.runs import shard as sh
 
     monkeypatch.setattr(runner, "run_child", lambda cmd, env, timeout_s, log=None, keep=None: (0, ["all done"]))
-    monkeypatch.setattr(sh.KINDS["home_eval"], "collect", staticmethod(lambda out_dir: None))
+    monkeypatch.setattr(KINDS["home_eval"], "collect", staticmethod(lambda out_dir: None))
     s = sh.Shard("households0-1", (), ("0", "1"))
-    result = sh.run_shard("home_eval", {}, s, {"first_household": 0, "households": 2}, tmp_path / "w", 60)
+    result = sh.run_shard(KINDS["home_eval"], {}, s, {"first_household": 0, "households": 2}, tmp_path / "w", 60)
     assert result["code"] == exit_codes.INCOMPLETE and "no progress" in result["errors"], result
 
     values = {"workers": 2, "cluster": "local", "shard_timeout_s": 60.0, "households": 2, "first_household": 0,
               "out_dir": str(tmp_path / "out"), "agent": "reference", "seed": 0, "max_items": 2, "endpoint": "",
               "model": "", "judge": False, "families": "IG,MC"}
     said = []
-    code = sh.ShardedRun("home_eval", {}, values, say=said.append).run()  # the same blind children, merged
+    code = sh.ShardedRun(KINDS["home_eval"], {}, values, say=said.append).run()  # the same blind children, merged
     assert code == exit_codes.INCOMPLETE, said
     summary = (Path(values["out_dir"]) / "summary.json").read_text()
     assert "INCOMPLETE RUN" in summary and "no progress" in summary

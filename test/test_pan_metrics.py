@@ -5,13 +5,13 @@ import math
 
 import pytest
 
-from personal.eval.pan import (
+from personal.navigation.eval.pan import (
     SUCCESS_RADIUS_M, GoalGeometry, PanEpisodeResult, distance_to_boxes, is_success, path_length, render_report,
     score_episode, spl, summarize, table_iv,
 )
 from personal.world.model import Box, Episode
-from sim_bridge.backends.synthetic import SyntheticBackend
-from sim_bridge.toy_scene import two_room_scene
+from personal.sim.backends.synthetic import SyntheticBackend
+from personal.sim.toy_scene import two_room_scene
 
 
 def _episode(split="easy", eid="toy_0", targets=("box_2",)) -> Episode:

@@ -11,7 +11,7 @@ from personal.mapping.grid import GridGeometry
 from personal.mapping.occupancy import FREE, OCCUPIED, UNKNOWN
 from personal.navigation.follower import CollisionGuard, PathFollower, pure_pursuit_twist
 from personal.navigation.planner import PlanGrid, path_length
-from sim_bridge.backends.base import Action
+from personal.sim.backends.base import Action
 
 
 def _room_with_door() -> tuple[np.ndarray, GridGeometry]:
@@ -51,7 +51,7 @@ def test_pure_pursuit_twist_turns_towards_the_path():
 def generated():
     from personal.world.episodes import generate_episodes
     from personal.world.generator import generate_scene
-    from sim_bridge.backends.synthetic import SyntheticBackend
+    from personal.sim.backends.synthetic import SyntheticBackend
 
     scene = generate_scene(7)
     sim = SyntheticBackend()
@@ -134,7 +134,7 @@ def test_loop_turns_away_after_hitting_a_wall(generated):
 def test_explorers_never_issue_an_action_into_a_wall_twice_in_a_row(generated, policy):
     from pan_fakes import BagOfWordsModel
 
-    from personal.eval.pan_run import PanComponents, build_loop
+    from personal.navigation.eval.pan_run import PanComponents, build_loop
     from personal.grounding.extract import make_extractor
     from personal.grounding.pipeline import TextEmbedder
     from personal.models.oracle import OracleCaptionEncoder, captions_from_scene

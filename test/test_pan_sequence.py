@@ -2,8 +2,8 @@
 (scratch); both drive the same requests from the same start poses."""
 import numpy as np
 
-from personal.eval.pan_run import generate_pan_set, make_components
-from personal.eval.pan_sequence import household_sequences, run_sequences, summarize_sequences, write_sequence_report
+from personal.navigation.eval.pan_run import generate_pan_set, make_components
+from personal.navigation.eval.pan_sequence import household_sequences, run_sequences, summarize_sequences, write_sequence_report
 from personal.world.model import SPLITS
 
 

@@ -16,14 +16,14 @@ def test_schedule_resets_for_each_policy_and_moves_on_per_episode():
 
 
 def _episodes():
-    from sim_bridge.bridge_logic import generate_episodes
+    from personal.sim.bridge_logic import generate_episodes
 
     scenes, eps = generate_episodes("easy", 1, 0, 1)
     return scenes, eps[0]
 
 
 def test_a_run_that_never_came_is_scored_from_the_start_pose():
-    from sim_bridge.backends import make_backend
+    from personal.sim.backends import make_backend
 
     scenes, ep = _episodes()
     run = missing_run(ep, "oracle", "")

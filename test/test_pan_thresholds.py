@@ -8,7 +8,7 @@ from personal.world.model import Box
 def _components(name):
     from pan_fakes import BagOfWordsModel
 
-    from personal.eval.pan_run import PanComponents
+    from personal.navigation.eval.pan_run import PanComponents
     from personal.grounding.extract import make_extractor
     from personal.grounding.pipeline import TextEmbedder
     from personal.models.oracle import OracleCaptionEncoder
@@ -24,7 +24,7 @@ def _components(name):
 
 @pytest.mark.parametrize("policy", ["value-map-qs", "value-map-rpg-owner"])
 def test_each_encoder_gets_its_own_detection_thresholds(policy):
-    from personal.eval.pan_run import build_loop
+    from personal.navigation.eval.pan_run import build_loop
 
     lit = thresholds_for("lit:lit-minilm-household")
     assert lit.calibrated and "20000" in lit.source
@@ -48,7 +48,7 @@ def test_an_uncalibrated_encoder_falls_back_to_the_oracle_pair_and_says_so():
 
 
 def test_the_sweep_keeps_the_pair_whose_first_detection_is_the_target():
-    from personal.eval.pan_calibrate import proxy_success, sweep
+    from personal.navigation.eval.pan_calibrate import proxy_success, sweep
 
     target = [Box((5.0, 5.0, 0.5), (0.4, 0.4, 0.4))]
     # step, scorer, phrase floor, best confident score, x, y — in step order
@@ -66,7 +66,7 @@ def test_the_sweep_keeps_the_pair_whose_first_detection_is_the_target():
 
 
 def test_calibration_refuses_evaluation_households(tmp_path):
-    from personal.eval.pan_calibrate import calibrate
+    from personal.navigation.eval.pan_calibrate import calibrate
 
     with pytest.raises(ValueError, match="evaluation households"):
         calibrate("lit", [100, 20000], 1, 10, tmp_path)
@@ -79,7 +79,7 @@ def test_the_cell_sweep_finds_the_margin_that_skips_a_generic_cell():
     the target, and the sweep keeps a rule with a margin."""
     import numpy as np
 
-    from personal.eval.pan_calibrate import CELL_FIELDS, first_detection, sweep_cells
+    from personal.navigation.eval.pan_calibrate import CELL_FIELDS, first_detection, sweep_cells
 
     target = [Box((5.0, 5.0, 0.5), (0.4, 0.4, 0.4))]
     rows = []  # step, x, y, score (all scorers), phrase sim, margin

@@ -20,7 +20,7 @@ def test_pan_defaults_are_the_learned_encoder_with_the_oracle_bound():
 
 
 def test_learned_run_reports_the_oracle_encoder_upper_bound_beside_it(tmp_path):
-    from personal.eval.pan_run import generate_pan_set, make_components, run_pan_offline
+    from personal.navigation.eval.pan_run import generate_pan_set, make_components, run_pan_offline
 
     scenes, eps = generate_pan_set(1, ("easy",), 1, seed=100)
     methods = ["random-frontier", "value-map-qs"]
@@ -41,7 +41,7 @@ def test_learned_run_reports_the_oracle_encoder_upper_bound_beside_it(tmp_path):
 
 
 def test_oracle_run_has_no_upper_bound_and_says_oracle_in_its_headline(tmp_path):
-    from personal.eval.pan_run import generate_pan_set, make_components, run_pan_offline
+    from personal.navigation.eval.pan_run import generate_pan_set, make_components, run_pan_offline
 
     scenes, eps = generate_pan_set(1, ("easy",), 1, seed=100)
     summary = run_pan_offline(scenes, eps, ["value-map-qs"], tmp_path, make_components("oracle"), max_steps=4, sample_plots=0)
@@ -52,7 +52,7 @@ def test_oracle_run_has_no_upper_bound_and_says_oracle_in_its_headline(tmp_path)
 
 def test_sharded_pan_report_computes_the_bound_once_for_the_whole_set(tmp_path):
     """workers:=N: shards run without the bound (child_fixed), the merged report adds it for all episodes."""
-    from personal.eval.shard import PanKind
+    from personal.navigation.eval.pan_shard import PanKind
     from personal.graphs import GRAPHS
 
     values = {k: spec[0] for k, spec in GRAPHS["pan_eval"].arguments.items()}

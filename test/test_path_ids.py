@@ -40,7 +40,7 @@ def test_child_path_refuses_a_symlink_out_of_the_root(tmp_path):
 
 @pytest.fixture(scope="module")
 def episode_folder(tmp_path_factory):
-    from personal.eval.pog_run import generate_episode_set
+    from personal.grounding.eval.pog_run import generate_episode_set
 
     scenes, episodes = generate_episode_set(1, ["easy"], 2, 0)
     folder = tmp_path_factory.mktemp("eps") / "set"

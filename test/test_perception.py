@@ -130,9 +130,9 @@ def test_shipped_model_sees_objects_in_a_rendered_frame(shipped):
     caption among the household's objects is often one of the right category."""
     from personal.world.generator import generate_scene
     from personal.world.mesh import scene_mesh
-    from sim_bridge.backends.base import AgentState, CameraSpec
-    from sim_bridge.backends.synthetic import camera_pose
-    from sim_bridge.render import Renderer
+    from personal.sim.backends.base import AgentState, CameraSpec
+    from personal.sim.backends.synthetic import camera_pose
+    from personal.sim.render import Renderer
 
     scene = generate_scene(5)
     cam = CameraSpec(width=320, height=240)
@@ -196,13 +196,13 @@ def test_lit_map_reads_rgb_only(shipped):
     """The mapping path of the learned encoder never looks at instance ids."""
     from personal.mapping.pipeline import MapBuilder, MapConfig
     from personal.world.generator import generate_scene
-    from sim_bridge.backends.base import CameraSpec
-    from sim_bridge.backends.synthetic import SyntheticBackend
+    from personal.sim.backends.base import CameraSpec
+    from personal.sim.backends.synthetic import SyntheticBackend
 
     scene = generate_scene(4)
     b = SyntheticBackend(camera=CameraSpec(width=160, height=120))
     b.load_scene(scene)
-    from sim_bridge.backends.base import AgentState
+    from personal.sim.backends.base import AgentState
 
     r = scene.rooms[0]
     x, y = b.snap_to_navigable((r.bounds[0] + r.bounds[2]) / 2, (r.bounds[1] + r.bounds[3]) / 2)
@@ -220,7 +220,7 @@ def test_lit_map_reads_rgb_only(shipped):
 
 def test_short_non_oracle_pog_run_leads_the_report(shipped, tmp_path):
     """POG with the learned encoder (maps from RGB) beside the ORACLE upper bound, same frames."""
-    from personal.eval.pog_run import COMPARE_METHODS, compare_offline
+    from personal.grounding.eval.pog_run import COMPARE_METHODS, compare_offline
 
     summaries = compare_offline(tmp_path, encoder="lit", upper_bound="oracle", scenes=1, episodes_per_split=1, seed=2,
                                 max_steps=40)
@@ -245,18 +245,18 @@ def test_short_non_oracle_pog_run_leads_the_report(shipped, tmp_path):
 def test_pan_value_map_explorer_maps_from_rgb_with_the_learned_encoder(shipped):
     """PAN's online mapper takes the colour frame and the objectness weights of the learned
     encoder; its feature map is the same whether the instance ids are real or zeroed."""
-    from personal.eval.pan_run import PanComponents, build_loop, generate_pan_set
+    from personal.navigation.eval.pan_run import PanComponents, build_loop, generate_pan_set
     from personal.grounding.extract import make_extractor
     from personal.grounding.pipeline import TextEmbedder
     from personal.navigation.loop import frame_from_observation
-    from sim_bridge.backends.base import CameraSpec
-    from sim_bridge.backends.synthetic import SyntheticBackend
+    from personal.sim.backends.base import CameraSpec
+    from personal.sim.backends.synthetic import SyntheticBackend
 
     scenes, eps = generate_pan_set(1, ("easy",), 1, seed=100)
     comps = PanComponents(shipped, TextEmbedder(shipped), make_extractor("builtin"))
     sim = SyntheticBackend(camera=CameraSpec(width=160, height=120))
     sim.load_scene(scenes[eps[0].scene_id])
-    from sim_bridge.backends.base import Action
+    from personal.sim.backends.base import Action
 
     obs = [sim.reset(eps[0])]
     obs += [sim.step(Action.TURN_LEFT) for _ in range(3)]  # a quarter turn: some objects come into view

@@ -16,9 +16,9 @@ def views():
     from personal.perception.dataset import sample_poses
     from personal.world.generator import generate_scene
     from personal.world.mesh import scene_mesh
-    from sim_bridge.backends.base import AgentState, CameraSpec
-    from sim_bridge.backends.synthetic import camera_pose
-    from sim_bridge.render import Renderer
+    from personal.sim.backends.base import AgentState, CameraSpec
+    from personal.sim.backends.synthetic import camera_pose
+    from personal.sim.render import Renderer
 
     cam = CameraSpec(width=320, height=240)
     scene = generate_scene(3)
@@ -91,12 +91,12 @@ def test_ideal_depth_is_segmented_exactly_as_without_the_noise_estimate(views):
 
 
 def test_proposals_survive_d435_depth(views):
-    """D435-like depth (sim_bridge/sensor_model.py): the 1 % crease test alone shatters it into
+    """D435-like depth (personal/sim/sensor_model.py): the 1 % crease test alone shatters it into
     many pieces; with the noise estimate the proposals keep most of the ideal recall and about
     the ideal count."""
     from personal.perception.segment import inverse_depth_noise
-    from sim_bridge.backends.base import AgentState, Observation
-    from sim_bridge.sensor_model import PRESETS, SensorModel
+    from personal.sim.backends.base import AgentState, Observation
+    from personal.sim.sensor_model import PRESETS, SensorModel
 
     model = SensorModel(PRESETS["d435"])
     res = {"ideal": [0, 0, 0], "legacy": [0, 0, 0], "aware": [0, 0, 0]}

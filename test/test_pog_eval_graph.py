@@ -19,7 +19,7 @@ pytestmark = pytest.mark.timeout(300)
 def episode_folder(tmp_path: Path) -> tuple[Path, str]:
     """Two households; the hard episode of the first names a target its scene lacks, and the second
     household's scene file is gone. Returns (folder, the missing scene's id)."""
-    from personal.eval.pog_run import generate_episode_set
+    from personal.grounding.eval.pog_run import generate_episode_set
     from personal.world.habitat_format import write_episode_set
 
     scenes, eps = generate_episode_set(2, ("easy", "medium", "hard"), 1, seed=4)

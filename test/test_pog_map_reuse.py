@@ -3,7 +3,7 @@ cell size and encoder — scene ids alone repeat across generator versions and f
 import dataclasses
 import json
 
-from personal.eval.pog_run import remember_map_source, reusable_map
+from personal.grounding.eval.pog_run import remember_map_source, reusable_map
 from personal.world.generator import generate_scene
 
 

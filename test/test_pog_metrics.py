@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from personal.eval.pog import (
+from personal.grounding.eval.pog import (
     RADIUS_REFERENCE,
     EpisodeResult,
     load_results,

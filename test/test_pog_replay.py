@@ -40,7 +40,7 @@ def run_folder(out: Path) -> Path:
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory):
     """One live pog_eval run with recording: (episode folder, bags dir, live maps dir, live run, scene id)."""
-    from personal.eval.pog_run import generate_episode_set
+    from personal.grounding.eval.pog_run import generate_episode_set
     from personal.world.habitat_format import write_episode_set
 
     tmp = tmp_path_factory.mktemp("pog_record")
@@ -183,7 +183,7 @@ def broken_bags(root: Path, scene_ids: list[str]) -> dict[str, str]:
 
 
 def test_broken_bags_become_recorded_failures(tmp_path):
-    from personal.eval.pog_run import generate_episode_set
+    from personal.grounding.eval.pog_run import generate_episode_set
     from personal.runner import node_command
 
     scenes, _ = generate_episode_set(4, ("easy",), 1, seed=0)

@@ -10,7 +10,7 @@ pytestmark = pytest.mark.timeout(300)
 
 
 def test_robustness_table_per_preset(tmp_path):
-    from personal.eval.pog_run import robustness_offline
+    from personal.grounding.eval.pog_run import robustness_offline
 
     res = robustness_offline(tmp_path, presets=("ideal", "d435"), scenes=1, splits=("easy",), episodes_per_split=2,
                              methods=("qs", "rpg-scene"), max_steps=12, width=96, height=72)

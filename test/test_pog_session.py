@@ -3,8 +3,8 @@ import json
 
 import pytest
 
-from personal.eval.output import ResultLog
-from personal.eval.pog_run import generate_episode_set
+from personal.runs.output import ResultLog
+from personal.grounding.eval.pog_run import generate_episode_set
 from personal.grounding.pog_session import (
     GroundingGate, MapHandoff, PogConfig, PogSession, failed_result, map_source_text, report_meta,
 )

@@ -8,9 +8,10 @@ import json
 
 import pytest
 
-from personal.eval.pog import UpperBound, write_report
-from personal.eval.pog_run import generate_episode_set, oracle_upper_bound
-from personal.eval.shard import KINDS, child_arguments
+from personal.grounding.eval.pog import UpperBound, write_report
+from personal.grounding.eval.pog_run import generate_episode_set, oracle_upper_bound
+from personal.benchmarks import KINDS
+from personal.runs.shard import child_arguments
 
 METHODS = ["random", "qs", "rpg-scene"]
 
@@ -28,7 +29,7 @@ def bound(small_set):
 
 def _shifted(results, shift_m: float):
     """The bound's records with every prediction moved ``shift_m`` along x: a worse 'run'."""
-    from personal.eval.pog import EpisodeResult
+    from personal.grounding.eval.pog import EpisodeResult
 
     out = []
     for r in results:

@@ -6,10 +6,10 @@ import pytest
 
 from personal.world.mesh import SceneMesh, scene_mesh
 from personal.world.model import Box, Floor, Room, Scene, Wall
-from sim_bridge.backends.base import AgentState, CameraSpec
-from sim_bridge.backends.synthetic import camera_pose
-from sim_bridge.render import Renderer
-from sim_bridge.toy_scene import two_room_scene
+from personal.sim.backends.base import AgentState, CameraSpec
+from personal.sim.backends.synthetic import camera_pose
+from personal.sim.render import Renderer
+from personal.sim.toy_scene import two_room_scene
 
 CAM = CameraSpec()
 
@@ -153,7 +153,7 @@ def _triangle_depth(tri: np.ndarray, origin: np.ndarray, dirs: np.ndarray) -> np
 
 def test_depth_matches_independent_ray_triangle_intersection_on_generated_scene():
     from personal.world.generator import generate_scene
-    from sim_bridge.navgrid import NavGrid
+    from personal.sim.navgrid import NavGrid
 
     scene = generate_scene(3)
     m = scene_mesh(scene)

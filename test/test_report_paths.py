@@ -1,7 +1,8 @@
 """A report page never shows the machine's absolute paths (it is shared and shown in the docs)."""
 import os
 
-from personal.report_html import shown_path, write_report_html
+from personal.benchmarks import write_report_html
+from personal.runs.report_html import shown_path
 
 
 def test_report_page_shows_the_run_folder_without_absolute_paths(tmp_path, monkeypatch):

@@ -1,6 +1,6 @@
 """Two runs into one out_dir never mix; a re-run of home_eval resumes (issue 28, items 6 and 9).
 
-Every evaluator takes its out_dir's run lock (personal.eval.output.RunLock) before any work: a
+Every evaluator takes its out_dir's run lock (personal.runs.output.RunLock) before any work: a
 second run is refused naming the folder and the run holding it, with the exit-code table's 2 —
 the same code as an unwritable out_dir, whichever evaluator met it."""
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from personal import exit_codes
-from personal.eval.output import RESULTS_LOG, OutputDirBusy, OutputDirError, ResultLog, resume_log, run_folder
+from personal.runs.output import RESULTS_LOG, OutputDirBusy, OutputDirError, ResultLog, resume_log, run_folder
 
 EVALUATOR_NODES = [
     ("nodes.pog_evaluator_node", "pog_evaluator", {"map_source": "oracle", "scenes": 1, "episodes_per_split": 1}),
@@ -29,7 +29,7 @@ EVALUATOR_NODES = [
 def held(tmp_path):
     """An out_dir whose run lock another live process holds (a run in progress)."""
     folder = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-c", "import sys, time; from personal.eval.output import run_folder; "
+    proc = subprocess.Popen([sys.executable, "-c", "import sys, time; from personal.runs.output import run_folder; "
                              f"run_folder({str(folder)!r}); print('locked', flush=True); time.sleep(120)"],
                             stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "locked"
@@ -45,7 +45,7 @@ def test_a_second_run_is_refused_naming_the_other_one(held):
 
 def test_the_lock_dies_with_its_holder_even_on_sigkill(tmp_path):
     folder = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-c", "import time; from personal.eval.output import run_folder; "
+    proc = subprocess.Popen([sys.executable, "-c", "import time; from personal.runs.output import run_folder; "
                              f"run_folder({str(folder)!r}); print('locked', flush=True); time.sleep(120)"],
                             stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "locked"

@@ -17,7 +17,7 @@ def _bridge(ros_context, **extra):
 def test_bridge_frames_go_through_the_camera_model(ros_context):
     import numpy as np
 
-    from sim_bridge.sensor_model import SensorBackend
+    from personal.sim.sensor_model import SensorBackend
 
     ideal = _bridge(ros_context)
     noisy = _bridge(ros_context, sensor="d435", sensor_overrides="hfov_deg=69", sensor_seed=4)

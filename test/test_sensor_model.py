@@ -1,4 +1,4 @@
-"""The camera model (sim_bridge/sensor_model.py): each noise component against its model,
+"""The camera model (personal/sim/sensor_model.py): each noise component against its model,
 reproducibility, and `ideal` = the renderer's frames byte for byte."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from sim_bridge.backends.base import Action, AgentState, CameraSpec, Observation
-from sim_bridge.sensor_model import (IDEAL, OVERRIDE_RANGES, PRESETS, SensorModel, SensorSpecError, ir_shadow_mask,
+from personal.sim.backends.base import Action, AgentState, CameraSpec, Observation
+from personal.sim.sensor_model import (IDEAL, OVERRIDE_RANGES, PRESETS, SensorModel, SensorSpecError, ir_shadow_mask,
                                      make_sensor_backend, motion_blur, parse_overrides, sensor_spec)
 
 K = CameraSpec(width=320, height=240).intrinsics()
@@ -121,8 +121,8 @@ def test_the_same_seed_gives_the_same_frames_and_another_seed_other_ones():
 
 def test_ideal_backend_is_byte_identical_to_the_plain_renderer():
     from personal.world.generator import generate_scene
-    from sim_bridge.backends.synthetic import SyntheticBackend
-    from sim_bridge.sensor_model import SensorBackend
+    from personal.sim.backends.synthetic import SyntheticBackend
+    from personal.sim.sensor_model import SensorBackend
 
     scene = generate_scene(3)
     plain, ideal = SyntheticBackend(camera=CameraSpec(width=96, height=72)), make_sensor_backend("synthetic", IDEAL, 96, 72)
@@ -180,8 +180,8 @@ def test_graph_arguments_refuse_a_bad_override_before_any_node_starts():
 
 
 def test_exploration_takes_the_camera_spec_and_reports_record_the_sensor(tmp_path):
-    from personal.eval.pan_run import generate_pan_set, make_components, run_pan_offline
-    from personal.eval.pog_run import explore_scene_maps
+    from personal.navigation.eval.pan_run import generate_pan_set, make_components, run_pan_offline
+    from personal.grounding.eval.pog_run import explore_scene_maps
 
     scenes, eps = generate_pan_set(1, ("easy",), 1, seed=100)
     spec = sensor_spec("d435", "height_m=1.25,hfov_deg=69")

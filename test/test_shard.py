@@ -1,4 +1,4 @@
-"""Sharded evaluations (personal/eval/shard.py, issue 16): the merged per-episode results of a
+"""Sharded evaluations (personal/runs/shard.py, issue 16): the merged per-episode results of a
 sharded run — local child graphs (workers:=2) or Dask tasks — are those of a serial run; an
 interrupted run resumes without redoing finished shards; a shard whose Dask worker is killed
 mid-shard completes on the other worker.
@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from personal.eval.shard import DONE, Shard, child_arguments, KINDS, plan_digest, plan_shards
+from personal.benchmarks import KINDS
+from personal.runs.shard import DONE, Shard, child_arguments, plan_digest, plan_shards
 
 ROOT = Path(__file__).resolve().parents[1]
 ARGS = ["scenes:=3", "splits:=easy,hard", "episodes_per_split:=1", "map_source:=oracle", "encoder:=oracle",
@@ -57,7 +58,7 @@ def serial(tmp_path_factory):
 
 
 def test_plan_by_household_or_episode_chunk():
-    from personal.eval.pog_run import generate_episode_set
+    from personal.grounding.eval.pog_run import generate_episode_set
 
     scenes, eps = generate_episode_set(3, ["easy", "hard"], 2, 0)
     shards = plan_shards(eps, workers=2)

@@ -1,4 +1,4 @@
-"""Sharded aiv_eval (PInVerify, issue 16) through the same layer as POG / PAN (personal/eval/shard.py):
+"""Sharded aiv_eval (PInVerify, issue 16) through the same layer as POG / PAN (personal/runs/shard.py):
 episode windows of one index as child graphs (workers:=2) and as Dask tasks merge to the serial
 run's per-episode records (random next-best views: seeded per episode); a re-run with the same
 out_dir reuses finished shards and reruns only a shard that did not finish.
@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from personal.eval.shard import DONE, KINDS, chunk_shards
+from personal.benchmarks import KINDS
+from personal.runs.shard import DONE, chunk_shards
 from personal.verification.writer import write_dataset
 from test_shard import CLUSTER, needs_netns
 

@@ -1,4 +1,4 @@
-"""Sharded home_eval (issue 16) through the same layer as POG / PAN / AIV (personal/eval/shard.py):
+"""Sharded home_eval (issue 16) through the same layer as POG / PAN / AIV (personal/runs/shard.py):
 household windows as child graphs (workers:=2) merge to the serial run's per-task rows in the serial
 order, and the merged summary and transcripts are the serial ones. Small: 3 households, 2 IG items each."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from personal.eval.shard import KINDS
+from personal.benchmarks import KINDS
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.timeout(900)

@@ -24,9 +24,9 @@ from std_srvs.srv import Trigger  # noqa: E402
 from personal.interfaces.convert import to_dict  # noqa: E402
 from personal.msg import AgentState, DiscreteAction, EpisodeDescriptor  # noqa: E402
 from personal.world.habitat_format import write_episode_set  # noqa: E402
-from sim_bridge.backends.base import CameraSpec  # noqa: E402
+from personal.sim.backends.base import CameraSpec  # noqa: E402
 from sim_bridge.bridge_node import LATCHED, STATE_QOS  # noqa: E402
-from sim_bridge.toy_scene import two_room_scene  # noqa: E402
+from personal.sim.toy_scene import two_room_scene  # noqa: E402
 from test_bridge_logic import START, toy_episode  # noqa: E402
 
 CAM = CameraSpec()

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from personal.world.model import Episode
-from sim_bridge.backends.base import Action, AgentState
-from sim_bridge.backends.synthetic import SyntheticBackend
-from sim_bridge.toy_scene import two_room_scene
+from personal.sim.backends.base import Action, AgentState
+from personal.sim.backends.synthetic import SyntheticBackend
+from personal.sim.toy_scene import two_room_scene
 
 
 @pytest.fixture(scope="module")

@@ -98,9 +98,9 @@ def _rendered(category, colour, parts=None, pattern="plain", material=None, quar
     from personal.world.generator import _make_parts
     from personal.world.mesh import scene_mesh
     from personal.world.model import Box, Floor, Room, Scene, SceneObject, Wall
-    from sim_bridge.backends.base import AgentState, CameraSpec
-    from sim_bridge.backends.synthetic import camera_pose
-    from sim_bridge.render import Renderer
+    from personal.sim.backends.base import AgentState, CameraSpec
+    from personal.sim.backends.synthetic import camera_pose
+    from personal.sim.render import Renderer
 
     c = catalog.category(category)
     size = c.size if quarter_turns % 2 == 0 else (c.size[1], c.size[0], c.size[2])

@@ -37,9 +37,9 @@ def views():
     from personal.perception.dataset import sample_poses
     from personal.world.generator import generate_scene
     from personal.world.mesh import scene_mesh
-    from sim_bridge.backends.base import AgentState, CameraSpec
-    from sim_bridge.backends.synthetic import camera_pose
-    from sim_bridge.render import Renderer
+    from personal.sim.backends.base import AgentState, CameraSpec
+    from personal.sim.backends.synthetic import camera_pose
+    from personal.sim.render import Renderer
 
     cam = CameraSpec(width=320, height=240)
     out = []
@@ -89,10 +89,10 @@ def test_nothing_to_check_is_unsure_and_unsure_is_kept_unless_asked():
 
 def test_a_pan_episode_with_verify_before_stop_records_its_checks():
     """value-map-*+verify runs the same loop with the verifier; every check it made is in the trajectory."""
-    from personal.eval.pan_run import build_loop, generate_pan_set, make_components
+    from personal.navigation.eval.pan_run import build_loop, generate_pan_set, make_components
     from personal.navigation.loop import run_episode
     from personal.navigation.policies import parse_policy_list
-    from sim_bridge.backends import make_backend
+    from personal.sim.backends import make_backend
 
     assert parse_policy_list("value-map-rpg+verify,oracle") == ["value-map-rpg+verify", "oracle"]
     with pytest.raises(ValueError, match="only the value-map explorers"):

@@ -13,9 +13,9 @@ from personal.world import catalog, shapes
 from personal.world.generator import generate_scene
 from personal.world.mesh import STRUCTURE_CLASSES, scene_mesh
 from personal.world.model import Box, Floor, ObjectPart, Room, Scene, SceneObject, Wall
-from sim_bridge.backends.base import AgentState, CameraSpec
-from sim_bridge.backends.synthetic import camera_pose
-from sim_bridge.render import Renderer
+from personal.sim.backends.base import AgentState, CameraSpec
+from personal.sim.backends.synthetic import camera_pose
+from personal.sim.render import Renderer
 
 CAM = CameraSpec(width=320, height=240)
 
@@ -181,7 +181,7 @@ def test_walls_and_floors_are_textured_and_lighting_varies_between_households():
 
 
 def test_structure_labels_from_render_labels():
-    from sim_bridge.toy_scene import two_room_scene
+    from personal.sim.toy_scene import two_room_scene
 
     r = Renderer(scene_mesh(two_room_scene()), CameraSpec(), nthreads=1)
     # in room_a looking at the door in the wall x = 4 (y 2.8 - 3.8)

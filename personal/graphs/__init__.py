@@ -191,7 +191,7 @@ class KeyValues:
         return "NAME=VALUE,... with " + ", ".join(f"{k} {r.text()}" for k, r in self.ranges.items())
 
 
-# the camera model's presets and overridable fields (sim_bridge/sensor_model.py PRESETS and
+# the camera model's presets and overridable fields (personal/sim/sensor_model.py PRESETS and
 # OVERRIDE_RANGES, declared here as data: graph modules import no library code; test_sensor_model
 # keeps the two equal)
 SENSOR_PRESETS = ("ideal", "d435", "d435-harsh")
@@ -270,7 +270,7 @@ VIZ_ARGUMENTS = {
 }
 
 
-# Evaluation graphs that shard (personal.eval.shard, docs/scaling.md) take these; the runner's
+# Evaluation graphs that shard (personal.runs.shard, docs/scaling.md) take these; the runner's
 # coordinator consumes them (a shard's child graph always runs with workers:=1).
 SHARD_ARGUMENTS = {
     "workers": (1, "shards run at once, each a child graph on its own ROS domain (1 = one graph, no sharding; "

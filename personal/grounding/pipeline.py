@@ -5,7 +5,7 @@ Used by the grounding node and by offline evaluation, so the node stays thin:
     view = MapView.of(feature_map)                 # FeatureMap, saved map, or arrays
     g = ground_query(view, query=..., summary=..., owner=..., extractor=..., encoder=..., methods=...)
     g = ground_episode(view, episode, extractor, encoder, methods)
-    records = score_grounding(g, episode, scene)   # -> [EpisodeResult] (personal.eval.pog)
+    records = score_grounding(g, episode, scene)   # -> [EpisodeResult] (personal.grounding.eval.pog)
 
 Failures never raise out of here: every method gets an outcome, either a
 ``Grounding`` or ``failure = {code, reason}``.
@@ -322,7 +322,7 @@ def target_boxes(episode: Any, scene: Any) -> tuple[list, dict | None]:
 
 def score_grounding(g: QueryGrounding, episode: Any, scene: Any) -> list:
     """One ``EpisodeResult`` per method. Bad ground truth turns every method into a failure."""
-    from personal.eval.pog import owner_phrases, score_episode
+    from personal.grounding.eval.pog import owner_phrases, score_episode
 
     boxes, gt_failure = target_boxes(episode, scene)
     out = []

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from personal.eval.pog import owner_phrases, score_episode
+from personal.grounding.eval.pog import owner_phrases, score_episode
 from personal.grounding.pipeline import MapView, target_boxes
 from personal.paths import child_path
 
@@ -73,7 +73,7 @@ def empty_map() -> MapView:
 
 def load_episodes(cfg: PogConfig, log) -> tuple[dict, list]:
     """(scenes, episodes) of the folder or the generated set; ValueError when it is empty."""
-    from personal.eval.pog_run import generate_episode_set, load_episode_folder
+    from personal.grounding.eval.pog_run import generate_episode_set, load_episode_folder
 
     if cfg.episodes_dir:
         scenes, eps, problems = load_episode_folder(cfg.episodes_dir, cfg.splits)
@@ -313,7 +313,7 @@ class SceneMaps:
         return build(sid, idx)
 
     def _saved(self, sid: str, idx: int) -> MapView:
-        from personal.eval.pog_run import load_saved_map
+        from personal.grounding.eval.pog_run import load_saved_map
 
         path = child_path(self.cfg.maps_dir, sid, "scene_id") / "features.yaml"
         if not path.exists():
@@ -328,7 +328,7 @@ class SceneMaps:
             return empty_map()
 
     def _explore_graph(self, sid: str, idx: int) -> MapView:
-        from personal.eval.pog_run import load_saved_map
+        from personal.grounding.eval.pog_run import load_saved_map
 
         path = child_path(self.cfg.maps_dir, sid, "scene_id") / "features.yaml"
         if sid not in self.explore_info:  # not reused or explored yet (a batch explores the later scenes too)
@@ -343,7 +343,7 @@ class SceneMaps:
 
     def needs_exploring(self, sid: str) -> bool:
         """explore_graph: no reusable saved map of ``sid`` (logs which map is reused or why not)."""
-        from personal.eval.pog_run import reusable_map
+        from personal.grounding.eval.pog_run import reusable_map
 
         cfg = self.cfg
         path = Path(cfg.maps_dir) / sid / "features.yaml"
@@ -360,7 +360,7 @@ class SceneMaps:
     def _explore_graph_scenes(self, sid: str, idx: int) -> None:
         """Pre-explore ``sid`` — and every later scene without a reusable map, in the same graph (one
         start-up; recorded runs keep one graph and one bag per scene) — and note each one's outcome."""
-        from personal.eval.pog_run import explore_scenes_with_graph, explore_with_graph, remember_map_source
+        from personal.grounding.eval.pog_run import explore_scenes_with_graph, explore_with_graph, remember_map_source
 
         cfg = self.cfg
         if not self.needs_exploring(sid):
@@ -399,8 +399,8 @@ class SceneMaps:
     def _replay(self, sid: str, idx: int) -> MapView:
         """Scene ``sid``'s map replayed from its bag; on failure an empty map and a recorded failure."""
         from personal.bags import BagError
-        from personal.eval.pog_replay import ReplayError, replay_bag_map
-        from personal.eval.pog_run import load_saved_map
+        from personal.grounding.eval.pog_replay import ReplayError, replay_bag_map
+        from personal.grounding.eval.pog_run import load_saved_map
 
         cfg = self.cfg
         bag = Path(cfg.bags_dir) / sid
@@ -422,7 +422,7 @@ class SceneMaps:
         return load_saved_map(info["map"])
 
     def _explore(self, sid: str, idx: int) -> MapView:
-        from personal.eval.pog_run import explore_scene_map
+        from personal.grounding.eval.pog_run import explore_scene_map
 
         cfg = self.cfg
         first = self._first(sid)
@@ -441,7 +441,7 @@ class SceneMaps:
         return view
 
     def _oracle(self, sid: str, idx: int) -> MapView:
-        from personal.eval.pog_run import oracle_topdown_map
+        from personal.grounding.eval.pog_run import oracle_topdown_map
         from personal.grounding.pipeline import TextEmbedder
         from personal.models.base import make_encoder
 
@@ -490,8 +490,8 @@ def upper_bound(cfg: PogConfig, scenes: dict, episodes: list, log):
     """The same episodes on ORACLE top-down maps (library, in this process), or None."""
     if cfg.upper_bound == "none":
         return None
-    from personal.eval.pog import UpperBound
-    from personal.eval.pog_run import oracle_upper_bound
+    from personal.grounding.eval.pog import UpperBound
+    from personal.grounding.eval.pog_run import oracle_upper_bound
 
     t0 = time.monotonic()
     try:
@@ -507,9 +507,10 @@ def write_run(run_dir: Path, cfg: PogConfig, session: PogSession, maps: dict[str
               incomplete: list[str], embedder, sample_maps: int, log) -> Path:
     """The run folder's report (with the ORACLE upper bound unless the run is an oracle), sample
     map PNGs (best effort) and HTML; returns report.md's path."""
-    from personal.eval.pog import write_report
-    from personal.eval.pog_run import write_sample_maps
-    from personal.report_html import write_html
+    from personal.grounding.eval.pog import write_report
+    from personal.grounding.eval.pog_run import write_sample_maps
+    from personal.grounding.eval.pog_page import html_page
+    from personal.runs.report_html import write_html
 
     meta = report_meta(cfg, session, maps, scene_maps.explore_info, sensor, incomplete)
     bound = None if meta["encoder_is_oracle"] else upper_bound(cfg, scene_maps.scenes, session.episodes, log)
@@ -518,5 +519,5 @@ def write_run(run_dir: Path, cfg: PogConfig, session: PogSession, maps: dict[str
         write_sample_maps(run_dir, session.results, session.episodes, scene_maps.scenes, maps, embedder.get(), sample_maps)
     except Exception as exc:  # plots are a nice-to-have; the report is written
         log.warning(f"sample map plots failed: {exc}")
-    write_html(run_dir, "pog", log)
+    write_html(run_dir, html_page, log)
     return run_dir.resolve() / "report.md"

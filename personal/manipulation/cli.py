@@ -42,7 +42,7 @@ def eval_cmd(
     strips: int = typer.Option(4, help="frame strips for this many sample episodes"),
 ) -> None:
     """Run the suite in-process (same scoring as the perm_eval graph) and write report.md."""
-    from personal.eval.output import RESULTS_LOG, OutputDirError, ResultLog, run_folder
+    from personal.runs.output import RESULTS_LOG, OutputDirError, ResultLog, run_folder
     from personal.manipulation.backends import make_backend
     from personal.manipulation.evaluate import eval_tasks, evaluate, write_results
     from personal.manipulation.policies import make_policy

@@ -124,7 +124,8 @@ def write_report(results: list[EpisodeResult], out_dir: Path, strips: dict | Non
             lines.append(f"![{task_id}]({name})")
     path = out_dir / "report.md"
     path.write_text("\n".join(lines) + "\n")
-    from personal.report_html import write_report_html
+    from personal.runs.report_html import write_report_html
+    from personal.manipulation.page import html_page
 
-    write_report_html(out_dir, "perm")
+    write_report_html(out_dir, html_page)
     return path

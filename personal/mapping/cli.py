@@ -103,11 +103,11 @@ def explore(
     from personal.mapping.pipeline import MapBuilder, MapConfig
     from personal.mapping.session import explore as run
     from personal.models.oracle import OracleCaptionEncoder, captions_from_scene
-    from sim_bridge.backends.base import AgentState, CameraSpec
-    from sim_bridge.backends.synthetic import SyntheticBackend
+    from personal.sim.backends.base import AgentState, CameraSpec
+    from personal.sim.backends.synthetic import SyntheticBackend
 
     if toy:
-        from sim_bridge.toy_scene import two_room_scene
+        from personal.sim.toy_scene import two_room_scene
 
         scene = two_room_scene()
     else:

@@ -6,7 +6,7 @@ grid), and turns / moves forward along that path. It stops when no reachable fro
 left or the step budget (2,500 in PersONAL) is spent. A collision leaves a virtual obstacle
 ahead of the agent, so the next plan goes around it instead of into the same wall again.
 
-Actions are the ints of ``sim_bridge.backends.base.Action`` (not imported here so the
+Actions are the ints of ``personal.sim.backends.base.Action`` (not imported here so the
 library stays free of the simulator's dependencies).
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ from personal.mapping.occupancy import FREE, OCCUPIED
 
 
 class Act(IntEnum):
-    """Same values as sim_bridge.backends.base.Action."""
+    """Same values as personal.sim.backends.base.Action."""
 
     STOP = 0
     MOVE_FORWARD = 1

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from personal.depth import depth_to_metres
+
 
 @dataclass
 class FramePoints:
@@ -30,17 +32,6 @@ class FramePoints:
 
     def __len__(self) -> int:
         return int(self.points.shape[0])
-
-
-def depth_to_metres(depth: np.ndarray) -> np.ndarray:
-    """float32 metres from a uint16 millimetre image (RealSense 16UC1) or a float image."""
-    if depth.ndim != 2:
-        raise ValueError(f"depth must be a 2-D image, got shape {depth.shape}")
-    if depth.dtype == np.uint16:
-        return depth.astype(np.float32) * np.float32(0.001)
-    if np.issubdtype(depth.dtype, np.floating):
-        return depth.astype(np.float32, copy=False)
-    raise ValueError(f"depth dtype {depth.dtype} unsupported (expected uint16 millimetres or float metres)")
 
 
 def check_intrinsics(K: np.ndarray) -> np.ndarray:

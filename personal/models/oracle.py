@@ -109,7 +109,7 @@ def captions_for_scene_id(scene_id: str, episodes_dir: str = "", scene_json: str
         preset = "hm3d" if m.group(1) == "hm3dsize" else "default"
         return captions_from_scene(generate_scene(int(m.group(2)), scene_id=scene_id, preset=preset))
     if scene_id == "toy_two_rooms":
-        from sim_bridge.toy_scene import two_room_scene
+        from personal.sim.toy_scene import two_room_scene
 
         return captions_from_scene(two_room_scene())
     raise ValueError(f"cannot find the captions of scene {scene_id!r}: set scene_json or episodes_dir")

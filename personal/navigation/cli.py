@@ -33,7 +33,7 @@ def eval_cmd(
 ) -> None:
     """Run every policy on every episode and write the Table IV-style report."""
     passive_openmp()
-    from personal.eval.pan_run import generate_pan_set, make_components, run_pan_offline
+    from personal.navigation.eval.pan_run import generate_pan_set, make_components, run_pan_offline
     from personal.navigation.policies import parse_policy_list
     from personal.world.model import SPLITS
 
@@ -44,12 +44,12 @@ def eval_cmd(
         names = parse_policy_list(methods)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    from personal.eval.output import OutputDirError, run_folder
+    from personal.runs.output import OutputDirError, run_folder
 
     try:
         run_folder(out, "--out")  # checked before any episode runs
         if episodes_dir:
-            from sim_bridge.bridge_logic import load_episodes
+            from personal.sim.bridge_logic import load_episodes
 
             scene_map, eps = load_episodes(episodes_dir, split)
         else:
@@ -57,8 +57,8 @@ def eval_cmd(
     except (OutputDirError, ValueError) as exc:  # ValueError: EpisodeFormatError / EpisodeSourceError, named
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
-    from personal.eval.pan_run import UPPER_BOUNDS
-    from sim_bridge.sensor_model import SensorSpecError, sensor_spec
+    from personal.navigation.eval.pan_run import UPPER_BOUNDS
+    from personal.sim.sensor_model import SensorSpecError, sensor_spec
 
     try:
         spec = sensor_spec(sensor, sensor_overrides, sensor_seed)
@@ -96,13 +96,13 @@ def calibrate(
 ) -> None:
     """Sweep (threshold, phrase floor) on validation households from blind value-map runs."""
     passive_openmp()
-    from personal.eval.pan_calibrate import calibrate as run
-    from personal.eval.pan_calibrate import sweep_records
+    from personal.navigation.eval.pan_calibrate import calibrate as run
+    from personal.navigation.eval.pan_calibrate import sweep_records
     from personal.perception.splits import parse_seeds
 
     try:
         if relative:
-            from personal.eval.pan_calibrate import calibrate_cells, sweep_cell_records
+            from personal.navigation.eval.pan_calibrate import calibrate_cells, sweep_cell_records
 
             res = (sweep_cell_records(out) if sweep_only else
                    calibrate_cells(encoder, parse_seeds(seeds), per_split, max_steps, out, guide, progress=typer.echo))
@@ -128,9 +128,9 @@ def sequence(
 ) -> None:
     """k requests per home with the map kept between them, against the same requests each from scratch."""
     passive_openmp()
-    from personal.eval.output import OutputDirError, ResultLog, writable_dir
-    from personal.eval.pan_run import generate_pan_set, make_components
-    from personal.eval.pan_sequence import run_sequences, summarize_sequences, write_sequence_report
+    from personal.runs.output import OutputDirError, ResultLog, writable_dir
+    from personal.navigation.eval.pan_run import generate_pan_set, make_components
+    from personal.navigation.eval.pan_sequence import run_sequences, summarize_sequences, write_sequence_report
     from personal.world.model import SPLITS
 
     try:

@@ -131,7 +131,7 @@ class NavigationLoop:
 
 
 def frame_from_observation(obs, with_features: bool = True) -> Frame:
-    """A :class:`Frame` from a ``sim_bridge.backends.base.Observation``. With features it carries
+    """A :class:`Frame` from a ``personal.sim.backends.base.Observation``. With features it carries
     the colour frame (what a learned encoder reads) and the instance ids (read only by the ORACLE
     encoder; the learned ones never look at them)."""
     s = obs.state
@@ -142,7 +142,7 @@ def frame_from_observation(obs, with_features: bool = True) -> Frame:
 def run_episode(backend, episode, loop: NavigationLoop, keep_map: bool = False) -> Trajectory:
     """Drive ``loop`` on ``backend`` (scene already loaded) for one ``Episode``; no ROS.
     ``keep_map``: start from the map of the loop's previous episodes (same home and floor)."""
-    from sim_bridge.backends.base import Action
+    from personal.sim.backends.base import Action
 
     obs = backend.reset(episode)
     floor_z = obs.state.z

@@ -44,8 +44,8 @@ def missing_run(ep, policy: str, failure: str, previous: dict | None = None) -> 
 def score_run(sim, scene, ep, policy: str, run: dict | None, failure: str = ""):
     """(PanEpisodeResult, poses, info) of ``run`` (NavigationRun fields; None or no poses: the run
     never moved) against the ground truth of ``scene`` in the scoring simulator ``sim``."""
-    from personal.eval.pan import goal_geometry, score_episode
-    from sim_bridge.bridge_logic import scene_model
+    from personal.navigation.eval.pan import goal_geometry, score_episode
+    from personal.sim.bridge_logic import scene_model
 
     sim.load_scene(scene)
     geo = goal_geometry(sim, ep, scene_model(scene))
@@ -69,7 +69,7 @@ def score_run(sim, scene, ep, policy: str, run: dict | None, failure: str = ""):
 
 def unscored(ep, policy: str, reason: str):
     """The record of a run whose ground truth was unusable (a recorded failure, not a dead evaluator)."""
-    from personal.eval.pan import PanEpisodeResult
+    from personal.navigation.eval.pan import PanEpisodeResult
 
     return PanEpisodeResult(ep.episode_id, ep.scene_id, ep.split, policy, False, 0.0, float("inf"), 0, False, 0.0,
                             float("nan"), float("nan"), failure_reason=reason)

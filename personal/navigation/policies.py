@@ -11,7 +11,7 @@
   navigable map and the target objects, follows the geodesic shortest path to the nearest
   pose within ``stop_radius_m`` of a target and STOPs.
 
-Actions are ints with ``sim_bridge.backends.base.Action`` values (``Act`` here).
+Actions are ints with ``personal.sim.backends.base.Action`` values (``Act`` here).
 """
 from __future__ import annotations
 
@@ -380,7 +380,7 @@ class ValueMapExplorer(FrontierPolicy):
 
 class OraclePolicy(NavPolicy):
     """ORACLE "human with environment memory": the true navigable grid of the scene
-    (``sim_bridge.navgrid.NavGrid``) and the target boxes are given; it follows the geodesic
+    (``personal.sim.navgrid.NavGrid``) and the target boxes are given; it follows the geodesic
     shortest path to the nearest pose within ``stop_radius_m`` of a target and STOPs."""
 
     name, label = "oracle", "ORACLE human w. env. memory (GT map + target)"

@@ -194,7 +194,7 @@ class PanLoops:
 
     def components(self):
         if self._components is None:
-            from personal.eval.pan_run import make_components
+            from personal.navigation.eval.pan_run import make_components
 
             self._components = make_components(self.p["encoder"], self.p["extractor"], self.p["model_path"])
         return self._components
@@ -217,7 +217,7 @@ class PanLoops:
     def loop_for(self, policy: str):
         """The loop of ``policy`` (ValueError: unknown policy)."""
         if policy not in self._loops:
-            from personal.eval.pan_run import PanComponents, build_loop
+            from personal.navigation.eval.pan_run import PanComponents, build_loop
             from personal.navigation.policies import POLICIES, split_verify
 
             if split_verify(policy)[0] not in POLICIES:
@@ -258,7 +258,7 @@ class PanLoops:
         """What ``loop`` reads of episode ``ep``'s ground truth: the oracle policy its targets and
         navigable grid, ORACLE perception the scene's captions (RuntimeError: scene unknown)."""
         if loop.policy.is_oracle:
-            from sim_bridge.navgrid import NavGrid  # the oracle only: the bridge's own grid of the scene
+            from personal.sim.navgrid import NavGrid  # the oracle only: the bridge's own grid of the scene
 
             scene = self.scene(ep["scene_id"], "oracle: ")
             loop.policy.set_ground_truth(NavGrid(scene, int(ep["floor_id"])),

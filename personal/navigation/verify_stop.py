@@ -82,7 +82,7 @@ class StopVerifier:
             return StopCheck("unsure", "no description of the owner's object to check against", point)
         if frame.rgb is None or frame.depth is None:
             return StopCheck("unsure", "no colour or depth frame", point)
-        from personal.mapping.projection import depth_to_metres
+        from personal.depth import depth_to_metres
 
         depth = depth_to_metres(np.asarray(frame.depth))  # the ROS path hands 16UC1 millimetres through
         seg = segment_rgbd(depth, frame.K, frame.T_map_camera, floor_z=floor_z)

@@ -39,14 +39,14 @@ STRUCTURE_LABEL = {1: -1, 2: -2, 3: -3, 4: -4}  # structure class -> crop label 
 
 
 def _camera(width: int, height: int):
-    from sim_bridge.backends.base import CameraSpec
+    from personal.sim.backends.base import CameraSpec
 
     return CameraSpec(width=width, height=height)
 
 
 def sample_poses(scene, n: int, rng: random.Random, floor: int = 0) -> list[tuple[float, float, float, float]]:
     """(x, y, yaw, pitch) on navigable cells: object-centric views and random ones."""
-    from sim_bridge.navgrid import NavGrid
+    from personal.sim.navgrid import NavGrid
 
     grid = NavGrid(scene, floor)
     iy, ix = np.nonzero(grid.free)
@@ -77,9 +77,9 @@ def sample_poses(scene, n: int, rng: random.Random, floor: int = 0) -> list[tupl
 def render_views(scene, poses, width: int = 320, height: int = 240, work_width: int = 160) -> dict[str, np.ndarray]:
     """Views rendered at (height, width); depth and labels subsampled to ``work_width`` columns."""
     from personal.world.mesh import scene_mesh
-    from sim_bridge.backends.base import AgentState
-    from sim_bridge.backends.synthetic import camera_pose
-    from sim_bridge.render import Renderer
+    from personal.sim.backends.base import AgentState
+    from personal.sim.backends.synthetic import camera_pose
+    from personal.sim.render import Renderer
 
     cam = _camera(width, height)
     f = max(1, width // work_width)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from personal.mapping.projection import depth_to_metres
+from personal.depth import depth_to_metres
 from personal.models.hf_vlm import HFImageTextEncoder
 from personal.perception.crops import frame_rgb, segment_crops
 from personal.perception.segment import SegmentConfig, Segments, segment_rgbd

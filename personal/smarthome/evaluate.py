@@ -155,7 +155,7 @@ def safety_probe(h: Household) -> dict[str, Any]:
 
 
 def run_home_eval(cfg: EvalConfig, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    from personal.eval.output import RESULTS_LOG, ResultLog, resume_log, run_folder
+    from personal.runs.output import RESULTS_LOG, ResultLog, resume_log, run_folder
 
     # the folder and its run lock (a second run into it is refused), before any household
     out_dir = run_folder(cfg.out_dir)
@@ -322,6 +322,7 @@ def write_report(s: dict[str, Any], cfg: EvalConfig, out_dir: Path, plots: list[
               f"{sp['correct']}/{sp['total']} households.", ""]
     lines += [f"![{p}]({p})" for p in plots]
     (out_dir / "report.md").write_text("\n".join(lines) + "\n")
-    from personal.report_html import write_report_html
+    from personal.runs.report_html import write_report_html
+    from personal.smarthome.page import html_page
 
-    write_report_html(out_dir, "home")
+    write_report_html(out_dir, html_page)

@@ -5,7 +5,7 @@ import time
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from personal.eval.output import ResultLog, run_folder
+from personal.runs.output import ResultLog, run_folder
 from personal.verification.agent import AgentConfig, VerificationAgent, run_episode
 from personal.verification.attributes import make_decomposer
 from personal.verification.metrics import compare_runs, compute_metrics, write_report

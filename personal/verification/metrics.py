@@ -286,9 +286,10 @@ def write_report(runs: dict[str, dict], out_dir: str | Path, title: str = "PInVe
     lines += ["", "## Plots", "", "![accuracy per pair type](accuracy_per_pair_type.png)", "",
               "![accuracy vs ASD](accuracy_vs_asd.png)", ""]
     (out / "report.md").write_text("\n".join(lines) + "\n")
-    from personal.report_html import write_report_html
+    from personal.runs.report_html import write_report_html
+    from personal.verification.page import html_page
 
-    paths["html"] = write_report_html(out, "aiv")
+    paths["html"] = write_report_html(out, html_page)
     return paths
 
 

@@ -176,7 +176,7 @@ def capture_episode(backend, scene, obj, ep_dir: Path, base_seed: int, min_navig
     """Render and write one capture episode; returns its meta dict, or None if unusable."""
     from PIL import Image
 
-    from sim_bridge.backends.base import AgentState
+    from personal.sim.backends.base import AgentState
 
     floor_z = next(f.z for f in scene.floors if f.index == obj.floor)
     goal = obj.box.center
@@ -248,8 +248,8 @@ def write_dataset(out: str | Path, n_targets: int = 100, seed: int = 0, max_scen
                   hfov_deg: float = 90.0, progress=None) -> dict:
     """Write ``out`` in the PInVerify layout with ``3 * n_targets`` balanced pairs; returns a summary."""
     from personal.world.generator import generate_scene
-    from sim_bridge.backends.base import CameraSpec
-    from sim_bridge.backends.synthetic import SyntheticBackend
+    from personal.sim.backends.base import CameraSpec
+    from personal.sim.backends.synthetic import SyntheticBackend
 
     out = Path(out)
     cam = CameraSpec(width=CAPTURE_HW[1], height=CAPTURE_HW[0], hfov_deg=hfov_deg)

@@ -1,7 +1,7 @@
 """Sanity checks of episodes against their scene (ROS-free), for loaders and simulators.
 
 A start pose must be finite and inside the scene: a NaN start used to reach the navigation
-grid (ValueError deep in sim_bridge/navgrid.py, and pan_eval wrote no report), and a start
+grid (ValueError deep in personal/sim/navgrid.py, and pan_eval wrote no report), and a start
 1e9 m away was accepted silently and scored SR 0 with no warning.
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Tests put ``test/fakes`` on the import path (``sys.path`` in-process, ``PYTHONPATH`` for
 launched nodes) so ``import habitat_sim`` finds this package. It implements exactly the API
-subset ``sim_bridge.backends.habitat`` calls, with the semantics of habitat-sim 0.3's source
+subset ``personal.sim.backends.habitat`` calls, with the semantics of habitat-sim 0.3's source
 (each module cites the files and functions it follows), and refuses everything else:
 an attribute the real API lacks raises ``AttributeError``, one the real API has but the fake
 does not implement raises ``NotImplementedError``.

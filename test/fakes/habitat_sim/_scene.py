@@ -28,7 +28,7 @@ from its source, and what the fake does with it:
 A scene dataset config (``scene_dataset_config_file`` other than ``"default"``) is read for
 ``stages.default_attributes`` (the same orientation keys) only.
 
-Rendering uses the project's synthetic renderer (``sim_bridge.render.Renderer``) on the
+Rendering uses the project's synthetic renderer (``personal.sim.render.Renderer``) on the
 oriented meshes, in habitat's frame: RGBA uint8, depth in metres along the optical axis with
 0 where nothing is hit (``depth.frag``: the far plane reads 0), semantic ids uint32 (0 where
 the semantic mesh is not hit). The fake cannot read ``.glb`` / ``.basis.glb`` assets (HM3D)
@@ -226,8 +226,8 @@ class LoadedStage:
         self._last_render = None
 
     def _renderer(self, which: str, spec):
-        from sim_bridge.backends.base import CameraSpec
-        from sim_bridge.render import Renderer
+        from personal.sim.backends.base import CameraSpec
+        from personal.sim.render import Renderer
 
         h, w = int(spec.resolution[0]), int(spec.resolution[1])
         key = (which, h, w, float(spec.hfov), float(spec.near), float(spec.far))

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from personal.paths import child_path
-from personal.eval.pan import GoalGeometry, PanEpisodeResult, plot_trajectory, score_episode, write_report
+from personal.navigation.eval.pan import GoalGeometry, PanEpisodeResult, plot_trajectory, score_episode, write_report
 from personal.world.model import SPLITS, Episode, Scene
 
 LABELS = {
@@ -31,7 +31,7 @@ def generate_pan_set(n_scenes: int, splits: Sequence[str] = SPLITS, per_split: i
                      episode_seed: int = 0, preset: str = "default") -> tuple[dict[str, Scene], list[Episode]]:
     """``n_scenes`` generated households (seeds ``seed``…), ``per_split`` episodes per split each
     (PAN's defaults: scene seeds from 100, episodes drawn with seed 0)."""
-    from personal.eval.pog_run import generate_episode_set
+    from personal.grounding.eval.pog_run import generate_episode_set
 
     return generate_episode_set(n_scenes, splits, per_split, seed=seed, episode_seed=episode_seed, preset=preset)
 
@@ -90,12 +90,12 @@ def run_pan_offline(scenes: dict[str, Scene], episodes: Sequence[Episode], metho
     checked writable first, and ``results.jsonl`` gets each run's record as it is scored. With a
     non-ORACLE encoder and ``upper_bound="oracle-encoder"`` the report has the ORACLE encoder's
     explorers beside the run (:func:`oracle_encoder_upper_bound`), labelled as an upper bound.
-    ``sensor``: the camera model (sim_bridge.sensor_model.SensorSpec; default ideal)."""
-    from personal.eval.output import RESULTS_LOG, ResultLog, run_folder
-    from personal.eval.pog_run import sample_episodes
+    ``sensor``: the camera model (personal.sim.sensor_model.SensorSpec; default ideal)."""
+    from personal.runs.output import RESULTS_LOG, ResultLog, run_folder
+    from personal.grounding.eval.pog_run import sample_episodes
     from personal.navigation.loop import run_episode
-    from sim_bridge.navgrid import NavGrid
-    from sim_bridge.sensor_model import IDEAL, make_sensor_backend
+    from personal.sim.navgrid import NavGrid
+    from personal.sim.sensor_model import IDEAL, make_sensor_backend
 
     out = run_folder(out_dir)  # OutputDirError now, not after every episode has run
     log = ResultLog(out / RESULTS_LOG)
@@ -174,9 +174,10 @@ def run_pan_offline(scenes: dict[str, Scene], episodes: Sequence[Episode], metho
     meta.update(meta_extra or {})
     summary = write_report(out, results, meta, list(methods), LABELS, [m for m in methods if m in EXPLORERS],
                            upper_bound=bound)
-    from personal.report_html import write_report_html
+    from personal.runs.report_html import write_report_html
+    from personal.navigation.eval.pan_page import html_page
 
-    write_report_html(out, "pan")
+    write_report_html(out, html_page)
     return summary
 
 
@@ -197,7 +198,7 @@ def oracle_encoder_upper_bound(scenes: dict, episodes: Sequence[Episode], method
     maps). Policies that read no features (random frontier, the ORACLE policy) are not repeated.
     ``scenes`` maps scene ids to our scene models (a SceneAsset's ``scene`` is taken); ``sensor``
     (a SensorSpec, default ideal): the run's camera model, so both see the same kind of frames."""
-    from personal.eval.pan import PanUpperBound as UpperBound
+    from personal.navigation.eval.pan import PanUpperBound as UpperBound
 
     explorers = [m for m in methods if m in EXPLORERS]
     if not explorers:
@@ -207,8 +208,8 @@ def oracle_encoder_upper_bound(scenes: dict, episodes: Sequence[Episode], method
     if extractor == "llm":
         return UpperBound(UPPER_BOUND_LABEL, error="extractor llm: the upper bound would query the language model a second time")
     from personal.navigation.loop import run_episode
-    from sim_bridge.bridge_logic import scene_model
-    from sim_bridge.sensor_model import make_sensor_backend
+    from personal.sim.bridge_logic import scene_model
+    from personal.sim.sensor_model import make_sensor_backend
 
     comps = make_components("oracle", extractor)
     sim = make_sensor_backend(backend, sensor)

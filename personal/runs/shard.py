@@ -85,13 +85,15 @@ class ShardOutcome:
 # (``plan``), what a shard's input is (``payload``, picklable: it travels to Dask workers),
 # how a shard's child graph gets it (``prepare``, run where the shard runs: extra graph arguments), where
 # the child's records are (``collect``), the serial order of records (``record_key``) and how merged
-# records become the graph's report (``run_dir`` / ``write``).
+# records become the graph's report (``run_dir`` / ``write``). The kinds of the four evaluations that
+# shard live with their benchmarks (personal/grounding/eval/pog_shard.py, navigation/eval/pan_shard.py,
+# verification/shard.py, smarthome/shard.py); personal.benchmarks.KINDS names them by graph.
 
 
 class Kind:
     """Defaults of every kind."""
 
-    graph = report = ""
+    graph = ""
     unit = "episodes"  # what progress counts
     source_arguments: tuple[str, ...] = ()  # the coordinator's; a shard's child graph gets its own (``prepare``)
 
@@ -106,7 +108,7 @@ class Kind:
         return {k: str(v) for k, v in payload.items()}
 
     def run_dir(self, out_root: Path) -> Path:
-        from personal.eval.output import new_run_dir
+        from personal.runs.output import new_run_dir
 
         return new_run_dir(out_root)
 
@@ -119,7 +121,7 @@ class ReportInOutDirKind(Kind):
     """Graphs that write their report into ``out_dir`` itself (no run folder per run)."""
 
     def run_dir(self, out_root: Path) -> Path:
-        from personal.eval.output import run_folder
+        from personal.runs.output import run_folder
 
         return run_folder(out_root)
 
@@ -165,241 +167,6 @@ class EpisodeFolderKind(Kind):
         order = {e.episode_id: i for i, e in enumerate(units)}
         methods = {m: i for i, m in enumerate(self.methods(values))}
         return lambda r: (order.get(r["episode_id"], len(order)), methods.get(r["method"], len(methods)))
-
-
-class PogKind(EpisodeFolderKind):
-    graph = "pog_eval"
-    report = "pog"
-    source_arguments = ("episodes_dir", "scenes", "episodes_per_split", "splits")
-    child_fixed = {"upper_bound": "none"}  # the merged report computes it once for the whole set
-
-    def load(self, values: Mapping[str, Any]):
-        from personal.eval.pog_run import generate_episode_set, load_episode_folder
-
-        splits = [s.strip() for s in str(values["splits"]).split(",") if s.strip()]
-        if values["episodes_dir"]:
-            scenes, episodes, _ = load_episode_folder(values["episodes_dir"], splits)
-        else:
-            scenes, episodes = generate_episode_set(int(values["scenes"]), splits, int(values["episodes_per_split"]),
-                                                    int(values["seed"]))
-        return scenes, episodes
-
-    def methods(self, values: Mapping[str, Any]) -> list[str]:
-        from personal.grounding.methods import parse_method_list
-
-        return parse_method_list(values["methods"])
-
-    def write(self, run_dir: Path, records: list[dict], meta: dict, values: Mapping[str, Any]) -> None:
-        from personal.eval.pog import EpisodeResult, write_report
-        from personal.eval.pog_run import oracle_upper_bound
-        from personal.report_html import write_report_html
-
-        methods = self.methods(values)
-        upper = None
-        if values.get("upper_bound", "none") != "none" and not meta.get("encoder_is_oracle"):
-            scenes, episodes = self.load(values)  # the whole set: the bound is computed once, not per shard
-            upper = oracle_upper_bound(scenes, episodes, methods, float(values["resolution"]), str(values["extractor"]))
-        write_report(run_dir, [EpisodeResult.from_dict(r) for r in records], meta, methods, upper_bound=upper)
-        write_report_html(run_dir, self.report)
-
-
-class PanKind(EpisodeFolderKind):
-    graph = "pan_eval"
-    report = "pan"
-    source_arguments = ("episodes_dir", "scenes", "episodes_per_scene", "split")
-    child_fixed = {"upper_bound": "none"}  # the merged report computes the ORACLE-encoder bound once for the whole set
-
-    def load(self, values: Mapping[str, Any]):
-        from sim_bridge.bridge_logic import generate_episodes, load_episodes
-
-        if values["backend"] != "synthetic":
-            raise ValueError("sharded pan_eval runs the synthetic backend (habitat shards: run one graph per machine)")
-        if values["episodes_dir"]:
-            return load_episodes(values["episodes_dir"], values["split"])
-        return generate_episodes(values["split"], int(values["scenes"]), int(values["seed"]), int(values["episodes_per_scene"]))
-
-    def methods(self, values: Mapping[str, Any]) -> list[str]:
-        return [m.strip() for m in str(values["methods"]).split(",") if m.strip()]
-
-    def episodes_done(self, line: str, n_methods: int) -> int | None:
-        m = re.search(r"\[(\d+)/\d+\] \S+ \[\w+\] ", line)  # "[k/runs] <episode> [split] <method>: ..."
-        return int(m.group(1)) // max(1, n_methods) if m else None
-
-    def write(self, run_dir: Path, records: list[dict], meta: dict, values: Mapping[str, Any]) -> None:
-        from personal.eval.pan import PanEpisodeResult, write_report
-        from personal.eval.pan_run import EXPLORERS, LABELS, is_oracle_encoder, oracle_encoder_upper_bound
-        from personal.report_html import write_report_html
-        from sim_bridge.sensor_model import sensor_spec
-
-        methods = self.methods(values)
-        upper = None
-        if values.get("upper_bound", "none") != "none" and not is_oracle_encoder(str(values.get("encoder", "lit"))):
-            scenes, episodes = self.load(values)
-            upper = oracle_encoder_upper_bound(
-                scenes, episodes, methods, max_steps=int(values["max_steps"]), extractor=str(values["extractor"]),
-                sensor=sensor_spec(values.get("sensor", "ideal"), values.get("sensor_overrides", ""),
-                                   int(values.get("sensor_seed", 0))))
-        write_report(run_dir, [PanEpisodeResult.from_dict(r) for r in records], meta, methods, LABELS,
-                     [m for m in methods if m in EXPLORERS], upper_bound=upper)
-        write_report_html(run_dir, self.report)
-
-
-class AivKind(ReportInOutDirKind):
-    """PInVerify (``aiv_eval``): the pair episodes of one index; a shard is a window of consecutive
-    episodes of the same index (``index:=<the index> start:=a limit:=n``), so every episode keeps its
-    position in the index — the seed of its start sector and of its random next-best views. Episodes
-    are independent (one verifier and tracker state per episode), so they split evenly into
-    ``workers`` windows. A generated dataset (``index:=`` empty) is generated once by the coordinator
-    into ``data_dir`` (reused when present, as the graph does); a Dask worker that does not see the
-    coordinator's file regenerates the same dataset from ``targets`` / ``data_seed``; a user's index
-    must be on a file system the workers share."""
-
-    graph = "aiv_eval"
-    report = "aiv"
-    source_arguments = ("index", "data_dir", "targets", "data_seed", "start", "limit")
-
-    def plan(self, values: Mapping[str, Any], workers: int):
-        from personal.verification.reader import load_index
-
-        index, generated = str(values["index"]), None
-        if not index:  # the replayer's own rule: generate into data_dir unless it is there
-            from personal.verification.writer import write_dataset
-
-            generated = (int(values["targets"]), int(values["data_seed"]))
-            found = Path(values["data_dir"]) / "val" / "pv_index_all.jsonl"
-            index = str(found) if found.is_file() else write_dataset(Path(values["data_dir"]), *generated)["index"]
-        index = str(Path(index).resolve())
-        start, limit = int(values["start"]), int(values["limit"])
-        pairs = load_index(index, strict=not values["lenient"])[start:(start + limit) if limit else None]
-        context = {"index": index, "generated": generated,
-                   "sha256": hashlib.sha256(Path(index).read_bytes()).hexdigest()}
-        return context, pairs, chunk_shards("episodes", [str(p.index) for p in pairs], workers)
-
-    def digest_items(self, context, units: Sequence) -> list:
-        return [context["sha256"], context["generated"], [p.key for p in units]]
-
-    def describe(self, context, units: Sequence) -> str:
-        return f"index: {context['index']} ({len(units)} episodes)"
-
-    def payload(self, context, units: Sequence, shard: Shard):
-        first = int(shard.episode_ids[0])
-        return {"index": context["index"], "generated": context["generated"], "start": first, "limit": len(shard.episode_ids)}
-
-    @staticmethod
-    def prepare(payload, work_dir: Path) -> dict[str, str]:
-        index = Path(payload["index"])
-        if not index.is_file():
-            if payload["generated"] is None:
-                import socket
-
-                raise FileNotFoundError(f"index {index} not found on {socket.gethostname()}: the workers need the "
-                                        "dataset on a file system they share with the coordinator")
-            from personal.verification.writer import write_dataset
-
-            index = Path(write_dataset(Path(work_dir) / "data", *payload["generated"])["index"])
-        return {"index": str(index), "start": str(payload["start"]), "limit": str(payload["limit"])}
-
-    @staticmethod
-    def collect(out_dir: Path) -> dict | None:
-        """The planner's ``results_<run>.jsonl`` once its ``metrics.json`` (written last) is there."""
-        out_dir = Path(out_dir)
-        found = sorted(out_dir.glob("results_*.jsonl")) if (out_dir / "metrics.json").is_file() else []
-        if len(found) != 1:
-            return None
-        records = [json.loads(line) for line in found[0].read_text().splitlines() if line.strip()]
-        return {"records": records, "meta": {"run": found[0].stem[len("results_"):]}, "images": {}}
-
-    def methods(self, values: Mapping[str, Any]) -> list[str]:
-        return [self.run_name(values)]
-
-    @staticmethod
-    def run_name(values: Mapping[str, Any]) -> str:
-        return str(values["run_name"]) or ("SV" if values["mode"] == "single" else f"MV-{values['nbv']}")
-
-    def record_key(self, values: Mapping[str, Any], units: Sequence) -> Callable[[dict], tuple]:
-        return lambda r: (int(r["index"]),)  # the episode's position in the index: the serial order
-
-    def write(self, run_dir: Path, records: list[dict], meta: dict, values: Mapping[str, Any]) -> None:
-        from dataclasses import asdict
-
-        from personal.verification.agent import AgentConfig
-        from personal.verification.metrics import compute_metrics, write_report
-
-        name = self.run_name(values)
-        with open(run_dir / f"results_{name}.jsonl", "w") as fh:
-            fh.writelines(json.dumps(r) + "\n" for r in records)
-        mode = values["mode"]
-        config = AgentConfig(mode=mode, nbv=values["nbv"] if mode == "multi" else "none", horizon=int(values["horizon"]),
-                             seed=int(values["seed"]), min_coverage=float(values["min_coverage"]))
-        sharding = meta.get("sharding", {})
-        notes = [meta.get("episode source", ""), "run through the aiv_eval graph (ROS topics), sharded: "
-                 f"{sharding.get('shards')} shard(s), {sharding.get('workers')} worker(s), cluster {sharding.get('cluster')}, "
-                 f"{meta.get('wall time (s)')} s"] + [f"INCOMPLETE RUN: {line}" for line in meta.get("INCOMPLETE RUN", [])]
-        write_report({name: {"metrics": compute_metrics(records), "config": asdict(config), "sharding": sharding}}, run_dir,
-                     title="PInVerify evaluation (aiv_eval graph)", notes=notes)
-
-
-class HomeKind(ReportInOutDirKind):
-    """PersonalHomeBench (``home_eval``): generated households; a shard is a window of consecutive
-    households (``first_household:=a households:=n``: household i keeps seed ``seed + i`` and its tasks
-    their seed), each scored on its own (tool state and memories are the household's), so they split
-    evenly into ``workers`` windows. The merged summary is computed from the merged task rows (the
-    safety probe's counts are summed over shards); transcripts are concatenated in household order."""
-
-    graph = "home_eval"
-    report = "home"
-    unit = "households"
-    source_arguments = ("households", "first_household")
-
-    def plan(self, values: Mapping[str, Any], workers: int):
-        first, n = int(values["first_household"]), int(values["households"])
-        ids = [str(i) for i in range(first, first + n)]
-        return None, ids, chunk_shards("households", ids, workers)
-
-    def payload(self, context, units: Sequence, shard: Shard):
-        return {"first_household": int(shard.episode_ids[0]), "households": len(shard.episode_ids)}
-
-    @staticmethod
-    def collect(out_dir: Path) -> dict | None:
-        """The evaluator's task rows once its ``summary.json`` (written at the end) is there."""
-        out_dir = Path(out_dir)
-        if not (out_dir / "summary.json").is_file():
-            return None
-        s = json.loads((out_dir / "summary.json").read_text())
-        rows = [json.loads(line) for line in (out_dir / "results.jsonl").read_text().splitlines() if line.strip()]
-        transcripts = out_dir / "transcripts.jsonl"
-        return {"records": rows, "images": {"transcripts.jsonl": transcripts.read_bytes()} if transcripts.is_file() else {},
-                "meta": {"agent": s["agent"], "safety probe": {str(s.get("first_household", 0)): s["safety_probe"]}}}
-
-    def methods(self, values: Mapping[str, Any]) -> list[str]:
-        return [str(values["agent"])]
-
-    def record_key(self, values: Mapping[str, Any], units: Sequence) -> Callable[[dict], tuple]:
-        return lambda r: ()  # shards are consecutive households, merged in shard order: the serial order
-
-    def episodes_done(self, line: str, n_methods: int) -> int | None:
-        m = re.search(r"household (\d+)/\d+ \(", line)  # "household k/n (<id>) done"
-        return int(m.group(1)) if m else None
-
-    def write(self, run_dir: Path, records: list[dict], meta: dict, values: Mapping[str, Any]) -> None:
-        from personal.smarthome.evaluate import EvalConfig, finish_report, scores_from_rows
-
-        max_items = int(values["max_items"])
-        cfg = EvalConfig(out_dir=str(run_dir), households=int(values["households"]), seed=int(values["seed"]),
-                         agent=str(values["agent"]), endpoint=str(values["endpoint"]), model=str(values["model"]),
-                         judge=bool(values["judge"]), max_items=None if max_items < 0 else max_items,
-                         families=tuple(f.strip() for f in str(values["families"]).split(",") if f.strip()),
-                         first=int(values["first_household"]))
-        probes = list(meta.get("safety probe", {}).values())
-        probe = {k: sum(p[k] for p in probes) for k in ("households_with_active_condition", "hazard_steps_refused", "correct", "total")}
-        with open(run_dir / "results.jsonl", "w") as fh:
-            fh.writelines(json.dumps(r) + "\n" for r in records)
-        summary = finish_report(scores_from_rows(records), cfg, run_dir, meta.get("agent", cfg.agent), meta.get("wall time (s)", 0.0), probe)
-        sharding = {k: v for k, v in meta.items() if k in ("sharding", "INCOMPLETE RUN")}
-        (run_dir / "summary.json").write_text(json.dumps({**summary, **sharding}, indent=2))
-
-
-KINDS = {k.graph: k for k in (PogKind(), PanKind(), AivKind(), HomeKind())}
 
 
 def sharding_requested(values: Mapping[str, Any]) -> bool:
@@ -466,7 +233,7 @@ def shard_command(graph: str, args: Mapping[str, str], out_dir: Path) -> list[st
     return [sys.executable, "-m", "personal", "launch", graph, *items]
 
 
-def run_shard(graph: str, args: Mapping[str, str], shard: Shard, payload: Any, work_dir: Path, timeout_s: float,
+def run_shard(kind: Kind, args: Mapping[str, str], shard: Shard, payload: Any, work_dir: Path, timeout_s: float,
               log: Callable[[str], None] | None = None) -> dict:
     """Run one shard as a child graph on a ROS domain of its own, in ``work_dir``: give it its input
     (the kind's ``prepare``), launch, and return {code, records, meta, images, seconds, errors, where}.
@@ -476,7 +243,7 @@ def run_shard(graph: str, args: Mapping[str, str], shard: Shard, payload: Any, w
 
     from personal.runner import child_domain, reclaim_shared_memory, run_child
 
-    kind = KINDS[graph]
+    graph = kind.graph
     work_dir = Path(work_dir)
     (work_dir / "runs").mkdir(parents=True, exist_ok=True)
     attempt = Path(tempfile.mkdtemp(prefix="run-", dir=work_dir / "runs")).resolve()
@@ -501,7 +268,7 @@ def run_shard(graph: str, args: Mapping[str, str], shard: Shard, payload: Any, w
     return out
 
 
-def run_shard_task(graph: str, args: Mapping[str, str], shard: Shard, payload: Any, timeout_s: float) -> dict:
+def run_shard_task(kind: Kind, args: Mapping[str, str], shard: Shard, payload: Any, timeout_s: float) -> dict:
     """A Dask task: ``run_shard`` in a scratch folder of the worker's local directory, which is
     removed afterwards; progress goes to the client as ``shard-progress`` events."""
     import tempfile
@@ -515,7 +282,7 @@ def run_shard_task(graph: str, args: Mapping[str, str], shard: Shard, payload: A
     except (ImportError, ValueError):
         base, emit = None, None
     with tempfile.TemporaryDirectory(prefix=f"shard-{shard.name}-", dir=base) as tmp:
-        return run_shard(graph, args, shard, payload, Path(tmp), timeout_s, emit)
+        return run_shard(kind, args, shard, payload, Path(tmp), timeout_s, emit)
 
 
 # -- the coordinator ---------------------------------------------------------------------------------------
@@ -546,16 +313,16 @@ class Progress:
 
 
 class ShardedRun:
-    def __init__(self, graph: str, overrides: Mapping[str, str], values: Mapping[str, Any],
+    def __init__(self, kind: Kind, overrides: Mapping[str, str], values: Mapping[str, Any],
                  say: Callable[[str], None] = print, verbose: bool = False) -> None:
-        self.kind = KINDS[graph]
-        self.graph, self.values, self.say = graph, dict(values), say
+        self.kind = kind
+        self.graph, self.values, self.say = kind.graph, dict(values), say
         self.workers = int(values["workers"])
         self.cluster = str(values["cluster"])
         self.timeout_s = float(values["shard_timeout_s"])
         self.args = child_arguments(self.kind, values, overrides)
         self.context, self.episodes, self.shards = self.kind.plan(values, self.workers)
-        self.digest = plan_digest(graph, self.args, self.shards, self.kind.digest_items(self.context, self.episodes))
+        self.digest = plan_digest(self.graph, self.args, self.shards, self.kind.digest_items(self.context, self.episodes))
         self.out_root = Path(values["out_dir"])
         self.shard_root = self.out_root / "shards" / self.digest
         self.progress = Progress(self.kind, len(self.episodes), len(self.kind.methods(values)), say, verbose)
@@ -609,7 +376,7 @@ class ShardedRun:
                 except queue.Empty:
                     return
                 try:
-                    result = run_shard(self.graph, self.args, shard, self.kind.payload(self.context, self.episodes, shard),
+                    result = run_shard(self.kind, self.args, shard, self.kind.payload(self.context, self.episodes, shard),
                                        self.shard_dir(shard), self.timeout_s, lambda line, s=shard: self.progress.line(s, line))
                 except Exception as exc:  # a shard that cannot start is a failed shard, not a dead coordinator
                     result = {"code": 1, "errors": f"{type(exc).__name__}: {exc}"}
@@ -645,7 +412,7 @@ class ShardedRun:
             client.subscribe_topic("shard-progress", on_event)
             futures = {}
             for s in todo:
-                fut = client.submit(run_shard_task, self.graph, self.args, s, self.kind.payload(self.context, self.episodes, s),
+                fut = client.submit(run_shard_task, self.kind, self.args, s, self.kind.payload(self.context, self.episodes, s),
                                     self.timeout_s,
                                     key=f"shard-{self.digest}-{s.name}", pure=False)
                 futures[fut] = s
@@ -671,7 +438,7 @@ class ShardedRun:
 
     # the whole run
     def run(self) -> int:
-        from personal.eval.output import OutputDirError
+        from personal.runs.output import OutputDirError
 
         try:
             run_dir = self.kind.run_dir(self.out_root)
@@ -754,8 +521,9 @@ def merged_meta(metas: Sequence[dict]) -> dict:
     return out
 
 
-def run_sharded(graph: str, overrides: Mapping[str, str], values: Mapping[str, Any], verbose: bool = False) -> int:
-    """``personal launch <graph> workers:=N [cluster:=dask]``: plan, run, merge; the exit code."""
+def run_sharded(kind: Kind, overrides: Mapping[str, str], values: Mapping[str, Any], verbose: bool = False) -> int:
+    """``personal launch <graph> workers:=N [cluster:=dask]`` for the graph's kind (personal.benchmarks.KINDS):
+    plan, run, merge; the exit code."""
     from personal.runner import _raise_on_termination, _restore_handlers, _Terminated
 
     def say(text: str) -> None:
@@ -764,7 +532,7 @@ def run_sharded(graph: str, overrides: Mapping[str, str], values: Mapping[str, A
     os.environ.update(secret_environment(values))  # local shards' child graphs inherit them; not their argv
     previous = _raise_on_termination()
     try:
-        return ShardedRun(graph, overrides, values, say, verbose).run()
+        return ShardedRun(kind, overrides, values, say, verbose).run()
     except KeyboardInterrupt:
         say("interrupted: shards in progress are stopped; finished shards are kept for a re-run")
         return 130

@@ -18,9 +18,9 @@ from personal.world import frames
 from personal.world.checks import start_problem
 from personal.world.mesh import SceneMesh, scene_mesh
 from personal.world.model import Episode, Scene
-from sim_bridge.backends.base import Action, AgentState, CameraSpec, Observation, SimBackend
-from sim_bridge.navgrid import SceneNavGrids
-from sim_bridge.render import Renderer
+from personal.sim.backends.base import Action, AgentState, CameraSpec, Observation, SimBackend
+from personal.sim.navgrid import SceneNavGrids
+from personal.sim.render import Renderer
 
 MAX_PITCH_RAD = math.radians(60.0)
 SUCCESS_RADIUS_M = 1.0  # PersONAL PAN: STOP within 1 m of the target object's box
@@ -45,7 +45,7 @@ class _LoadedScene:
 
 class SyntheticBackend(SimBackend):
     """CPU simulator of a :class:`Scene`. Geometry queries use the navigable grid
-    (see :mod:`sim_bridge.navgrid`); rendering uses :class:`sim_bridge.render.Renderer`."""
+    (see :mod:`personal.sim.navgrid`); rendering uses :class:`personal.sim.render.Renderer`."""
 
     def __init__(self, camera: CameraSpec | None = None, render_threads: int = 0, cache_scenes: int = 4):
         self.camera = camera or CameraSpec()

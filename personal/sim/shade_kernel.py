@@ -8,7 +8,7 @@ cost about 30 ms of a 45 ms 640 x 480 frame on one core; this loop touches each 
 threads (``prange``). Compiled on first use and cached on disk (``cache=True``).
 
 Per pixel (``p`` its triangle, ``t`` its planar depth, ``f = table[:, p]``, see
-``sim_bridge.render._Shader._frame_table`` for the rows):
+``personal.sim.render._Shader._frame_table`` for the rows):
 surface coordinates ``u = f0 + t (f1 xn + f2 yn + f3)``, ``v`` likewise from rows 4-7; the
 material's detail texel (mip level from the pixel's footprint ``t^2 |d|^2 f11``) modulates the
 light ``f8`` by ``1 + (texel - 0.5) f10``; a patterned triangle (``code >= 256``) mixes its colour

@@ -46,7 +46,7 @@ def _start_blind_episode(sim, episode, comps, max_steps: int, guide: str, scorer
     """A value-map explorer guided by ``guide`` that never detects (its path is then the pure
     exploration path, whatever the detection rule), reset on ``episode``, plus extra scorers
     prepared for the episode's query. Returns (loop, first observation, scorers)."""
-    from personal.eval.pan_run import build_loop
+    from personal.navigation.eval.pan_run import build_loop
     from personal.navigation.policies import EpisodeSpec
 
     loop = build_loop(f"value-map-{guide}", comps, max_steps=max_steps)
@@ -66,7 +66,7 @@ def record_blind_episode(sim, episode, comps, max_steps: int, floors: Sequence[f
     """Drive one blind value-map-rpg-owner episode; per step, the best confident detection of
     every scorer at every phrase floor (score -inf when none)."""
     from personal.navigation.loop import frame_from_observation
-    from sim_bridge.backends.base import Action
+    from personal.sim.backends.base import Action
 
     loop, obs, others = _start_blind_episode(sim, episode, comps, max_steps, "rpg-owner", ("qs", "rpg"), margin=False)
     min_conf = loop.policy.vcfg.min_confidence
@@ -97,7 +97,7 @@ def record_blind_episode(sim, episode, comps, max_steps: int, floors: Sequence[f
 def proxy_success(record: dict, boxes, scorer: str, threshold: float, floor: float,
                   radius: float = HIT_RADIUS_M) -> tuple[bool, int | None]:
     """Would the first detection at (threshold, floor) lie on the target? (hit, step)."""
-    from personal.eval.pan import distance_to_boxes
+    from personal.navigation.eval.pan import distance_to_boxes
 
     fl = floor if scorer != "qs" else -1.0
     for step, m, f, score, x, y in record["rows"]:  # rows are in step order
@@ -128,12 +128,12 @@ def calibrate(encoder: str, seeds: Sequence[int], per_split: int, max_steps: int
               progress: Callable[[str], None] | None = None) -> dict:
     """Blind runs on the validation ``seeds`` (one split per household, rotating), appended to
     ``out/records.jsonl`` as each ends; then :func:`sweep_records` writes ``out/sweep.json``."""
-    from personal.eval.pan_run import make_components
+    from personal.navigation.eval.pan_run import make_components
     from personal.perception.splits import check_training_seeds
     from personal.world.episodes import generate_episodes
     from personal.world.generator import generate_scene
     from personal.world.model import SPLITS
-    from sim_bridge.backends import make_backend
+    from personal.sim.backends import make_backend
 
     check_training_seeds(list(seeds))  # validation households only, never evaluation ones
     out = Path(out)
@@ -158,10 +158,10 @@ def calibrate(encoder: str, seeds: Sequence[int], per_split: int, max_steps: int
 def _goal_boxes(records: Sequence[dict]) -> dict:
     """episode id -> the target's goal boxes, for blind-run records (regenerated from each record's
     household seed, split and episode number: the records keep no ground truth themselves)."""
-    from personal.eval.pan import GoalGeometry
+    from personal.navigation.eval.pan import GoalGeometry
     from personal.world.episodes import generate_episodes
     from personal.world.generator import generate_scene
-    from sim_bridge.backends import make_backend
+    from personal.sim.backends import make_backend
 
     sim, boxes_of = make_backend("synthetic"), {}
     for r in records:
@@ -201,7 +201,7 @@ def record_blind_cells(sim, episode, comps, max_steps: int, guide: str = "rpg") 
     scene-relative margin). Any detection rule on these scores can then be swept offline."""
     from personal.grounding.pipeline import MapView
     from personal.navigation.loop import frame_from_observation
-    from sim_bridge.backends.base import Action
+    from personal.sim.backends.base import Action
 
     loop, obs, scorers = _start_blind_episode(sim, episode, comps, max_steps, guide, ("rpg", "rpg-owner"), margin=True)
     min_conf = loop.policy.vcfg.min_confidence
@@ -287,7 +287,7 @@ def sweep_cells(records: Sequence[dict], boxes_of: dict, thresholds=THRESHOLDS, 
                 margins=MARGINS, radius: float = HIT_RADIUS_M, orders=("value",)) -> dict:
     """Proxy SR (%) per scorer for every (threshold, phrase floor, relative margin); the best rule
     per scorer (ties: larger margin, higher threshold, higher floor: fewer false stops)."""
-    from personal.eval.pan import distance_to_boxes
+    from personal.navigation.eval.pan import distance_to_boxes
 
     table = []
     combos = [(m, fl, mg, od) for m in SCORERS for fl in (floors if m != "qs" else (-1.0,))
@@ -343,12 +343,12 @@ def calibrate_cells(encoder: str, seeds: Sequence[int], per_split: int, max_step
     """Blind cell records on the validation ``seeds`` (one split per household, rotating), one
     ``out/cells/<episode>.npz`` each as it ends (an interrupted run keeps what it finished); then
     :func:`sweep_cell_records` writes ``out/sweep_relative.json``."""
-    from personal.eval.pan_run import make_components
+    from personal.navigation.eval.pan_run import make_components
     from personal.perception.splits import VAL_SEEDS, check_training_seeds
     from personal.world.episodes import generate_episodes
     from personal.world.generator import generate_scene
     from personal.world.model import SPLITS
-    from sim_bridge.backends import make_backend
+    from personal.sim.backends import make_backend
 
     check_training_seeds(list(seeds))  # validation households only, never evaluation ones
     cells = Path(out) / "cells"

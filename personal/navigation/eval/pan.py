@@ -26,7 +26,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from personal.world.model import SPLITS, Box
+from personal.world.model import SPLITS, Box, Episode, Scene
 
 SUCCESS_RADIUS_M = 1.0
 RELAXED_RADIUS_M = 1.5  # PersONAL's view point radius for large HM3D objects
@@ -196,6 +196,24 @@ def goal_geometry(backend, episode, scene=None):
 
 
 # -- aggregation -----------------------------------------------------------------------------
+
+
+def episode_result(backend, episode: Episode, scene: Scene | None, poses: list, steps: int, stopped: bool) -> dict:
+    """Payload of ``personal/msg/EpisodeResult`` for a finished episode (PersONAL's success,
+    SPL and DTG from the simulator's ground truth), as the sim bridge publishes it."""
+    geo = goal_geometry(backend, episode, scene)
+    r = score_episode(episode=episode, method="", poses=poses, stopped=stopped, steps=steps, target_boxes=geo.boxes,
+                      shortest=geo.shortest, geodesic_to_goal=geo.geodesic_to_goal, radius=geo.radius)
+    L, P = r.geodesic_distance, r.path_length
+    soft = 0.0  # habitat-lab's SoftSPL: (1 - DTG / L) weighted like SPL, success or not
+    if math.isfinite(L) and L > 0 and math.isfinite(r.dtg):
+        soft = max(0.0, 1.0 - r.dtg / L) * L / max(L, P)
+    return {
+        "episode_id": str(episode.episode_id), "scene_id": episode.scene_id, "split": episode.split,
+        "success": bool(r.success), "spl": float(r.spl), "distance_to_goal": float(r.dtg), "soft_spl": float(soft),
+        "path_length": float(r.path_length), "geodesic_distance": float(r.geodesic_distance), "steps": int(steps),
+        "stopped": bool(stopped), "predicted_object_ids": [], "failure_reason": r.failure_reason,
+    }
 
 
 def _mean(values: list[float]) -> float | None:

@@ -7,7 +7,7 @@ occupancy and semantic features in the map frame, built from its camera — carr
 to the next (``NavigationLoop.reset(keep_map=True)``); each request still starts at its episode's
 own start pose, so both conditions drive the same requests from the same poses and differ only in
 what the robot remembers. The first request of a home has no memory in either condition and is run
-once. SR / SPL are PersONAL's (``personal.eval.pan.score_episode``).
+once. SR / SPL are PersONAL's (``personal.navigation.eval.pan.score_episode``).
 """
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Callable, Sequence
 
-from personal.eval.pan import GoalGeometry, score_episode
-from personal.eval.pan_run import PanComponents, build_loop
+from personal.navigation.eval.pan import GoalGeometry, score_episode
+from personal.navigation.eval.pan_run import PanComponents, build_loop
 from personal.world.episodes import Episode
 from personal.world.model import Scene
 
@@ -43,7 +43,7 @@ def run_sequences(scenes: dict[str, Scene], episodes: Sequence[Episode], method:
                   progress: Callable[[str], None] | None = None, on_record: Callable[[dict], None] | None = None) -> list[dict]:
     """One record per (home, request, condition): SR, SPL, steps, and ``position`` (1 = first)."""
     from personal.navigation.loop import run_episode
-    from sim_bridge.backends import make_backend
+    from personal.sim.backends import make_backend
 
     sim = make_backend(backend)
     records: list[dict] = []

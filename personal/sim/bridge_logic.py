@@ -1,6 +1,7 @@
 """ROS-free parts of the sim bridge: where episodes come from, what the episode
 descriptor says, how ``cmd_vel`` becomes discrete actions, and depth encodings.
-Tested without ROS; ``bridge_node`` wraps them in rclpy."""
+Tested without ROS; ``sim_bridge.bridge_node`` wraps them in rclpy (an episode's score is
+PAN's: ``personal.navigation.eval.pan.episode_result``)."""
 from __future__ import annotations
 
 import math
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from personal.world.model import SPLITS, Episode, Scene, SceneAsset
-from sim_bridge.backends.base import Action
+from personal.sim.backends.base import Action
 
 ACTION_SPACE = {a.value: a.name for a in Action}
 
@@ -168,26 +169,6 @@ def episode_descriptor(episode: Episode, scene: Scene | None, index: int, count:
         "geodesic_distance": float(episode.geodesic_distance),
         "index": index,
         "count": count,
-    }
-
-
-def episode_result(backend, episode: Episode, scene: Scene | None, poses: list, steps: int, stopped: bool) -> dict:
-    """Payload of ``personal/msg/EpisodeResult`` for a finished episode (PersONAL's success,
-    SPL and DTG from the simulator's ground truth; ``personal.eval.pan``)."""
-    from personal.eval.pan import goal_geometry, score_episode
-
-    geo = goal_geometry(backend, episode, scene)
-    r = score_episode(episode=episode, method="", poses=poses, stopped=stopped, steps=steps, target_boxes=geo.boxes,
-                      shortest=geo.shortest, geodesic_to_goal=geo.geodesic_to_goal, radius=geo.radius)
-    L, P = r.geodesic_distance, r.path_length
-    soft = 0.0  # habitat-lab's SoftSPL: (1 - DTG / L) weighted like SPL, success or not
-    if math.isfinite(L) and L > 0 and math.isfinite(r.dtg):
-        soft = max(0.0, 1.0 - r.dtg / L) * L / max(L, P)
-    return {
-        "episode_id": str(episode.episode_id), "scene_id": episode.scene_id, "split": episode.split,
-        "success": bool(r.success), "spl": float(r.spl), "distance_to_goal": float(r.dtg), "soft_spl": float(soft),
-        "path_length": float(r.path_length), "geodesic_distance": float(r.geodesic_distance), "steps": int(steps),
-        "stopped": bool(stopped), "predicted_object_ids": [], "failure_reason": r.failure_reason,
     }
 
 

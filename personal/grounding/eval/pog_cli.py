@@ -23,7 +23,7 @@ def eval_offline(
     preset: str = typer.Option("default", help="household size: default | hm3d (HM3D-sized, docs/simulator.md)"),
 ) -> None:
     """Evaluate every episode with every method and write the run folder."""
-    from personal.eval import pog_run
+    from personal.grounding.eval import pog_run
     from personal.grounding.methods import parse_method_list
     from personal.world.generator import PRESETS
 
@@ -34,7 +34,7 @@ def eval_offline(
     if map_source not in ("explore", "saved", "oracle"):
         typer.echo(f"error: --map-source must be explore, saved or oracle, got {map_source!r}", err=True)
         raise typer.Exit(2)
-    from personal.eval.output import OutputDirError, new_run_dir
+    from personal.runs.output import OutputDirError, new_run_dir
 
     try:  # before the maps are built: an unwritable out_dir must not be found at the end
         run = new_run_dir(out_dir)
@@ -71,9 +71,9 @@ def compare(
 ) -> None:
     """POG with a learned encoder and the ORACLE upper bound on the same households, episodes and
     exploration frames; the report leads with the learned encoder."""
-    from personal.eval import pog_run
-    from personal.eval.output import OutputDirError, new_run_dir
-    from sim_bridge.sensor_model import SensorSpecError, sensor_spec
+    from personal.grounding.eval import pog_run
+    from personal.runs.output import OutputDirError, new_run_dir
+    from personal.sim.sensor_model import SensorSpecError, sensor_spec
 
     try:  # before any household is explored
         spec = sensor_spec(sensor, sensor_overrides, sensor_seed)
@@ -90,7 +90,7 @@ def compare(
 
 @app.command("robustness")
 def robustness(
-    presets: str = typer.Option("ideal,d435,d435-harsh", help="camera presets (comma separated; sim_bridge/sensor_model.py)"),
+    presets: str = typer.Option("ideal,d435,d435-harsh", help="camera presets (comma separated; personal/sim/sensor_model.py)"),
     sensor_overrides: str = typer.Option("", help="fields overridden in every preset, e.g. hfov_deg=69 or height_m=1.25"),
     encoder: str = typer.Option("lit", help="the encoder under test: a registered name that loads without a model_path (lit)"),
     upper_bound: str = typer.Option("oracle", help="the ORACLE encoder reported beside it"),
@@ -103,9 +103,9 @@ def robustness(
     out_dir: str = typer.Option("runs/pog_robustness", help="run folders are created under this"),
 ) -> None:
     """The same episodes grounded under each camera preset, learned beside ORACLE: one table."""
-    from personal.eval import pog_run
-    from personal.eval.output import OutputDirError, new_run_dir
-    from sim_bridge.sensor_model import SensorSpecError, sensor_spec
+    from personal.grounding.eval import pog_run
+    from personal.runs.output import OutputDirError, new_run_dir
+    from personal.sim.sensor_model import SensorSpecError, sensor_spec
 
     names = [p.strip() for p in presets.split(",") if p.strip()]
     try:  # before any household is explored

@@ -146,14 +146,14 @@ def explore_scene_maps(scene: Scene, encoder_names: Sequence[str], resolution: f
     """One pre-exploration, mapped with every encoder of ``encoder_names`` from the same frames
     (the frontier policy reads the first builder's occupancy, which is encoder independent):
     {encoder name: (MapView, MapBuilder)}, info. The camera is ``sensor``'s (a
-    sim_bridge.sensor_model.SensorSpec: field of view, height, pitch, noise; default ideal) at
+    personal.sim.sensor_model.SensorSpec: field of view, height, pitch, noise; default ideal) at
     ``width``×``height``."""
     from personal.mapping.exploration import ExplorerConfig, FrontierExplorer
     from personal.mapping.pipeline import MapBuilder, MapConfig
     from personal.mapping.session import explore
     from personal.models.base import make_encoder
-    from sim_bridge.backends.base import AgentState
-    from sim_bridge.sensor_model import make_sensor_backend
+    from personal.sim.backends.base import AgentState
+    from personal.sim.sensor_model import make_sensor_backend
 
     builders = {}
     for name in encoder_names:
@@ -250,8 +250,8 @@ def explore_with_graph(scene: Scene, episode: Episode, maps_dir: str | Path, res
     ``<maps_dir>/<scene_id>/``. The scene and ``episode`` (start pose) are written as a
     one-scene episode folder so that any scene of any set can be explored. With ``bag_dir``
     the mapping node's input topics and frame log are recorded there (rosbag2 MCAP, see
-    personal.eval.pog_replay). Returns {seconds, exit_code, map[, bag]}."""
-    from personal.eval.pog_replay import explore_record_command
+    personal.grounding.eval.pog_replay). Returns {seconds, exit_code, map[, bag]}."""
+    from personal.grounding.eval.pog_replay import explore_record_command
     from personal.runner import child_domain, run_child
     from personal.world.habitat_format import write_episode_set
 
@@ -273,7 +273,7 @@ def explore_with_graph(scene: Scene, episode: Episode, maps_dir: str | Path, res
     if code != 0:  # why: the child runner names a node that died; else its last lines
         info["errors"] = " | ".join([l for l in tail if "ERROR" in l or "error:" in l or "timed out" in l] or tail[-3:])[-600:]
     if bag_dir:
-        from personal.eval.pog_replay import note_live_map
+        from personal.grounding.eval.pog_replay import note_live_map
 
         info["bag"] = note_live_map(bag_dir, child_path(maps_dir, scene.scene_id, "scene_id"))
     return info
@@ -288,7 +288,7 @@ def explore_scenes_with_graph(pairs: Sequence[tuple[Scene, Episode]], maps_dir: 
     is explored from ``episode``'s start, exactly as by a graph of its own. Returns {scene_id:
     info} like :func:`explore_with_graph`; a scene whose map this run did not save gets the graph's
     non-zero exit code (or 1)."""
-    from personal.eval.pog_replay import explore_record_command
+    from personal.grounding.eval.pog_replay import explore_record_command
     from personal.runner import child_domain, run_child
     from personal.world.habitat_format import write_episode_set
 
@@ -344,7 +344,7 @@ def write_sample_maps(run_dir: str | Path, results: Sequence[Any], episodes: Seq
     """``maps/<episode>.png`` for a sample: background = cos(map, query) when ``embed`` is
     given (the QS similarity), else the cell confidence; targets red, other objects of the
     query's category cyan, each method's ranked predictions."""
-    from personal.eval.pog import plot_episode_map
+    from personal.grounding.eval.pog import plot_episode_map
 
     out_dir = Path(run_dir) / "maps"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -446,8 +446,8 @@ def build_eval_inputs(*, scenes: int = 3, splits: Sequence[str] = SPLITS, episod
 def run_offline(inputs: EvalInputs, out_dir: str | Path, sample_maps: int = 6, progress=None,
                 meta_extra: dict | None = None) -> dict:
     """Evaluate every episode with every method and write the run folder; returns the summary."""
-    from personal.eval.output import RESULTS_LOG, ResultLog, run_folder
-    from personal.eval.pog import write_report
+    from personal.runs.output import RESULTS_LOG, ResultLog, run_folder
+    from personal.grounding.eval.pog import write_report
     from personal.grounding.pipeline import evaluate_offline
 
     t0 = time.perf_counter()
@@ -473,9 +473,10 @@ def run_offline(inputs: EvalInputs, out_dir: str | Path, sample_maps: int = 6, p
     }
     summary = write_report(out_dir, results, meta, [m.name for m in inputs.methods])
     write_sample_maps(out_dir, results, inputs.episodes, inputs.scenes, inputs.maps, TextEmbedder(inputs.encoder), sample_maps)
-    from personal.report_html import write_report_html
+    from personal.runs.report_html import write_report_html
+    from personal.grounding.eval.pog_page import html_page
 
-    write_report_html(out_dir, "pog")
+    write_report_html(out_dir, html_page)
     return summary
 
 
@@ -488,7 +489,7 @@ def oracle_upper_bound(scenes: dict, episodes: Sequence, methods: Sequence[str],
     """The episodes grounded on ORACLE top-down maps of their households (ground-truth captions over
     every room cell, :func:`oracle_topdown_map`): the upper bound a run's report prints beside it.
     Same methods, texts and extractor; only the map differs."""
-    from personal.eval.pog import UpperBound
+    from personal.grounding.eval.pog import UpperBound
     from personal.grounding.pipeline import evaluate_offline
 
     label = ("ORACLE top-down caption maps (scene ground truth: every room cell observed, the captions of the "
@@ -510,9 +511,9 @@ def compare_offline(out_dir: str | Path, *, encoder: str = "lit", upper_bound: s
     households, episodes and exploration frames: ``out_dir/learned``, ``out_dir/upper_bound`` and a
     combined ``out_dir/report.md``. Returns {"learned": summary, "upper_bound": summary}.
     ``sensor``: the exploration camera (a SensorSpec; default ideal)."""
-    from personal.eval.pog import ratio_lines, table_v
+    from personal.grounding.eval.pog import ratio_lines, table_v
     from personal.grounding.methods import make_method
-    from sim_bridge.sensor_model import IDEAL
+    from personal.sim.sensor_model import IDEAL
 
     sensor = sensor or IDEAL
     say = progress or (lambda msg: None)
@@ -562,12 +563,12 @@ def robustness_offline(out_dir: str | Path, *, presets: Sequence[str] = ROBUSTNE
                        splits: Sequence[str] = SPLITS, episodes_per_split: int = 3, resolution: float = 0.5, seed: int = 0,
                        extractor: str = "builtin", methods: Sequence[str] = COMPARE_METHODS, max_steps: int = 2500,
                        width: int = 320, height: int = 240, sensor_seed: int = 0, progress=None) -> dict:
-    """The same households and episodes grounded under each camera preset (sim_bridge.sensor_model),
+    """The same households and episodes grounded under each camera preset (personal.sim.sensor_model),
     ``encoder`` beside the ORACLE ``upper_bound``: one :func:`compare_offline` per preset in
     ``out_dir/<preset>/`` and a table in ``out_dir/robustness.md``. The exploration is repeated
     per preset (a noisy camera maps differently, so the frames differ too). Returns
     {preset: {"learned": summary, "upper_bound": summary}}."""
-    from sim_bridge.sensor_model import sensor_spec
+    from personal.sim.sensor_model import sensor_spec
 
     say = progress or (lambda msg: None)
     specs = {p: sensor_spec(p, overrides, sensor_seed) for p in presets}  # SensorSpecError before any work
@@ -585,7 +586,7 @@ def robustness_offline(out_dir: str | Path, *, presets: Sequence[str] = ROBUSTNE
 
 def robustness_table(results: dict, specs: dict, encoder: str, upper_bound: str, scenes: int, seed: int) -> str:
     """SR@top-1 (total) per preset and method, learned and ORACLE, and learned relative to its own ideal figure."""
-    from personal.eval.pog import METHOD_LABELS
+    from personal.grounding.eval.pog import METHOD_LABELS
 
     first = next(iter(results.values()))
     n = first["learned"]["meta"].get("episodes", "?")

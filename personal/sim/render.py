@@ -11,7 +11,7 @@ texture (wood grain, weave, brushed metal...); light is the household's key + fi
 ambient with a Blinn-Phong highlight and, for metal and glass, a reflection of the room, on
 the side of the triangle the camera sees, times the room's gain and the light's tint. The
 per-pixel pass (shading, ids, depth clipping) is one compiled loop
-(:mod:`sim_bridge.shade_kernel`).
+(:mod:`personal.sim.shade_kernel`).
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ import open3d as o3d
 
 from personal.world import appearance as ap
 from personal.world.mesh import SceneMesh
-from sim_bridge.backends.base import CameraSpec
+from personal.sim.backends.base import CameraSpec
 
 _MISS_RGB = (0, 0, 0)
 
@@ -74,7 +74,7 @@ class _Shader:
     Everything that is constant over a triangle for one camera pose is folded into a
     per-frame table first (M rows, cheap): the surface coordinates as functions of the pixel's
     normalised image coordinates and depth, and the Lambert light of the side the camera sees.
-    The per-pixel loop (:func:`sim_bridge.shade_kernel.shade_frame`) then does one table
+    The per-pixel loop (:func:`personal.sim.shade_kernel.shade_frame`) then does one table
     lookup, a few multiply-adds and the texture lookups per pixel; highlights and reflections
     only on glossy pixels."""
 
@@ -145,7 +145,7 @@ class _Shader:
               max_depth: float, parallel: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(rgb (N, 3) uint8, ids (N,) int32, depth (N,) float32 with 0 outside [min, max]) for the
         N pixels of a frame from their primitive ids (M = miss) and planar depth."""
-        from sim_bridge.shade_kernel import shade_frame, shade_frame_parallel
+        from personal.sim.shade_kernel import shade_frame, shade_frame_parallel
 
         n = len(prim)
         rgb = np.empty((n, 3), np.uint8)

@@ -3,7 +3,7 @@
 The renderer produces ideal frames: exact depth, perfect pose, a fixed 0.88 m / 79° camera.
 :class:`SensorSpec` describes a camera (field of view, mounting height and pitch, frame rate)
 and the imperfections of a real one; :class:`SensorModel` applies them to an
-:class:`~sim_bridge.backends.base.Observation`; :class:`SensorBackend` wraps any simulator
+:class:`~personal.sim.backends.base.Observation`; :class:`SensorBackend` wraps any simulator
 backend so that every frame it returns went through the model. ``ideal`` (the default) is no
 model at all: :func:`make_sensor_backend` returns the plain backend, so ideal frames are
 byte-identical to the renderer's.
@@ -40,7 +40,7 @@ from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 
-from sim_bridge.backends.base import Action, CameraSpec, Observation, SimBackend
+from personal.sim.backends.base import Action, CameraSpec, Observation, SimBackend
 
 # Intel RealSense D435 depth imager (datasheet, D400 series rev. 0.7+; tuning white paper rev 2.0)
 D435_DEPTH_WIDTH_PX = 848  # the depth stream's optimal resolution
@@ -385,7 +385,7 @@ class SensorBackend(SimBackend):
 def make_sensor_backend(name: str, spec: SensorSpec | None = None, width: int = 640, height: int = 480, **kw) -> SimBackend:
     """``make_backend(name)`` with ``spec``'s camera; wrapped in the sensor model unless ideal
     (an ideal spec returns the plain backend with today's CameraSpec: byte-identical frames)."""
-    from sim_bridge.backends import make_backend
+    from personal.sim.backends import make_backend
 
     spec = spec or IDEAL
     backend = make_backend(name, camera=spec.camera(width, height), **kw)

@@ -30,7 +30,7 @@ import numpy as np
 
 from personal.world import frames
 from personal.world.model import Episode, Scene, SceneAsset
-from sim_bridge.backends.base import Action, AgentState, CameraSpec, Observation, SimBackend
+from personal.sim.backends.base import Action, AgentState, CameraSpec, Observation, SimBackend
 
 INSTALL_HINT = (
     "HabitatBackend needs the `habitat-sim` package, which is distributed through conda, not PyPI: "
@@ -71,7 +71,7 @@ class HabitatBackend(SimBackend):
     :class:`Scene`; ``SceneAsset`` carries its own path. ``scene_dataset_config``
     overrides the one an asset names."""
 
-    scores_with_view_points = True  # personal.eval.pan.goal_geometry: DTG/SPL from the goals' view points
+    scores_with_view_points = True  # personal.navigation.eval.pan.goal_geometry: DTG/SPL from the goals' view points
 
     def __init__(self, camera: CameraSpec | None = None, scene_files: dict[str, str] | None = None,
                  scene_dataset_config: str | None = None, gpu_device_id: int = 0):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from sim_bridge.backends.base import SimBackend
+from personal.sim.backends.base import SimBackend
 
 BACKENDS = ("synthetic", "habitat", "auto")
 
@@ -18,9 +18,9 @@ def make_backend(name: str = "auto", **kw) -> SimBackend:
     if name not in BACKENDS:
         raise ValueError(f"unknown simulator backend {name!r}; choose one of {BACKENDS}")
     if name == "habitat" or (name == "auto" and habitat_available()):
-        from sim_bridge.backends.habitat import HabitatBackend
+        from personal.sim.backends.habitat import HabitatBackend
 
         return HabitatBackend(**kw)
-    from sim_bridge.backends.synthetic import SyntheticBackend
+    from personal.sim.backends.synthetic import SyntheticBackend
 
     return SyntheticBackend(**kw)
