@@ -12,7 +12,7 @@ Maps (``map_source``):
   ``bag``    — each scene's recorded sensor bag ``<bags_dir>/<scene_id>/`` replayed into a mapping
                node (child graph ``bag_map``); a broken bag or failed replay makes the scene's
                episodes recorded ``bag_error`` failures. ``explore_graph`` with ``record_dir``
-               records those bags (personal/eval/pog_replay.py).
+               records those bags (personal/grounding/eval/pog_replay.py).
 A scene whose map never arrives (``map_timeout_s``) is evaluated on an empty map, so its
 episodes become recorded ``empty_map`` failures rather than disappearing; a scene whose scene
 model is missing becomes ``scene_missing`` failures, and one whose explore child graph fails
