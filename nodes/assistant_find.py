@@ -97,7 +97,7 @@ class FindServer:
         while self.run is None:
             if handle.is_cancel_requested:
                 return await self._cancel(handle, tracker, query)
-            if (tracker.steps, tracker.status) != shown:
+            if (tracker.steps, tracker.status) != shown or tracker.unshown_rejection:
                 shown, since = (tracker.steps, tracker.status), time.monotonic()
                 handle.publish_feedback(FindObject.Feedback(**tracker.feedback()))
                 self._remember_rejections(tracker, query)

@@ -51,6 +51,14 @@ def test_tracker_feedback_rejections_and_the_verified_result():
     assert out["why"].startswith("verified: yes reason")
 
 
+def test_a_rejection_between_two_feedbacks_is_still_shown_once():
+    t = FindTracker("e1", "p", verify=True)
+    t.on_progress({"step": 34, "status": "rejected candidate", "best": None, "checks": [_check("no", 33)]})
+    t.on_progress({"step": 35, "status": "exploring", "best": None, "checks": [_check("no", 33)]})  # before the next feedback
+    assert t.unshown_rejection
+    assert (t.feedback()["status"], t.feedback()["status"]) == ("rejected candidate", "exploring")
+
+
 def test_a_stop_the_verifier_did_not_accept_is_no_success_and_budget_and_failures_are_named():
     t = FindTracker("e1", "p", verify=True)
     info = {"stop_point_target": [4.0, 5.0], "stop_checks": [_check("unsure", 70, (4.0, 5.0))]}

@@ -67,6 +67,7 @@ class FindTracker:
     best: dict | None = None
     checks: list = field(default_factory=list)
     recorded: int = 0  # checks already written to the memory
+    unshown_rejection: bool = False  # a report said "rejected candidate" since the last feedback
 
     def mine(self, report: dict) -> bool:
         return report.get("episode_id") == self.episode_id and report.get("policy") == self.policy
@@ -74,14 +75,17 @@ class FindTracker:
     def on_progress(self, report: dict) -> None:
         self.steps = int(report["step"])
         self.status = str(report["status"])
+        # a rejection lasts one step; feedback goes out at most every 0.1 s and must not skip it
+        self.unshown_rejection = self.unshown_rejection or self.status == REJECTED
         self.best = report.get("best") or self.best
         self.checks = list(report.get("checks") or [])
 
     def feedback(self) -> dict:
         best = self.best
         text = "" if best is None else f"detection at ({best['point'][0]:.2f}, {best['point'][1]:.2f}) at step {best['step']}"
+        status, self.unshown_rejection = (REJECTED if self.unshown_rejection else self.status), False
         return {"steps": self.steps, "best_candidate": text, "best_score": float(best["score"]) if best else 0.0,
-                "status": self.status}
+                "status": status}
 
     def new_rejections(self, rejects) -> list[dict]:
         """Checks not yet written to the memory that rejected their candidate (``rejects(check_dict)``)."""
