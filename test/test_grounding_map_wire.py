@@ -90,6 +90,29 @@ def test_assembler_reports_a_mismatch_only_when_it_outlasts_the_grace_period():
     assert asm.overdue(9.0) is None  # said once
 
 
+def test_assembler_never_pairs_one_scenes_descriptor_with_another_scenes_array_of_the_same_shape():
+    """Two households' maps of one shape: the array of the next map can arrive before its descriptor
+    (two topics); paired by shape alone it was stored as the previous scene's map (issue 29's race:
+    12 episodes of one household grounded on the next one's map under load)."""
+    from personal.grounding.map_wire import MapAssembler
+
+    a, other = view(), view()
+    other.features[:] = -other.features  # same shape, other content
+    data_a, layout, desc_a = map_to_wire(a, scene_id="s0")
+    data_b, _, desc_b = map_to_wire(other, scene_id="s1")
+    dims = [s for _, s, _ in layout]
+    asm = MapAssembler(grace_s=1.0)
+    assert asm.descriptor(desc_a, now=0.0) is None and asm.array(data_a, dims, now=0.0) is not None
+    assert asm.array(data_b, dims, now=0.1) is None  # s1's array with s0's descriptor: not a map
+    got = asm.descriptor(desc_b, now=0.2)
+    assert got is not None and asm.desc["scene_id"] == "s1"
+    np.testing.assert_array_equal(got.features, other.features)
+    with pytest.raises(MapWireError, match="not the one its descriptor describes"):
+        map_from_wire(data_b, dims, desc_a)
+    # a publisher that sends no checksum (0) is paired by shape as before
+    assert map_from_wire(data_b, dims, {**desc_a, "data_crc32": 0}).features.shape == (4, 5, 8)
+
+
 def test_descriptor_travels_as_a_typed_message():
     pytest.importorskip("rclpy")
     from rclpy.serialization import deserialize_message, serialize_message

@@ -6,8 +6,10 @@ followed by one confidence channel when the descriptor says
 with exactly ``dim`` channels carries no confidence: cells with a non-zero
 embedding count as observed. The descriptor is ``FeatureMap.descriptor()``
 (origin, resolution, shape [rows, cols, dim], encoder {name, dim}) plus
-optionally ``scene_id`` and ``channels``; ``descriptor_to_fields`` / ``descriptor_from_msg``
-translate it to and from the typed ``FeatureMapDescriptor`` message.
+optionally ``scene_id``, ``channels`` and ``data_crc32`` (``wire_crc32`` of the array it describes:
+the assembler pairs only the array whose checksum it names; 0 or absent = not checked, for other
+publishers); ``descriptor_to_fields`` / ``descriptor_from_msg`` translate it to and from the typed
+``FeatureMapDescriptor`` message.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from personal.grounding.pipeline import MapView
+from personal.mapping.ros_io import wire_crc32
 
 
 class MapWireError(ValueError):
@@ -62,6 +65,11 @@ def map_from_wire(data: Sequence[float] | np.ndarray, dims: Sequence[int], descr
     if arr.size != h * w * channels:
         raise MapWireError(f"feature map array has {arr.size} floats; descriptor shape {[h, w, e]} needs "
                            f"{h * w * channels} ({channels} channels per cell)")
+    crc = int(descriptor.get("data_crc32", 0) or 0)
+    if crc and wire_crc32(arr) != crc:
+        raise MapWireError(f"feature map array (crc32 {wire_crc32(arr):08x}) is not the one its descriptor describes "
+                           f"(crc32 {crc:08x}, scene {descriptor.get('scene_id', '')!r}): the two topics are from "
+                           "different map updates")
     if not np.isfinite(arr).all():
         raise MapWireError(f"feature map array has {int((~np.isfinite(arr)).sum())} non-finite values (NaN/inf)")
     arr = arr.reshape(h, w, channels)
@@ -134,6 +142,7 @@ def map_to_wire(view: MapView, scene_id: str = "", frame: str = "map") -> tuple[
         "channels": "embedding+confidence",
         "encoder": {"name": view.encoder, "dim": e},
         "scene_id": scene_id,
+        "data_crc32": wire_crc32(arr),
     }
     return arr.reshape(-1), layout, desc
 
@@ -145,7 +154,8 @@ def descriptor_to_fields(desc: dict[str, Any]) -> dict[str, Any]:
     rows, cols, dim = (int(v) for v in d["shape"])
     out = {"origin_x": float(d["origin"][0]), "origin_y": float(d["origin"][1]), "resolution": float(d["resolution"]),
            "rows": rows, "cols": cols, "dim": dim,
-           "encoder": str(enc.get("name", "") if isinstance(enc, dict) else enc), "scene_id": str(d.get("scene_id", ""))}
+           "encoder": str(enc.get("name", "") if isinstance(enc, dict) else enc), "scene_id": str(d.get("scene_id", "")),
+           "data_crc32": int(d.get("data_crc32", 0) or 0)}
     for key in ("format", "channels", "layout"):
         if key in d:
             out[key] = str(d[key])
@@ -165,4 +175,5 @@ def descriptor_from_msg(msg) -> dict[str, Any]:
     return {"format": msg.format, "version": int(msg.version), "frame": msg.header.frame_id,
             "origin": [float(msg.origin_x), float(msg.origin_y)], "resolution": float(msg.resolution),
             "shape": [int(msg.rows), int(msg.cols), int(msg.dim)], "layout": msg.layout, "channels": msg.channels,
-            "encoder": {"name": msg.encoder, "dim": int(msg.dim)}, "scene_id": msg.scene_id}
+            "encoder": {"name": msg.encoder, "dim": int(msg.dim)}, "scene_id": msg.scene_id,
+            "data_crc32": int(msg.data_crc32)}

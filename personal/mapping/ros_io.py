@@ -7,6 +7,7 @@ so nothing here imports rclpy or message packages.
 from __future__ import annotations
 
 import math
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -202,6 +203,13 @@ class ApproxTimeSync:
         self.dropped = []
 
 
+def wire_crc32(flat) -> int:
+    """zlib.crc32 of a feature_map array's float32 bytes. The descriptor carries it to say which array
+    it describes: the two topics arrive in either order, and two scenes' maps of one shape would
+    otherwise pair (a query then grounds on the wrong household's map)."""
+    return zlib.crc32(np.ascontiguousarray(np.asarray(flat, dtype=np.float32)).reshape(-1).view(np.uint8))
+
+
 def feature_map_to_wire(fm, scene_id: str = "") -> tuple[np.ndarray, list[tuple[str, int, int]], dict]:
     """(flat float32 [rows, cols, dim+1] array, MultiArray layout [(label, size, stride)], descriptor).
 
@@ -216,5 +224,6 @@ def feature_map_to_wire(fm, scene_id: str = "") -> tuple[np.ndarray, list[tuple[
     c = e + 1
     layout = [("rows", h, h * w * c), ("cols", w, w * c), ("channels", c, c)]
     desc = {**fm.descriptor(), "channels": "embedding+confidence",
-            "layout": "row-major [row=y, col=x, channel]; channels = embedding + confidence", "scene_id": scene_id}
+            "layout": "row-major [row=y, col=x, channel]; channels = embedding + confidence", "scene_id": scene_id,
+            "data_crc32": wire_crc32(arr)}
     return arr.reshape(-1), layout, desc
