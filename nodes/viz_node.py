@@ -19,6 +19,7 @@ on a full ROS install and recorded bags; derived views get names of their own:
   agent_state                                      /agent/pose, /agent/path           PoseInFrame, PosesInFrame
   aiv/verdict                                      /aiv/verdicts                      Log
   home/tool_result                                 /home/log                          Log
+  memory/summary                                   /memory/objects                    SceneUpdate (objects at last-seen poses, owners)
   /tf, /tf_static                                  /tf                                FrameTransforms
 
 Images are forwarded at most ``image_rate_hz`` per topic (a live view needs no more, and the
@@ -53,7 +54,7 @@ class Forwarder:
         from sensor_msgs.msg import CameraInfo, Image, PointCloud2
         from visualization_msgs.msg import MarkerArray
 
-        from personal.msg import AgentState, AivVerdict, GroundingQuery, GroundingResult, ToolResult
+        from personal.msg import AgentState, AivVerdict, GroundingQuery, GroundingResult, MemorySummary, ToolResult
         from personal.viz import convert as cv
         from tf2_msgs.msg import TFMessage
 
@@ -80,6 +81,7 @@ class Forwarder:
                   self._forward("/aiv/verdicts", lambda m: cv.log(cv.verdict_text(m), "verifier", "error" if m.error else "info")))
         self._sub(ToolResult, "home/tool_result", RELIABLE, self._forward("/home/log", lambda m: cv.log(
             f"{m.tool}: {'ok' if m.ok else m.error_type} {m.message}".strip(), "home", "info" if m.ok else "warning")))
+        self._sub(MemorySummary, "memory/summary", LATCHED, self._forward("/memory/objects", cv.memory_objects))
         self._sub(TFMessage, "/tf", RELIABLE, self._forward("/tf", cv.transforms))
         self._sub(TFMessage, "/tf_static", TF_STATIC, self._forward("/tf", cv.transforms))
         self.cv = cv

@@ -277,7 +277,8 @@ def test_every_graph_has_a_foxglove_layout():
     from personal.viz.layouts import layout_for
 
     root = Path(__file__).resolve().parents[1] / "viz"
-    forwarded = set(ALL_TOPICS) | {"/nav/occupancy", "/grounding/log", "/aiv/capture/rgb", "/perm/agentview_image", "/home/log"}
+    forwarded = set(ALL_TOPICS) | {"/nav/occupancy", "/grounding/log", "/aiv/capture/rgb", "/perm/agentview_image", "/home/log",
+                                   "/memory/objects"}
     for name in GRAPHS:
         text = (root / "layouts" / f"{name}.json").read_text()
         assert text == layout_for(name).to_json() + "\n", f"viz/layouts/{name}.json is stale: python -m personal.viz.layouts"
@@ -395,3 +396,35 @@ def test_viz_node_forwards_ros_topics_and_a_child_domain(ros_context, run_node):
         if child is not None:
             rclpy.try_shutdown(context=child)
         lock.close()
+
+
+def test_memory_summary_becomes_labelled_objects_on_the_map():
+    """The assistant layout's /memory/objects: one cube + label per object the memory has seen, at its
+    last-seen point, with its owners; unseen objects listed, not drawn; round-trips Foxglove's schema."""
+    from foxglove import messages as fm
+
+    from personal.msg import MemoryObject, MemorySummary
+    from personal.viz import convert as cv
+
+    seen = MemoryObject(id=3, description="black backpack", category="backpack", owners=["Lily"],
+                        provenance=["verification"], confidence=[0.9], seen=True)
+    seen.last_seen.header.frame_id = "map"
+    seen.last_seen.point.x, seen.last_seen.point.y = 2.5, -1.0
+    unseen = MemoryObject(id=4, description="blue mug", owners=["Tom", "Anna"], provenance=["summary", "statement"], seen=False)
+    import base64
+
+    from personal.viz.client import message_class
+
+    schema = fm.SceneUpdate.get_schema()  # decoded as a Foxglove client would: with the advertised schema
+    decode = message_class({"encoding": schema.encoding, "schema": base64.b64encode(schema.data).decode(),
+                            "schemaName": schema.name, "topic": "/memory/objects"}).FromString
+    update = decode(cv.memory_objects(MemorySummary(household="h1", people=["Lily", "Tom", "Anna"],
+                                                    objects=[seen, unseen])).encode())
+    drawn = [e for e in update.entities if e.id.startswith("memory/object/")]
+    assert [e.id for e in drawn] == ["memory/object/3"]
+    assert drawn[0].texts[0].text == "black backpack — Lily (verification)"
+    assert (drawn[0].cubes[0].pose.position.x, drawn[0].cubes[0].pose.position.y) == (2.5, -1.0)
+    (listing,) = [e for e in update.entities if e.id == "memory/unseen"]
+    meta = {kv.key: kv.value for kv in listing.metadata}
+    assert meta["people"] == "Lily, Tom, Anna" and meta["unseen 1"] == "blue mug — Tom (summary), Anna (statement)"
+    assert update.deletions  # the previous summary is cleared

@@ -189,6 +189,35 @@ def predictions(results: Sequence[Any], frame_id: str = "map", stamp: Any = None
     return fm.SceneUpdate(deletions=[clear], entities=entities)
 
 
+def memory_objects(summary: Any, stamp: Any = None) -> fm.SceneUpdate:
+    """A MemorySummary -> one labelled cube per object the memory has seen, at its last-seen point
+    (``"Lily's black backpack"``, owners with provenance); objects never seen are listed in the
+    entity metadata of ``memory/unseen``. The previous summary's entities are cleared."""
+    ts = timestamp(stamp)
+    entities, unseen = [], []
+    for obj in summary.objects:
+        owners = ", ".join(f"{o} ({p})" for o, p in zip(obj.owners, list(obj.provenance) + [""] * len(obj.owners)))
+        label = f"{obj.description}" + (f" — {owners}" if owners else " — nobody's")
+        if not obj.seen:
+            unseen.append(label)
+            continue
+        pt = obj.last_seen.point
+        owned = bool(obj.owners)
+        colour = fm.Color(r=0.2 if owned else 0.6, g=0.75 if owned else 0.6, b=0.35 if owned else 0.6, a=0.9)
+        entities.append(fm.SceneEntity(
+            timestamp=ts, frame_id=obj.last_seen.header.frame_id or "map", id=f"memory/object/{int(obj.id)}",
+            cubes=[fm.CubePrimitive(pose=yaw_pose(pt.x, pt.y, 0.0, max(float(pt.z), 0.15)),
+                                    size=fm.Vector3(x=0.25, y=0.25, z=0.25), color=colour)],
+            texts=[fm.TextPrimitive(pose=yaw_pose(pt.x, pt.y, 0.0, max(float(pt.z), 0.15) + 0.45), billboard=True,
+                                    font_size=13.0, scale_invariant=True, color=colour, text=label)],
+            metadata=[fm.KeyValuePair(key="category", value=obj.category), fm.KeyValuePair(key="owners", value=owners)]))
+    entities.append(fm.SceneEntity(timestamp=ts, frame_id="map", id="memory/unseen", metadata=[
+        fm.KeyValuePair(key="household", value=summary.household), fm.KeyValuePair(key="people", value=", ".join(summary.people)),
+        *[fm.KeyValuePair(key=f"unseen {i + 1}", value=label) for i, label in enumerate(unseen)]]))
+    clear = fm.SceneEntityDeletion(timestamp=ts, type=fm.SceneEntityDeletionType.All, id="")
+    return fm.SceneUpdate(deletions=[clear], entities=entities)
+
+
 def agent_pose(x: float, y: float, yaw: float, frame_id: str = "map", stamp: Any = None) -> fm.PoseInFrame:
     return fm.PoseInFrame(timestamp=timestamp(stamp), frame_id=frame_id, pose=yaw_pose(x, y, yaw))
 

@@ -26,6 +26,7 @@ PANELS: dict[str, tuple[list[str], list[str], list[str]]] = {
     "aiv_eval": ([], ["/aiv/capture/rgb"], ["/aiv/verdicts"]),
     "perm_eval": ([], ["/perm/agentview_image"], []),
     "home_eval": ([], [], ["/home/log"]),
+    "assistant": (MAPPING_3D + GROUNDING_3D + ["/nav/occupancy", "/memory/objects"], CAMERA, ["/grounding/log", "/home/log"]),
 }
 
 
