@@ -122,9 +122,7 @@ class BagPlayer(Node):
             if header is not None:
                 self.newest_played_ns = max(self.newest_played_ns, header.stamp.sec * 1_000_000_000 + header.stamp.nanosec)
         if self.clock_pub is not None:
-            clock = Clock()
-            clock.clock.sec, clock.clock.nanosec = divmod(msg.log_time_ns, 1_000_000_000)
-            self.clock_pub.publish(clock)
+            self.clock_pub.publish(Clock(clock=rclpy.time.Time(nanoseconds=msg.log_time_ns).to_msg()))
         self.publishers_[msg.topic].publish(msg.data)
         self.played_by_topic[msg.topic] = self.played_by_topic.get(msg.topic, 0) + 1
         return True

@@ -24,6 +24,7 @@ from std_msgs.msg import String
 
 from personal.interfaces.convert import from_dict, packed, to_dict
 from personal.msg import AgentState, DiscreteAction, EpisodeDescriptor, NavigationRun, NavigationStart
+from personal.navigation.progress import run_progress
 from personal.navigation.run import (
     IMAGE_TOPICS, PARAMETERS, NavRun, PanLoops, Sensing, camera_matrix, command_spec, episode_rejected, episode_spec,
     failed_run, is_reset_state, map_due, non_finite_pose, observation_image, pose_matrix, start_rejected, start_state,
@@ -212,8 +213,6 @@ class NavigationNode(Node):
         request_id = run.took(int(action), time.monotonic())
         self.pub_action.publish(DiscreteAction(action=int(action), request_id=request_id))
         if self.pub_progress.get_subscription_count():  # JSON only for a listener (the assistant)
-            from personal.navigation.progress import run_progress
-
             self.pub_progress.publish(String(data=json.dumps(run_progress(loop, run.episode_id, run.policy))))
         if loop.mapper is not None and map_due(loop.step_count, int(self.p["map_publish_every"])):
             self.publish_map(loop.mapper)
