@@ -10,7 +10,8 @@ from personal.navigation.sync import ObservationPairing
 
 def _loop():
     policy = SimpleNamespace(is_oracle=False, info={"detections": 2})
-    return SimpleNamespace(policy=policy, step_count=0, timing={"map": 0.03}, guard=SimpleNamespace(overrides=1))
+    return SimpleNamespace(policy=policy, step_count=0, timing={"map": 0.03}, guard=SimpleNamespace(overrides=1),
+                           stop_verifier=None)
 
 
 def _state(step, rid, x=0.0, collided=False, episode="e1"):
