@@ -75,7 +75,8 @@ class VerifyServer:
 
     async def _views(self, handle, verifier, point, vote: ViewVote):
         if not await wait_until(self.node, lambda: self.state, self.view_timeout_s):
-            return self._abort(handle, vote, f"no agent_state within {self.view_timeout_s:g} s: is the sim bridge (or base driver) running?")
+            return self._abort(handle, vote, f"no agent_state within {self.view_timeout_s:g} s: "
+                                             "is the sim bridge (or base driver) running?")
         blocked = False
         while not vote.done:
             if handle.is_cancel_requested:

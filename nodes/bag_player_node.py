@@ -1,31 +1,11 @@
 """Play a rosbag2 MCAP bag directory onto live topics with its original timing.
 
-Parameters: ``bag`` (directory), ``rate`` (1.0 = real time; 0 = as fast as possible),
-``clock`` (publish /clock from the bag's log times), ``topics`` (subset; empty = all),
-``remap`` (["from:=to", ...]), ``wait_subscribers`` (seconds to wait for at least one
-subscriber on every played topic before starting), ``validate`` (deserialise each
-message first and skip, with a count, those that do not decode).
-
-For replays that must reproduce a recorded run exactly (``bag_map`` graph):
-``reliable`` publishes every topic reliably (with reliable subscribers nothing is lost
-between player and consumer, whatever QoS was recorded); ``latched_first`` publishes the
-first message of every transient-local topic (e.g. the ``episode`` descriptor) before the
-timed stream, so a consumer knows the context before the first frame; ``subscribed_only``
-plays only the topics some node subscribes to (after ``wait_subscribers``, so a recorded
-frame log such as ``map/status`` is not replayed onto the consumer's own topic);
-``done_service`` (a std_srvs/Trigger service, e.g. ``map/save``) is called once the bag is
-played, every reliable message acknowledged and ``drain_s`` seconds passed — with ``idle_topic``
-(of type ``idle_type``, default the mapping node's ``map/status``, personal/msg/MapStatus; never played from the bag)
-``drain_s`` seconds without a message there, so a consumer still working through a backlog
-(fast ``rate``) is waited for. Silence is only a hint; ``progress_topic`` (std_msgs/Header, e.g.
-the mapping node's ``map/progress``) is the condition: the consumer reports the stamp of the newest
-input it has handled, and the player waits (at most ``progress_timeout_s``) until that reaches the
-newest header stamp it played before draining and calling ``done_service``.
-``max_gap_s`` (default 10; 0 = keep every gap): a log-time gap longer than this is shortened to it
-(logged), so a paused recording or a damaged stamp does not make the player wait for days.
-SIGINT / SIGTERM stop the playback within 0.1 s (exit code 130).
-The node exits when the bag is played (code 2 on a broken bag or a failed done service),
-so a graph can mark it required.
+Parameters: ``personal.bags.playback.PARAMETERS`` (docs/bags.md). Exact replays (``bag_map`` graph)
+use ``reliable``, ``latched_first`` (the ``episode`` before the timed stream), ``subscribed_only``, and
+``done_service`` (e.g. ``map/save``), called once the bag is played, every reliable message acknowledged,
+the consumer's ``progress_topic`` at the newest played stamp and ``drain_s`` passed. A log-time gap
+over ``max_gap_s`` is shortened to it. SIGINT / SIGTERM stop the playback within 0.1 s (exit code
+130); the node exits when the bag is played (code 2 on a broken bag or a failed done service).
 """
 from __future__ import annotations
 
@@ -41,7 +21,12 @@ from std_msgs.msg import Header
 
 from personal.bags import BagError, BagReader
 from personal.bags.remap import import_message_class, parse_remaps
+from personal.bags.playback import PARAMETERS, PlaybackClock, SubscriberSettle, absolute, played_topics, replay_qos
 from nodes.lifecycle import subscribe
+from nodes.parameters import declare_parameters
+
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 
 
 class Interrupted(Exception):
@@ -51,35 +36,13 @@ class Interrupted(Exception):
 class BagPlayer(Node):
     def __init__(self) -> None:
         super().__init__("bag_player")
-        self.declare_parameter("bag", "")
-        self.declare_parameter("rate", 1.0)
-        self.declare_parameter("clock", False)
-        self.declare_parameter("topics", [""])
-        self.declare_parameter("remap", [""])
-        self.declare_parameter("wait_subscribers", 0.0)
-        self.declare_parameter("validate", True)
-        self.declare_parameter("reliable", False)
-        self.declare_parameter("latched_first", False)
-        self.declare_parameter("subscribed_only", False)
-        self.declare_parameter("done_service", "")
-        self.declare_parameter("drain_s", 2.0)
-        self.declare_parameter("idle_topic", "")
-        self.declare_parameter("idle_type", "personal/msg/MapStatus")
-        self.declare_parameter("progress_topic", "")
-        self.declare_parameter("progress_timeout_s", 600.0)
-        self.declare_parameter("max_gap_s", 10.0)
-        self.reader = BagReader(self.get_parameter("bag").value)
-        self.rate = float(self.get_parameter("rate").value)
-        self.max_gap_s = float(self.get_parameter("max_gap_s").value)
-        self.gaps_skipped = 0
-        self.validate = bool(self.get_parameter("validate").value)
-        self.reliable = bool(self.get_parameter("reliable").value)
-        remaps = parse_remaps([r for r in self.get_parameter("remap").value if r])
-        wanted = [t for t in self.get_parameter("topics").value if t]
-        idle = self.get_parameter("idle_topic").value
-        idle = ("/" + idle.lstrip("/")) if idle else ""
-        self.topics = [t for t in (wanted or list(self.reader.topics)) if remaps.get(t, t) != idle]
-        self.clock_pub = self.create_publisher(Clock, "/clock", 10) if self.get_parameter("clock").value else None
+        self.p = p = declare_parameters(self, PARAMETERS)
+        self.reader = BagReader(p["bag"])
+        self.clock = PlaybackClock(float(p["rate"]), float(p["max_gap_s"]))
+        self.validate, self.reliable = bool(p["validate"]), bool(p["reliable"])
+        remaps = parse_remaps([r for r in p["remap"] if r])
+        self.topics = played_topics(list(p["topics"]), list(self.reader.topics), remaps, p["idle_topic"])
+        self.clock_pub = self.create_publisher(Clock, "/clock", 10) if self.p["clock"] else None
         self.publishers_ = {}
         self.classes = {}
         self.latched = set()
@@ -88,14 +51,11 @@ class BagPlayer(Node):
         self.last_activity = time.monotonic()
         self.newest_played_ns = 0  # newest header stamp among the played messages
         self.progress_ns = -1  # newest stamp the consumer reported handled (progress_topic)
-        progress = self.get_parameter("progress_topic").value
-        if progress:
-            subscribe(self, Header, progress, self._on_progress,
-                      QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                                 durability=DurabilityPolicy.TRANSIENT_LOCAL))
-        if idle:  # only arrival times matter
-            subscribe(self, import_message_class(self.get_parameter("idle_type").value), idle, self._on_activity,
-                      QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE), raw=True)
+        if p["progress_topic"]:
+            subscribe(self, Header, p["progress_topic"], self._on_progress, LATCHED)
+        if p["idle_topic"]:  # only arrival times matter
+            subscribe(self, import_message_class(p["idle_type"]), absolute(p["idle_topic"]), self._on_activity, RELIABLE,
+                      raw=True)
         for name in self.topics:
             info = self.reader.topics.get(name)
             if info is None:
@@ -117,16 +77,12 @@ class BagPlayer(Node):
         self.progress_ns = max(self.progress_ns, msg.stamp.sec * 1_000_000_000 + msg.stamp.nanosec)
 
     def _qos(self, info) -> QoSProfile:
-        p = info.qos_profiles[0] if info.qos_profiles else {}
-        reliable = self.reliable or p.get("reliability") != "best_effort"
-        return QoSProfile(
-            depth=max(int(p.get("depth", 10) or 10), 500 if self.reliable else 10),  # reliable: room for unacknowledged samples
-            reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
-            durability=DurabilityPolicy.TRANSIENT_LOCAL if p.get("durability") == "transient_local" else DurabilityPolicy.VOLATILE,
-        )
+        depth, reliable, latched = replay_qos(info.qos_profiles[0] if info.qos_profiles else {}, self.reliable)
+        return QoSProfile(depth=depth, reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
+                          durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE)
 
     def wait_for_subscribers(self, timeout: float) -> None:
-        if self.get_parameter("subscribed_only").value:
+        if self.p["subscribed_only"]:
             self._keep_subscribed(timeout)
             return
         deadline = time.monotonic() + timeout
@@ -141,16 +97,13 @@ class BagPlayer(Node):
         for ``settle`` s (discovery shows a consumer's subscriptions one by one), then drop the
         topics nobody subscribes to."""
         deadline = time.monotonic() + timeout
-        seen: frozenset = frozenset()
-        changed = time.monotonic()
+        watch = SubscriberSettle(settle, time.monotonic())
         while time.monotonic() < deadline:
-            now_seen = frozenset(t for t, p in self.publishers_.items() if p.get_subscription_count() > 0)
-            if now_seen != seen:
-                seen, changed = now_seen, time.monotonic()
-            elif seen and time.monotonic() - changed >= settle:
+            seen = frozenset(t for t, p in self.publishers_.items() if p.get_subscription_count() > 0)
+            if watch.settled(seen, time.monotonic()):
                 break
             rclpy.spin_once(self, timeout_sec=0.05)
-        unused = [t for t in self.publishers_ if t not in seen]
+        unused = [t for t in self.publishers_ if t not in watch.seen]
         for topic in unused:
             self.destroy_publisher(self.publishers_.pop(topic))
         if not self.publishers_:
@@ -169,9 +122,7 @@ class BagPlayer(Node):
             if header is not None:
                 self.newest_played_ns = max(self.newest_played_ns, header.stamp.sec * 1_000_000_000 + header.stamp.nanosec)
         if self.clock_pub is not None:
-            clock = Clock()
-            clock.clock.sec, clock.clock.nanosec = divmod(msg.log_time_ns, 1_000_000_000)
-            self.clock_pub.publish(clock)
+            self.clock_pub.publish(Clock(clock=rclpy.time.Time(nanoseconds=msg.log_time_ns).to_msg()))
         self.publishers_[msg.topic].publish(msg.data)
         self.played_by_topic[msg.topic] = self.played_by_topic.get(msg.topic, 0) + 1
         return True
@@ -199,26 +150,21 @@ class BagPlayer(Node):
                 self.get_logger().warning(f"{topic}: not every message acknowledged within {timeout:.0f} s")
 
     def play(self) -> int:
-        early = self._publish_latched_first() if self.get_parameter("latched_first").value else set()
-        t0 = wall0 = None
-        prev_ns = None
+        early = self._publish_latched_first() if self.p["latched_first"] else set()
+        clock, wall0 = self.clock, time.monotonic()
         played = len(early)
         for msg in self.reader.messages(list(self.publishers_)):
             if (msg.topic, msg.log_time_ns) in early:
                 continue
-            if t0 is None:
-                t0, wall0 = msg.log_time_ns, time.monotonic()
-            elif self.max_gap_s > 0 and (msg.log_time_ns - prev_ns) / 1e9 > self.max_gap_s:
-                # a recording paused for hours (or a damaged stamp) is not waited out: the rest of the
-                # bag is shifted to follow after max_gap_s
-                skip_ns = msg.log_time_ns - prev_ns - int(self.max_gap_s * 1e9)
-                t0 += skip_ns
-                self.gaps_skipped += 1
-                self.get_logger().warning(f"log-time gap of {(msg.log_time_ns - prev_ns) / 1e9:.1f} s before "
-                                          f"{msg.topic}: shortened to max_gap_s = {self.max_gap_s:g} s")
-            prev_ns = msg.log_time_ns if prev_ns is None else max(prev_ns, msg.log_time_ns)
-            if self.rate > 0:
-                self._sleep_until(wall0 + (msg.log_time_ns - t0) / 1e9 / self.rate)
+            if clock.t0 is None:
+                wall0 = time.monotonic()
+            gap = clock.advance(msg.log_time_ns)
+            if gap:  # a recording paused for hours (or a damaged stamp) is not waited out
+                self.get_logger().warning(f"log-time gap of {gap:.1f} s before "
+                                          f"{msg.topic}: shortened to max_gap_s = {clock.max_gap_s:g} s")
+            due = clock.due_s(msg.log_time_ns)
+            if due is not None:
+                self._sleep_until(wall0 + due)
             played += self._publish(msg)
         self.get_logger().info(f"played {played} messages, skipped {self.skipped} undecodable "
                                f"({', '.join(f'{t}: {n}' for t, n in sorted(self.played_by_topic.items()))})")
@@ -237,9 +183,9 @@ class BagPlayer(Node):
 
     def _wait_progress(self) -> None:
         """Until the consumer reports the newest played stamp handled (progress_topic), bounded."""
-        if not self.get_parameter("progress_topic").value or not self.newest_played_ns:
+        if not self.p["progress_topic"] or not self.newest_played_ns:
             return
-        deadline = time.monotonic() + float(self.get_parameter("progress_timeout_s").value)
+        deadline = time.monotonic() + float(self.p["progress_timeout_s"])
         while self.progress_ns < self.newest_played_ns and time.monotonic() < deadline:
             rclpy.spin_once(self, timeout_sec=0.05)
         if self.progress_ns < self.newest_played_ns:
@@ -250,11 +196,11 @@ class BagPlayer(Node):
         """Drain, then call ``done_service`` if set; False when it fails."""
         self._wait_acked(10.0)
         self._wait_progress()
-        drain = float(self.get_parameter("drain_s").value)
+        drain = float(self.p["drain_s"])
         self.last_activity = max(self.last_activity, time.monotonic())
         while time.monotonic() - self.last_activity < drain:  # idle_topic messages push this on
             rclpy.spin_once(self, timeout_sec=0.05)
-        name = self.get_parameter("done_service").value
+        name = self.p["done_service"]
         if not name:
             return True
         from std_srvs.srv import Trigger
@@ -279,9 +225,9 @@ def main(args=None) -> None:
     code = 0
     try:
         node = BagPlayer()
-        node.wait_for_subscribers(float(node.get_parameter("wait_subscribers").value))
+        node.wait_for_subscribers(float(node.p["wait_subscribers"]))
         node.play()
-        if node.get_parameter("done_service").value:
+        if node.p["done_service"]:
             code = 0 if node.finish() else 2
         else:
             node._wait_acked(10.0)  # the last messages reach reliable subscribers before the writers go

@@ -41,59 +41,39 @@ from std_msgs.msg import Bool
 
 from personal.msg import ActionOutcome, AgentState, DiscreteAction
 from personal.robot import conventions as C
-from personal.robot.base_controller import ACTION_NAMES, BaseController, Limits, Outcome, Pose2D
+from personal.robot.base_controller import (
+    ACTION_NAMES, DRIVER_PARAMETERS, BaseController, Outcome, Pose2D, StepCount, check_driver_parameters, limits_from,
+)
 from personal.robot.extrinsics import T_map_base, T_root_optical, quaternion_from_matrix
 from personal.tf import ExtrapolationError, TfError
 from nodes.kinematic_base_node import robot_name_of
 from nodes.lifecycle import run_node, subscribe
+from nodes.parameters import declare_parameters
 from nodes.tf import TfLookup
 
 STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 # best effort: receives from reliable and best-effort publishers (a reliable subscriber would get nothing
 # from a best-effort Create 3)
 ODOM_QOS = QoSProfile(depth=20, reliability=ReliabilityPolicy.BEST_EFFORT)
-LIMIT_PARAMS = ("max_linear", "max_angular", "linear_accel", "angular_accel", "linear_tolerance",
-                "action_timeout", "odom_timeout", "blocked_window", "forward_m", "look_timeout")
-CAMERA_POSES = ("tf", "fixed")
 
 
 class BaseDriver(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("base_driver", **kwargs)
-        defaults = Limits()
-        for name in LIMIT_PARAMS:
-            self.declare_parameter(name, getattr(defaults, name))
-        self.declare_parameter("turn_deg", 30.0)
-        self.declare_parameter("angular_tolerance_deg", 2.0)
-        self.declare_parameter("tilt_step_deg", 30.0)
-        self.declare_parameter("control_rate", 20.0)
-        self.declare_parameter("base", "create3")
-        self.declare_parameter("robot_name", "")  # "" = the namespace (Interbotix robot_name), locobot at the root
-        self.declare_parameter("camera_pose", "tf")
-        self.declare_parameter("odom_frame", "")  # "" = <robot_name>/odom
-        self.declare_parameter("camera_frame", C.COLOR_OPTICAL_FRAME)
-        self.declare_parameter("episode_id", "locobot")  # echoed in agent_state
-        self.base = str(self.get_parameter("base").value)
-        self.camera_pose = str(self.get_parameter("camera_pose").value)
-        for name, value, options in (("base", self.base, tuple(C.BASES)), ("camera_pose", self.camera_pose, CAMERA_POSES)):
-            if value not in options:
-                raise ValueError(f"parameter '{name}': {value!r} unknown ({' | '.join(options)})")
-        p = {n: float(self.get_parameter(n).value) for n in LIMIT_PARAMS}
-        limits = Limits(**p, turn_rad=math.radians(self.get_parameter("turn_deg").value),
-                        angular_tolerance=math.radians(self.get_parameter("angular_tolerance_deg").value),
-                        tilt_rad=math.radians(self.get_parameter("tilt_step_deg").value))
-        self.ctl = BaseController(limits)
-        self.robot = robot_name_of(self, str(self.get_parameter("robot_name").value))
-        self.odom_frame = str(self.get_parameter("odom_frame").value) or C.odom_frame(self.robot)
-        self.camera_frame = str(self.get_parameter("camera_frame").value)
+        self.p = p = declare_parameters(self, DRIVER_PARAMETERS)
+        check_driver_parameters(p)
+        self.base, self.camera_pose = str(p["base"]), str(p["camera_pose"])
+        self.ctl = BaseController(limits_from(p))
+        self.robot = robot_name_of(self, str(p["robot_name"]))
+        self.odom_frame = str(p["odom_frame"]) or C.odom_frame(self.robot)
+        self.camera_frame = str(p["camera_frame"])
         self.tf = TfLookup(self) if self.camera_pose == "tf" else None
         self.tf_pending: list = []  # odometry messages whose camera transform had not arrived yet
         self.pose_source = self.camera_pose  # "tf" once TF gave a pose; "fixed"; "none" while the chain is missing
         self.poses_published = 0
         self.request_id = ""
         self.odom_z = 0.0
-        self.steps = 0  # actions executed since start or since the last STOP
-        self.stopped = False
+        self.steps = StepCount()
         self.cmd_pub = self.create_publisher(Twist, "cmd_vel", 10)
         self.outcome_pub = self.create_publisher(ActionOutcome, "action_outcome", 10)
         self.camera_pub = self.create_publisher(JointGroupCommand, C.JOINT_GROUP_TOPIC, C.COMMAND_QOS_DEPTH)
@@ -103,7 +83,7 @@ class BaseDriver(Node):
         subscribe(self, Odometry, "odom", self._on_odom, ODOM_QOS)
         subscribe(self, JointState, C.JOINT_STATES_TOPIC, self._on_joints, ODOM_QOS)
         subscribe(self, Bool, "estop", self._on_estop, 10)
-        self.create_timer(1.0 / float(self.get_parameter("control_rate").value), self._on_tick)
+        self.create_timer(1.0 / float(p["control_rate"]), self._on_tick)
         self.t_start = time.monotonic()
         self.get_logger().info(f"base {self.base}, camera pose from {self.camera_pose} "
                                f"({self.odom_frame} -> {self.camera_frame})")
@@ -237,16 +217,12 @@ class BaseDriver(Node):
 
     def _publish_state(self, out: Outcome, request_id: str) -> None:
         """AgentState after an outcome, as the sim bridge publishes it after a step."""
-        if out.status != "rejected":
-            if self.stopped:  # the first action after a STOP begins a new run
-                self.steps, self.stopped = 0, False
-            self.steps += 1
-            self.stopped = out.action == 0 and out.succeeded
+        self.steps.count(out)
         pose = self.ctl.pose
         x, y, yaw = (pose.x, pose.y, pose.yaw) if pose is not None else (0.0, 0.0, 0.0)
-        state = AgentState(episode_id=str(self.get_parameter("episode_id").value), yaw=float(yaw),
-                           pitch=float(-self.ctl.tilt), collided=out.status == "blocked", step=self.steps,
-                           stopped=self.stopped, request_id=request_id)
+        state = AgentState(episode_id=str(self.p["episode_id"]), yaw=float(yaw),
+                           pitch=float(-self.ctl.tilt), collided=out.status == "blocked", step=self.steps.steps,
+                           stopped=self.steps.stopped, request_id=request_id)
         # pitch: the simulator's convention (positive up), the Interbotix tilt joint's negative
         state.position.x, state.position.y, state.position.z = float(x), float(y), float(self.odom_z)
         self.state_pub.publish(state)

@@ -20,7 +20,6 @@ explored exactly as by a graph of its own.
 """
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np
@@ -32,35 +31,20 @@ from std_srvs.srv import Trigger
 from personal import exit_codes
 from personal.interfaces.convert import to_dict
 from personal.msg import AgentState, DiscreteAction, EpisodeDescriptor, MapStatus
-from personal.mapping.exploration import Act, ExplorerConfig, FrontierExplorer
+from personal.mapping.exploration import PARAMETERS, Act, ExplorerConfig, FrontierExplorer, map_matches_pose
 from personal.mapping.grid import GridGeometry
 from nodes.lifecycle import run_node, subscribe
+from nodes.parameters import declare_parameters
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 
-PARAMETERS = {
-    "max_steps": (2500, "action budget (PersONAL pre-exploration: 2,500)"),
-    "agent_radius": (0.18, "m, clearance for planning"),
-    # a bound, not a pace: the loop acts as soon as the newest pose is mapped (a blocked move keeps the
-    # pose, whose map is already there); waiting for every pose keeps exploration the same under any
-    # load, so sharded and serial runs explore alike and a recorded run's replay maps the same frames
-    "map_timeout": (60.0, "s to wait for the map of the newest pose before deciding on the latest map"),
-    "start_timeout": (60.0, "s to wait for the first agent state and map before giving up"),
-    "save_on_finish": (True, "call map/save when exploration ends"),
-    "exit_on_finish": (True, "exit the process when exploration ends (ends the explore graph)"),
-    "all_episodes": (False, "explore every episode of the bridge in turn (episode/next after each saved map), "
-                            "one graph for several scenes"),
-}
-
 
 class ExploreNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("explore", **kwargs)
-        from rcl_interfaces.msg import ParameterDescriptor
-
-        self.p = {n: self.declare_parameter(n, d, ParameterDescriptor(description=t)).value for n, (d, t) in PARAMETERS.items()}
+        self.p = declare_parameters(self, PARAMETERS)
         self.explorer = self._new_explorer()
         self.episode: dict | None = None  # the bridge's current episode (all_episodes: which scene to map)
         self.want_index: int | None = None  # all_episodes: the episode index asked for with episode/next
@@ -132,15 +116,10 @@ class ExploreNode(Node):
             if ep is None or ep["index"] != self.want_index or self.state.get("episode_id") != ep["episode_id"] \
                     or self.status.get("scene_id") != ep["scene_id"]:
                 return False
-        x, y, yaw = self._pose()
-        st = self.status
-        dyaw = abs((st["yaw"] - yaw + math.pi) % (2 * math.pi) - math.pi)
-        if math.hypot(st["x"] - x, st["y"] - y) > 0.02 or dyaw > math.radians(2.0):
-            return False
         if self.grid is None:
             return False
         g = self.grid.header.stamp
-        return g.sec * 1_000_000_000 + g.nanosec >= int(st["stamp_ns"])
+        return map_matches_pose(self.status, self._pose(), g.sec * 1_000_000_000 + g.nanosec)
 
     def _tick(self) -> None:
         if self.finished or self.phase == "saving":

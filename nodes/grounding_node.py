@@ -18,27 +18,27 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from pathlib import Path
 
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from nav_msgs.msg import OccupancyGrid
 from std_msgs.msg import Float32MultiArray
-from visualization_msgs.msg import Marker, MarkerArray
+from visualization_msgs.msg import MarkerArray
 
 from personal.grounding.map_wire import MapAssembler, descriptor_from_msg
 from personal.grounding.methods import make_method, parse_method_list
+from personal.grounding.serving import PARAMETERS, llm_options, method_options, refusal, similarity_cells
 from personal.grounding.pipeline import (
     CachingExtractor, MapView, TextEmbedder, failed_payloads, ground_query, prefetch_queries, result_payloads,
 )
 from personal.interfaces.convert import from_dict, to_dict
 from personal.msg import FeatureMapDescriptor, GroundingQuery, GroundingResult
 from nodes.lifecycle import run_node, subscribe
+from nodes.map_msgs import grounding_markers, stamp_header
+from nodes.parameters import declare_parameters
 
 RELIABLE = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-COLOURS = [(0.9, 0.2, 0.2), (0.2, 0.6, 0.9), (0.95, 0.75, 0.1), (0.3, 0.8, 0.3), (0.7, 0.3, 0.9), (0.9, 0.5, 0.1)]
-
 
 MAX_QUEUED = 1000  # queries waiting for the next drain; more are answered queue_full at once
 
@@ -46,32 +46,18 @@ MAX_QUEUED = 1000  # queries waiting for the next drain; more are answered queue
 class GroundingNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("grounding", **kwargs)
-        p = self._declare
-        methods = p("methods", "random,centre,qs,rpg,rpg-owner", "comma-separated registry names")
-        encoder = p("encoder", "oracle", "text encoder (must match the map's encoder)")
-        model_path = p("model_path", "", "local model directory for encoder clip | siglip | blip2")
-        extractor = p("extractor", "builtin", "ownership-phrase extractor: builtin | episode (the query's extracted_summary) | llm")
-        self.map_dir = p("map_dir", "", "folder with <scene_id>/features.yaml; empty = maps from the topics only")
-        method_params = {
-            "top_k": p("top_k", 3, "RPG: peaks per phrase"),
-            "nhood": p("nhood", 1, "RPG: dilation radius (cells)"),
-            "nms_r": p("nms_r", 1, "RPG: NMS suppression radius (cells)"),
-            "backend": p("backend", "numpy", "numpy | torch"),
-        }
-        common = {"n_predictions": p("n_predictions", 3, "ranked predictions per method"),
-                  "pred_sep_m": p("pred_sep_m", 1.0, "min separation of ranked predictions (m)")}
-        llm = {k: v for k, v in (("base_url", p("llm_base_url", "", "OpenAI-compatible endpoint (llm extractor)")),
-                                 ("model", p("llm_model", "", "chat model (llm extractor)"))) if v}
+        self.p = p = declare_parameters(self, PARAMETERS)
+        self.map_dir = p["map_dir"]
 
         from personal.grounding.extract import make_extractor
         from personal.models.base import make_encoder
 
         self.methods = {}
-        for name in parse_method_list(methods):
-            extra = method_params if name in ("rpg", "rpg-owner") else ({"backend": method_params["backend"]} if name == "qs" else {})
-            self.methods[name] = make_method(name, **common, **extra)
-        self.encoder = make_encoder(encoder, model_path=model_path) if model_path else make_encoder(encoder)
-        self.extractor = make_extractor(extractor, **llm) if extractor == "llm" else make_extractor(extractor)
+        for name in parse_method_list(p["methods"]):
+            self.methods[name] = make_method(name, **method_options(name, p))
+        encoder, extractor = p["encoder"], p["extractor"]
+        self.encoder = make_encoder(encoder, model_path=p["model_path"]) if p["model_path"] else make_encoder(encoder)
+        self.extractor = make_extractor(extractor, **llm_options(p)) if extractor == "llm" else make_extractor(extractor)
         self.extractor = CachingExtractor(self.extractor)
         self.embed = TextEmbedder(self.encoder)
         from personal.models.oracle import preload_sentence_model
@@ -93,11 +79,6 @@ class GroundingNode(Node):
             f"grounding ready: methods {list(self.methods)}, encoder {self.encoder.name}, extractor {extractor}, "
             f"maps from {'topics + ' + self.map_dir if self.map_dir else 'topics'}"
         )
-
-    def _declare(self, name, default, description):
-        from rcl_interfaces.msg import ParameterDescriptor
-
-        return self.declare_parameter(name, default, ParameterDescriptor(description=description)).value
 
     # -- maps ------------------------------------------------------------------------------
     def _on_descriptor(self, msg: FeatureMapDescriptor) -> None:
@@ -177,25 +158,18 @@ class GroundingNode(Node):
             names, unknown = list(q["methods"]), [str(exc)]
         else:
             unknown = [n for n in names if n not in self.methods]
-        if unknown:
+        view, why = None, ""
+        if not unknown:
+            try:
+                view = self._map_for(q["scene_id"])
+            except Exception as exc:  # bad saved map: a recorded failure, not a dead node
+                why = f"{type(exc).__name__}: {exc}"
+            else:
+                why = f"no feature map for scene {q['scene_id']!r} (have: {sorted(self.maps) or 'none'})"
+        refused = refusal(names, unknown, list(self.methods), view, why, self.encoder.name)
+        if refused is not None:
             self._publish(failed_payloads(request_id=q["request_id"], episode_id=q["episode_id"], scene_id=q["scene_id"],
-                                          methods=names, code="method_not_configured",
-                                          reason=f"methods {unknown} are not configured on this node ({list(self.methods)})"))
-            return
-        try:
-            view = self._map_for(q["scene_id"])
-        except Exception as exc:  # bad saved map: a recorded failure, not a dead node
-            view, why = None, f"{type(exc).__name__}: {exc}"
-        else:
-            why = f"no feature map for scene {q['scene_id']!r} (have: {sorted(self.maps) or 'none'})"
-        if view is None:
-            self._publish(failed_payloads(request_id=q["request_id"], episode_id=q["episode_id"], scene_id=q["scene_id"],
-                                          methods=names, code="no_map", reason=why))
-            return
-        if view.encoder and self.encoder.name not in view.encoder:
-            self._publish(failed_payloads(request_id=q["request_id"], episode_id=q["episode_id"], scene_id=q["scene_id"],
-                                          methods=names, code="encoder_mismatch",
-                                          reason=f"map built with encoder {view.encoder!r}, node encodes text with {self.encoder.name!r}"))
+                                          methods=names, code=refused[0], reason=refused[1]))
             return
         t = time.perf_counter()
         try:
@@ -219,50 +193,17 @@ class GroundingNode(Node):
 
     def _publish_similarity(self, view: MapView, query: str) -> None:
         """cos(cell, query) of the map used, as an OccupancyGrid: 0..100 = cosine -1..1, -1 unobserved."""
-        import numpy as np
-
         sim = view.similarity(self.embed([query])[0])
-        msg = OccupancyGrid()
-        msg.header.frame_id, msg.header.stamp = "map", self.get_clock().now().to_msg()
+        msg = stamp_header(OccupancyGrid(), "map", self.get_clock().now().to_msg())
         msg.info.resolution = float(view.resolution)
         msg.info.height, msg.info.width = (int(n) for n in sim.shape)
         msg.info.origin.position.x, msg.info.origin.position.y = (float(v) for v in view.origin)
         msg.info.origin.orientation.w = 1.0
-        cells = np.where(np.isnan(sim), -1, np.clip(np.rint((np.nan_to_num(sim) + 1.0) * 50.0), 0, 100)).astype(np.int8)
-        msg.data = cells.reshape(-1).tolist()
+        msg.data = similarity_cells(sim).reshape(-1).tolist()
         self.similarity.publish(msg)
 
     def _publish_markers(self, g) -> None:
-        arr = MarkerArray()
-        clear = Marker()
-        clear.action = Marker.DELETEALL
-        arr.markers.append(clear)
-        stamp = self.get_clock().now().to_msg()
-        for i, o in enumerate(g.outcomes):
-            if o.grounding is None:
-                continue
-            r, gcol, b = COLOURS[i % len(COLOURS)]
-            for rank, (x, y) in enumerate(o.grounding.points):
-                m = Marker()
-                m.header.frame_id, m.header.stamp = "map", stamp
-                m.ns, m.id, m.type, m.action = o.method, rank, Marker.SPHERE, Marker.ADD
-                m.pose.position.x, m.pose.position.y, m.pose.position.z = float(x), float(y), 0.3
-                m.pose.orientation.w = 1.0
-                s = 0.4 if rank == 0 else 0.25
-                m.scale.x = m.scale.y = m.scale.z = s
-                m.color.r, m.color.g, m.color.b, m.color.a = r, gcol, b, 1.0 if rank == 0 else 0.5
-                arr.markers.append(m)
-            t = Marker()
-            t.header.frame_id, t.header.stamp = "map", stamp
-            t.ns, t.id, t.type, t.action = o.method + "/label", 0, Marker.TEXT_VIEW_FACING, Marker.ADD
-            x, y = o.grounding.points[0]
-            t.pose.position.x, t.pose.position.y, t.pose.position.z = float(x), float(y), 0.8
-            t.pose.orientation.w = 1.0
-            t.scale.z = 0.25
-            t.color.r = t.color.g = t.color.b = t.color.a = 1.0
-            t.text = f"{o.method} {o.grounding.scores[0]:.2f}" if o.grounding.scores else o.method
-            arr.markers.append(t)
-        self.markers.publish(arr)
+        self.markers.publish(grounding_markers(g.outcomes, "map", self.get_clock().now().to_msg()))
 
 
 def main(args=None) -> None:

@@ -53,6 +53,40 @@ def frontier_markers(frontiers, frame_id: str, stamp) -> MarkerArray:
     return arr
 
 
+GROUNDING_COLOURS = [(0.9, 0.2, 0.2), (0.2, 0.6, 0.9), (0.95, 0.75, 0.1), (0.3, 0.8, 0.3), (0.7, 0.3, 0.9), (0.9, 0.5, 0.1)]
+
+
+def grounding_markers(outcomes, frame_id: str, stamp) -> MarkerArray:
+    """Per method (one colour each): its ranked predictions as spheres (the first larger) and a label
+    with the top score above the first, after a DELETEALL."""
+    arr = MarkerArray()
+    clear = Marker()
+    clear.action = Marker.DELETEALL
+    arr.markers.append(clear)
+    for i, o in enumerate(outcomes):
+        if o.grounding is None:
+            continue
+        r, g, b = GROUNDING_COLOURS[i % len(GROUNDING_COLOURS)]
+        for rank, (x, y) in enumerate(o.grounding.points):
+            m = stamp_header(Marker(), frame_id, stamp)
+            m.ns, m.id, m.type, m.action = o.method, rank, Marker.SPHERE, Marker.ADD
+            m.pose.position.x, m.pose.position.y, m.pose.position.z = float(x), float(y), 0.3
+            m.pose.orientation.w = 1.0
+            m.scale.x = m.scale.y = m.scale.z = 0.4 if rank == 0 else 0.25
+            m.color.r, m.color.g, m.color.b, m.color.a = r, g, b, 1.0 if rank == 0 else 0.5
+            arr.markers.append(m)
+        t = stamp_header(Marker(), frame_id, stamp)
+        t.ns, t.id, t.type, t.action = o.method + "/label", 0, Marker.TEXT_VIEW_FACING, Marker.ADD
+        x, y = o.grounding.points[0]
+        t.pose.position.x, t.pose.position.y, t.pose.position.z = float(x), float(y), 0.8
+        t.pose.orientation.w = 1.0
+        t.scale.z = 0.25
+        t.color.r = t.color.g = t.color.b = t.color.a = 1.0
+        t.text = f"{o.method} {o.grounding.scores[0]:.2f}" if o.grounding.scores else o.method
+        arr.markers.append(t)
+    return arr
+
+
 def xyz_cloud(pts: np.ndarray, frame_id: str, stamp) -> PointCloud2:
     """An unorganised float32 x/y/z cloud of the (N, 3) float32 ``pts``."""
     msg = stamp_header(PointCloud2(), frame_id, stamp)

@@ -1,36 +1,18 @@
 """Mapping node: depth + pose (+ colour / instance ids) -> point cloud, occupancy grid,
-frontiers and the semantic feature map (library: ``personal.mapping``).
+frontiers and the semantic feature map (library: ``personal.mapping``; topics in docs/mapping.md).
 
-Subscribes (sensor-data QoS, relative names):
-- ``camera/aligned_depth_to_color/image_raw`` (16UC1 mm or 32FC1 m), ``camera/color/camera_info``
-- ``camera/pose`` (geometry_msgs/PoseStamped, optical frame in ``map``; ``pose_source:=camera_pose``),
-  or TF (``/tf``, ``/tf_static``: ``map_frame`` -> the depth image's frame at its stamp, interpolated;
-  ``pose_source:=tf``, right for a camera on a pan/tilt mount), or ``odom`` (nav_msgs/Odometry of
-  base_link, with a static camera mount from parameters; ``pose_source:=odom``)
-- ``camera/color/image_raw`` (rgb8/bgr8) for image encoders, ``camera/semantic/image_raw`` for
-  the ORACLE caption encoder (``encoder:=oracle``)
-- ``episode`` (personal/msg/EpisodeDescriptor, latched): scene id -> map name, ORACLE captions;
-  a new scene resets the maps.
-Depth, pose and (when used) colour / ids are matched by timestamp (``sync_slop``); frames
-whose pose never arrives within ``max_wait`` are skipped with a warning (stale pose). A frame
-that arrives before its context — ``camera_info``, or with the ORACLE encoder the ``episode``
-naming the scene (its captions) — waits for it (the newest ``PENDING_FRAMES``) and is integrated
-when the context comes: which subscription the executor serves first must not change the map.
-``sensor_qos:=reliable`` subscribes the sensor topics reliably (bag replay, see ``bag_map``).
+Subscribes (sensor-data QoS, or reliable with ``sensor_qos:=reliable`` for bag replay):
+``camera/aligned_depth_to_color/image_raw``, ``camera/color/camera_info``, the pose of
+``pose_source`` (``camera/pose``; TF ``map_frame`` -> the depth frame; or ``odom`` + a static mount),
+``camera/color/image_raw`` (image encoders) or ``camera/semantic/image_raw`` (ORACLE captions), and
+``episode`` (latched: scene id -> map name; a new scene resets the maps). Frames are matched by stamp
+(``sync_slop``); an unmatched one is skipped after ``max_wait``; one that comes before its context
+(camera_info, the ORACLE's episode) waits for it, so callback order never changes the map.
 
-Publishes: ``map`` (nav_msgs/OccupancyGrid, reliable + transient local), ``map/cloud``
-(sensor_msgs/PointCloud2, voxel-downsampled accumulated cloud), ``map/frontiers``
-(visualization_msgs/MarkerArray), ``feature_map`` (std_msgs/Float32MultiArray [rows, cols,
-dim+1] = embedding + confidence) and ``feature_map/descriptor`` (personal/msg/FeatureMapDescriptor:
-origin, resolution, shape, encoder, scene_id), both transient local; ``map/status``
-(personal/msg/MapStatus after every integrated frame: stamp, agent x/y/yaw, frames; transient local);
-``map/progress`` (std_msgs/Header: the stamp of the newest frame handled — integrated, or skipped
-as a repeat of the last pose — once nothing older waits; a bag player waits for it to reach its last
-message instead of guessing from silence, see ``bag_map``).
-Services (std_srvs/Trigger): ``map/save`` (writes ``<maps_dir>/<map name>/``), ``map/reset``.
-
-Malformed input (wrong encoding, image size unlike camera_info, bad pose, missing camera
-info) is logged and the frame skipped; the node keeps running.
+Publishes ``map`` (OccupancyGrid), ``feature_map`` + ``feature_map/descriptor``, ``map/status``
+(all transient local), ``map/cloud``, ``map/frontiers`` and ``map/progress`` (the newest stamp
+handled; a bag player waits for it). Services: ``map/save`` (``<maps_dir>/<map name>/``), ``map/reset``.
+Malformed input is logged and the frame skipped; the node keeps running.
 """
 from __future__ import annotations
 
@@ -56,52 +38,21 @@ from personal.grounding.map_wire import descriptor_to_fields
 from personal.interfaces.convert import from_dict, packed
 from personal.msg import EpisodeDescriptor, FeatureMapDescriptor, MapStatus
 from personal.mapping.frontier import detect_frontiers
-from personal.mapping.live_map import LiveMap, SkipFrame
+from personal.mapping.live_map import PARAMETERS, LiveMap, SkipFrame
 from personal.mapping.projection import voxel_downsample
 from personal.mapping.frame_intake import FrameIntake, SkipLog
 from personal.mapping.ros_io import feature_map_to_wire
 from nodes.lifecycle import run_node, serve, subscribe
 from nodes.map_msgs import float_array, frontier_markers, occupancy_grid, stamp_header, xyz_cloud
+from nodes.parameters import declare_parameters
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-
-PARAMETERS = {
-    "encoder": ("oracle", "feature encoder: oracle (ORACLE captions from instance ids) | none | clip | siglip | blip2"),
-    "model_path": ("", "local model directory for clip / siglip / blip2"),
-    "scene_json": ("", "scene JSON for the ORACLE captions (else from the episode's scene id)"),
-    "episodes_dir": ("", "episode folder whose scenes/ hold the ORACLE captions"),
-    "feature_resolution": (1.0, "feature-map cell size, m (0.05 .. )"),
-    "occupancy_resolution": (0.05, "occupancy cell size, m"),
-    "stride": (2, "pixel stride for back-projection"),
-    "min_depth": (0.5, "m; nearer depth is invalid"),
-    "max_depth": (5.0, "m; farther depth is invalid"),
-    "floor_z": (0.0, "floor height, m"),
-    "agent_radius": (0.18, "m, for navigable space"),
-    "pose_source": ("camera_pose", "camera_pose (PoseStamped of the optical frame) | tf (map_frame -> depth frame_id "
-                                   "from /tf at the depth stamp) | odom (base_link + static mount)"),
-    "camera_height": (0.88, "pose_source:=odom: camera height above base_link, m"),
-    "camera_pitch": (0.0, "pose_source:=odom: camera pitch, rad (positive up)"),
-    "sync_slop": (0.02, "s; depth / pose / images match when their stamps differ by at most this"),
-    "max_wait": (0.5, "s; an unmatched frame is dropped (and logged) after this"),
-    "skip_static_frames": (True, "skip frames whose camera pose equals the last integrated one (re-published frames)"),
-    "sensor_qos": ("sensor_data", "sensor_data (best effort, live sensors) | reliable (bag replay: a reliable player, nothing dropped)"),
-    "publish_period": (0.5, "s between map / frontier / cloud / feature-map publications"),
-    "cloud_voxel": (0.1, "m; voxel of the published cloud"),
-    "maps_dir": ("maps", "saved maps go to <maps_dir>/<map name>/"),
-    "map_name": ("", "folder name for map/save (default: the scene id, else 'map')"),
-    "map_frame": ("map", "frame of all published maps"),
-    "feature_process": (False, "image encoders (not the ORACLE): encode in a child process, pipelined behind the geometry "
-                               "(a frame's occupancy is published at once; features are applied in frame order, so the "
-                               "maps are the same; map/save waits for them). The encoder loads there while mapping starts"),
-}
 
 
 class MappingNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("mapping", **kwargs)
-        from rcl_interfaces.msg import ParameterDescriptor
-
-        self.p = {n: self.declare_parameter(n, d, ParameterDescriptor(description=t)).value for n, (d, t) in PARAMETERS.items()}
+        self.p = declare_parameters(self, PARAMETERS)
         p = self.p
         self.live = LiveMap(p, self.get_logger())  # encoder, builder, scene, frame count
         self.info: CameraInfo | None = None

@@ -21,43 +21,17 @@ from std_srvs.srv import Trigger
 from personal.paths import child_path
 from personal.interfaces.convert import to_dict
 from personal.msg import NavigationRun, NavigationStart
-from personal.navigation.pan_session import PanSchedule, score_run, unscored
+from personal.navigation.pan_session import PARAMETERS, PanSchedule, load_scored_episodes, report_meta, score_run, unscored
 from nodes.lifecycle import run_until_exit_code, subscribe
+from nodes.parameters import declare_parameters
 
 COMMAND_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-
-PARAMETERS = {
-    "methods": ("random-frontier,value-map-qs,value-map-rpg,value-map-rpg-owner,oracle", "policies to evaluate"),
-    "episodes_dir": ("", "as the bridge: PersONAL episode folder; empty = generated"),
-    "backend": ("synthetic", "as the bridge: the simulator whose ground truth scores the runs (synthetic | habitat)"),
-    "scenes_dir": ("", "as the bridge (habitat)"),
-    "scene_dataset_config": ("", "as the bridge (habitat)"),
-    "split": ("all", "as the bridge"),
-    "scenes": (1, "as the bridge"),
-    "seed": (0, "as the bridge"),
-    "episodes_per_scene": (1, "as the bridge"),
-    "max_steps": (500, "step budget per episode"),
-    "run_timeout": (900.0, "seconds one (episode, policy) run may take before it is recorded as a failure"),
-    "out_dir": ("runs/pan_eval", "run folders are created under this"),
-    "sample_plots": (6, "trajectory plots for this many sampled episodes"),
-    "encoder": ("lit", "as the navigation node: the encoder its report headline names"),
-    "upper_bound": ("oracle-encoder", "oracle-encoder: re-run the value-map explorers with the ORACLE encoder in-process "
-                                      "(synthetic backend) and report them beside the run as an upper bound | none"),
-    "extractor": ("builtin", "as the navigation node (the upper bound uses the same extractor)"),
-    "sensor": ("ideal", "as the bridge: its camera model (reported; the upper bound uses it too)"),
-    "sensor_overrides": ("", "as the bridge"),
-    "sensor_seed": (0, "as the bridge"),
-}
 
 
 class PanEvaluatorNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("pan_evaluator", **kwargs)
-        from rcl_interfaces.msg import ParameterDescriptor
-
-        for name, (default, description) in PARAMETERS.items():
-            self.declare_parameter(name, default, ParameterDescriptor(description=description))
-        self.p = {name: self.get_parameter(name).value for name in PARAMETERS}
+        self.p = declare_parameters(self, PARAMETERS)
         self.exit_code: int | None = None
         self.t0 = time.monotonic()
         from personal.runs.output import RESULTS_LOG, OutputDirError, ResultLog, new_run_dir
@@ -71,7 +45,7 @@ class PanEvaluatorNode(Node):
 
             if self.p["upper_bound"] not in UPPER_BOUNDS:  # as the graph's Choice, for a node run outside it
                 raise ValueError(f"parameter 'upper_bound': {self.p['upper_bound']!r} unknown ({' | '.join(UPPER_BOUNDS)})")
-            self.scenes, self.episodes = self._load()
+            self.scenes, self.episodes = load_scored_episodes(self.p)
             from personal.sim.sensor_model import sensor_spec
 
             self.sensor = sensor_spec(self.p["sensor"], self.p["sensor_overrides"], int(self.p["sensor_seed"]))
@@ -103,19 +77,6 @@ class PanEvaluatorNode(Node):
         from personal.sim.backends import make_backend
 
         return make_backend("habitat" if self.habitat else "synthetic")
-
-    def _load(self):
-        from personal.sim.bridge_logic import generate_episodes, load_episodes, scene_assets
-
-        p = self.p
-        if self.habitat:  # the public HM3D files have no scene models; habitat-sim loads the scene files
-            if not p["episodes_dir"]:
-                raise ValueError("backend habitat scores episode files: give episodes_dir:=")
-            scenes, episodes = load_episodes(p["episodes_dir"], p["split"], scene_models=False)
-            return scene_assets(episodes, scenes, p["episodes_dir"], p["scenes_dir"], p["scene_dataset_config"]), episodes
-        if p["episodes_dir"]:
-            return load_episodes(p["episodes_dir"], p["split"])
-        return generate_episodes(p["split"], int(p["scenes"]), int(p["seed"]), int(p["episodes_per_scene"]))
 
     # -- the schedule ------------------------------------------------------------------
     def tick(self) -> None:
@@ -204,25 +165,10 @@ class PanEvaluatorNode(Node):
 
     def finish(self) -> None:
         from personal.navigation.eval.pan import plot_trajectory, write_report
-        from personal.navigation.eval.pan_run import EXPLORERS, LABELS, is_oracle_encoder
+        from personal.navigation.eval.pan_run import EXPLORERS, LABELS
         from personal.grounding.eval.pog_run import sample_episodes
 
-        meta = {
-            "run": "ROS graph pan_eval (sim bridge + navigation node + evaluator)",
-            "episodes": len(self.episodes),
-            "scenes": len({e.scene_id for e in self.episodes}),
-            "source": self.p["episodes_dir"] or f"generated: scenes={self.p['scenes']} seed={self.p['seed']} "
-                                                f"episodes_per_scene={self.p['episodes_per_scene']} split={self.p['split']}",
-            "methods": self.methods,
-            "step budget": self.p["max_steps"],
-            "sensor": self.sensor.describe(),
-            "encoder": self.p["encoder"],
-            "encoder_is_oracle": is_oracle_encoder(self.p["encoder"]),
-            "perception": "navigation node's encoder " + (
-                "(ORACLE: ground-truth instance ids → caption embeddings)" if is_oracle_encoder(self.p["encoder"])
-                else "(learned: reads the colour image and depth, no ground truth)"),
-            "wall time (s)": round(time.monotonic() - self.t0, 1),
-        }
+        meta = report_meta(self.p, self.episodes, self.methods, self.sensor, time.monotonic() - self.t0)
         bound = self._upper_bound()
         if bound is not None:
             meta["upper bound wall time (s)"] = round(time.monotonic() - self.t0 - meta["wall time (s)"], 1)
@@ -239,8 +185,9 @@ class PanEvaluatorNode(Node):
             for ep in sample_episodes(self.episodes, int(self.p["sample_plots"])):
                 if ep.episode_id in self.trajectories and scene_model(self.scenes[ep.scene_id]) is not None:
                     (self.run_dir / "trajectories").mkdir(parents=True, exist_ok=True)
-                    plot_trajectory(child_path(self.run_dir / "trajectories", ep.episode_id, "episode_id", ".png"), scene=scene_model(self.scenes[ep.scene_id]),
-                                    episode=ep, runs=self.trajectories[ep.episode_id], labels=LABELS)
+                    path = child_path(self.run_dir / "trajectories", ep.episode_id, "episode_id", ".png")
+                    plot_trajectory(path, scene=scene_model(self.scenes[ep.scene_id]), episode=ep,
+                                    runs=self.trajectories[ep.episode_id], labels=LABELS)
         except Exception as exc:  # plots are secondary; the report is written
             self.get_logger().warning(f"trajectory plots failed: {exc}")
         from personal.benchmarks import write_html

@@ -39,15 +39,15 @@ from personal import exit_codes
 from personal.runs.output import RESULTS_LOG, OutputDirError, ResultLog, new_run_dir
 from personal.grounding.map_wire import MapAssembler, descriptor_from_msg, descriptor_to_fields, map_to_wire
 from personal.grounding.pog_session import (
-    GroundingGate, LazyEmbedder, MapHandoff, PogConfig, PogSession, SceneMaps, empty_map, load_episodes, report_meta,
+    PARAMETERS, GroundingGate, LazyEmbedder, MapHandoff, PogSession, SceneMaps, config_from, empty_map, load_episodes,
     taken_record_dirs, write_run,
 )
-from personal.grounding.methods import parse_method_list
 from personal.grounding.pipeline import MapView
 from personal.interfaces.convert import from_dict, to_dict
 from personal.msg import FeatureMapDescriptor, GroundingQuery, GroundingResult
 from nodes.lifecycle import run_until_exit_code, subscribe
 from nodes.map_msgs import float_array
+from nodes.parameters import declare_parameters
 
 RELIABLE = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -57,24 +57,20 @@ class PogEvaluatorNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("pog_evaluator", **kwargs)
         self.t0 = time.monotonic()
-        self.cfg = cfg = self._config()
+        p = declare_parameters(self, PARAMETERS)
+        self.cfg = cfg = config_from(p)
         from personal.sim.sensor_model import sensor_spec
 
         self.sensor = sensor_spec(cfg.sensor_args["sensor"], cfg.sensor_args["sensor_overrides"],
                                   int(cfg.sensor_args["sensor_seed"]))  # SensorSpecError (a ValueError) names the field
-        p = self._declare
-        out_root = p("out_dir", "runs/pog_eval", "run folders are created under this")
-        self.map_timeout = p("map_timeout_s", 900.0, "wait this long for a scene's map")
-        self.query_timeout = p("query_timeout_s", 60.0, "a query without all results after this is a failure")
-        self.grounding_wait = p("grounding_wait_s", 180.0, "give up on a grounding node that never appears after this")
-        self.window = p("in_flight", 16, "queries in flight at once (the grounding node embeds their texts in one batch)")
-        self.sample_maps = p("sample_maps", 6, "episodes drawn as map PNGs")
+        self.map_timeout, self.query_timeout = p["map_timeout_s"], p["query_timeout_s"]
+        self.grounding_wait, self.window, self.sample_maps = p["grounding_wait_s"], p["in_flight"], p["sample_maps"]
         self.exit_code: int | None = None
         self.embedder = LazyEmbedder(cfg.encoder_name, cfg.map_source != "oracle" and bool(self.sample_maps),
                                      self.get_logger())
         self.incomplete: list[str] = []  # why this run is not a full one (failed child graph, no grounding node)
         try:  # before any work: an unwritable out_dir must not be found after the evaluation
-            self.run_dir = new_run_dir(out_root)
+            self.run_dir = new_run_dir(p["out_dir"])
             self.result_log = ResultLog(self.run_dir / RESULTS_LOG)
         except OutputDirError as exc:
             self.get_logger().error(f"cannot write the results: {exc}")
@@ -116,36 +112,6 @@ class PogEvaluatorNode(Node):
         )
         self.create_timer(0.05, self._tick)
 
-    def _config(self) -> PogConfig:
-        p = self._declare
-        return PogConfig(
-            episodes_dir=p("episodes_dir", "", "PersONAL episode folder; empty = generate"),
-            splits=[s.strip() for s in p("splits", "easy,medium,hard", "comma-separated splits").split(",") if s.strip()],
-            n_scenes=p("scenes", 3, "generated scenes"),
-            per_split=p("episodes_per_split", 10, "generated episodes per split and scene"),
-            seed=p("seed", 0, "generator seed (same as the sim bridge's)"),
-            methods=parse_method_list(p("methods", "random,centre,qs,rpg,rpg-owner", "methods to evaluate")),
-            map_source=p("map_source", "explore", "explore | explore_graph | topic | saved | oracle | bag"),
-            reuse_maps=p("reuse_maps", True, "explore_graph: reuse <maps_dir>/<scene_id>/ when it exists"),
-            explore_steps=p("explore_steps", 2500, "pre-exploration step budget per scene (map_source explore)"),
-            explore_size=(p("explore_width", 320, "explore_graph: rendered image width, px"),
-                          p("explore_height", 240, "explore_graph: rendered image height, px")),
-            # the exploration camera model (explore / explore_graph: the bridge's sensor arguments)
-            sensor_args={"sensor": p("sensor", "ideal", "camera model of the exploration: ideal | d435 | d435-harsh"),
-                         "sensor_overrides": p("sensor_overrides", "", "preset fields to override"),
-                         "sensor_seed": p("sensor_seed", 0, "seed of the camera model's noise")},
-            maps_dir=p("maps_dir", "maps", "saved maps folder (map_source saved)"),
-            record_dir=p("record_dir", "", "explore_graph: record each scene's sensor topics to <record_dir>/<scene_id>/"),
-            bags_dir=p("bags_dir", "bags", "map_source bag: recorded bags <bags_dir>/<scene_id>/"),
-            replay_rate=p("replay_rate", 1.0, "map_source bag: playback rate (1 = recorded timing)"),
-            camera_prefix=p("camera_prefix", "camera", "map_source bag: camera topic prefix (camera/camera = RealSense)"),
-            resolution=p("resolution", 0.5, "cell size of ORACLE maps (m); for the report otherwise"),
-            encoder_name=p("encoder", "lit", "encoder of the maps and of the grounding node's texts"),
-            extractor_name=p("extractor", "builtin", "extractor of the grounding node (for the report)"),
-            upper_bound=p("upper_bound", "oracle-topdown", "oracle-topdown: the report adds the same episodes on "
-                          "ORACLE top-down maps as a labelled upper bound (non-oracle runs) | none"),
-        )
-
     def _announce_child_domains(self) -> None:
         """Publish each child graph's ROS domain on ``viz/child_domain`` (-1 when it ends): the live
         view (viz:=foxglove) subscribes there too, so the exploration shows on the same server."""
@@ -161,11 +127,6 @@ class PogEvaluatorNode(Node):
         if unwatch is not None:
             unwatch()
         super().destroy_node()
-
-    def _declare(self, name, default, description):
-        from rcl_interfaces.msg import ParameterDescriptor
-
-        return self.declare_parameter(name, default, ParameterDescriptor(description=description)).value
 
     def _record_dir_free(self) -> bool:
         cfg = self.cfg
@@ -235,7 +196,8 @@ class PogEvaluatorNode(Node):
                 return
             if not self._provide_map(sid):
                 if s.map_overdue(now, self.map_timeout):
-                    self.get_logger().error(f"no map of scene {sid} after {self.map_timeout:.0f} s: its episodes are recorded as empty_map failures")
+                    self.get_logger().error(f"no map of scene {sid} after {self.map_timeout:.0f} s: "
+                                            "its episodes are recorded as empty_map failures")
                     self.maps[sid] = empty_map()
                     self._publish_map(sid)
                 return
@@ -266,8 +228,8 @@ class PogEvaluatorNode(Node):
 
     def _finish(self) -> None:
         s, log = self.session, self.get_logger()
-        report = write_run(self.run_dir, self.cfg, s, self.maps, self.scene_maps, self.sensor, self.incomplete, self.embedder,
-                           self.sample_maps, log)
+        report = write_run(self.run_dir, self.cfg, s, self.maps, self.scene_maps, self.sensor, self.incomplete,
+                           self.embedder, self.sample_maps, log)
         log.info(f"POG evaluation done: {s.done}/{len(self.episodes)} episodes; report: {report}")
         print(f"report: {report}", flush=True)
         self.result_log.close()

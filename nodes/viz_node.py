@@ -68,7 +68,8 @@ class Forwarder:
         self.subs = []
         for ros in ("camera/color/image_raw", "camera/aligned_depth_to_color/image_raw", "aiv/capture/rgb", "perm/agentview_image"):
             self._sub(Image, ros, qos_profile_sensor_data, self._throttled("/" + ros, cv.image))
-        self._sub(CameraInfo, "camera/color/camera_info", qos_profile_sensor_data, self._throttled("/camera/color/camera_info", cv.camera_calibration))
+        self._sub(CameraInfo, "camera/color/camera_info", qos_profile_sensor_data,
+                  self._throttled("/camera/color/camera_info", cv.camera_calibration))
         self._sub(PointCloud2, "map/cloud", qos_profile_sensor_data, self._throttled("/map/cloud", cv.point_cloud))
         self._sub(OccupancyGrid, "map", LATCHED, self._forward("/map", cv.occupancy_grid))
         self._sub(OccupancyGrid, "nav/occupancy", LATCHED, self._forward("/nav/occupancy", cv.occupancy_grid))
@@ -125,7 +126,8 @@ class Forwarder:
             lines = [f"{r.method}: " + (", ".join(f"({p.x:.1f}, {p.y:.1f}) {s:.2f}" for p, s in zip(r.points, r.scores))
                                         if r.ok else f"failed {r.failure_code}") for r in sorted(got, key=lambda r: r.index)]
             phrases = "; ".join(got[0].phrases)
-            self.server.log("/grounding/log", self.cv.log(f"{msg.episode_id} owner {got[0].owner or '?'} [{phrases}] | " + " | ".join(lines), "grounding"))
+            text = f"{msg.episode_id} owner {got[0].owner or '?'} [{phrases}] | " + " | ".join(lines)
+            self.server.log("/grounding/log", self.cv.log(text, "grounding"))
         except Exception as exc:
             self.log_error(f"grounding/result: {type(exc).__name__}: {exc}")
         while len(self.results) > 200:

@@ -175,3 +175,35 @@ def test_look_waits_for_the_joint_and_says_where_it_stands():
         many.update_joints(0.0, many.camera_command[1], float(k))
         many.tick(float(k))
     assert many.camera_command[1] == pytest.approx(C.TILT_LIMITS[1])  # clamped at the URDF's 75 degrees
+
+
+def test_driver_parameters_make_the_limits_and_unknown_choices_are_refused():
+    import math
+
+    import pytest
+
+    from personal.robot.base_controller import DRIVER_PARAMETERS, Limits, check_driver_parameters, limits_from
+
+    p = {name: default for name, (default, _) in DRIVER_PARAMETERS.items()}
+    assert limits_from(p) == Limits()  # the parameters' defaults are the controller's
+    turned = limits_from({**p, "turn_deg": 90.0, "max_linear": 0.1})
+    assert math.isclose(turned.turn_rad, math.pi / 2) and turned.max_linear == 0.1
+    check_driver_parameters(p)
+    with pytest.raises(ValueError, match="'camera_pose': 'guess' unknown"):
+        check_driver_parameters({**p, "camera_pose": "guess"})
+    with pytest.raises(ValueError, match="'base'"):
+        check_driver_parameters({**p, "base": "roomba"})
+
+
+def test_step_count_restarts_after_a_stop_and_skips_rejected_actions():
+    from personal.robot.base_controller import Outcome, StepCount
+
+    def out(action, status="succeeded"):
+        return Outcome(action=action, status=status, detail="", duration=0.0, distance=0.0, rotation=0.0)
+
+    count = StepCount()
+    seen = []
+    for o in (out(1), out(9, "rejected"), out(2, "blocked"), out(0), out(1)):
+        count.count(o)
+        seen.append((count.steps, count.stopped))
+    assert seen == [(1, False), (1, False), (2, False), (3, True), (1, False)]

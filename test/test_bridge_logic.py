@@ -98,3 +98,43 @@ def test_load_episodes_and_descriptor(tmp_path):
     (tmp_path / "noscene" / "scenes" / "toy_two_rooms.scene.json").unlink()
     with pytest.raises(EpisodeFormatError, match="unknown scene 'toy_two_rooms'"):
         load_episodes(str(tmp_path / "noscene"), "all")
+
+
+def test_the_bridge_source_generates_without_a_folder_and_habitat_needs_one():
+    from personal.sim.bridge_logic import PARAMETERS, generate_episodes, load_source
+
+    p = {name: default for name, (default, _) in PARAMETERS.items()}
+    scenes, episodes, where = load_source(p, habitat=False)
+    assert [e.episode_id for e in episodes] == [e.episode_id for e in generate_episodes("all", 1, 0, 3)[1]]
+    assert where == "generated (split=all, scenes=1, seed=0)" and set(scenes) >= {e.scene_id for e in episodes}
+    with pytest.raises(ValueError, match="episodes_dir"):
+        load_source(p, habitat=True)
+
+
+def test_base_and_mount_compose_back_to_the_camera_pose():
+    from types import SimpleNamespace
+
+    from personal.sim.bridge_logic import base_and_mount, quaternion_xyzw
+
+    state = SimpleNamespace(x=1.0, y=-2.0, z=0.0, yaw=np.pi / 3)
+    T_map_camera = np.eye(4)
+    T_map_camera[:3, 3] = (1.1, -1.9, 0.88)
+    T_map_base, T_base_camera = base_and_mount(state, T_map_camera)
+    assert np.allclose(T_map_base @ T_base_camera, T_map_camera)
+    assert np.allclose(T_map_base[:2, 3], (1.0, -2.0)) and np.isclose(T_base_camera[2, 3], 0.88)
+    assert np.allclose(quaternion_xyzw(np.eye(3)), (0, 0, 0, 1))
+
+
+def test_bridge_parameter_checks_name_the_parameter():
+    from personal.sim.bridge_logic import PARAMETERS, backend_error, bridge_backend, result_line, tick_rate
+
+    assert tick_rate(5.0) == (5.0, "") and tick_rate(0)[0] == 10.0 and "'rate' must be > 0" in tick_rate(-1)[1]
+    p = {name: default for name, (default, _) in PARAMETERS.items()}
+    with pytest.raises(ValueError, match="at least 8 px") as err:
+        bridge_backend({**p, "width": 4})
+    assert backend_error(err.value).startswith("parameter 'backend': parameters 'width'")
+    with pytest.raises(Exception) as spec_err:
+        bridge_backend({**p, "sensor": "no-such-camera"})
+    assert backend_error(spec_err.value).startswith("parameter ")
+    line = result_line("e1", {"success": True, "spl": 0.5, "distance_to_goal": 0.25, "steps": 12})
+    assert line == "episode e1: SUCCESS SPL=0.50 DTG=0.25 m steps=12"

@@ -135,3 +135,13 @@ def test_planner_shortcuts_equal_the_scipy_operations_they_replace():
         near_unknown = ndimage.binary_dilation(state == UNKNOWN, structure=ndimage.generate_binary_structure(2, 1))
         near_occupied = ndimage.binary_dilation(state == OCCUPIED, structure=eight)
         assert np.array_equal(frontier_mask(state), (state == FREE) & near_unknown & ~near_occupied)
+
+
+def test_the_map_matches_a_pose_only_within_2_cm_and_2_degrees_and_once_the_grid_has_the_frame():
+    from personal.mapping.exploration import map_matches_pose
+
+    status = {"x": 1.0, "y": 2.0, "yaw": math.pi - 0.01, "stamp_ns": 5_000}
+    assert map_matches_pose(status, (1.01, 2.0, -math.pi + 0.01), 5_000)  # yaw wraps around ±pi
+    assert not map_matches_pose(status, (1.03, 2.0, math.pi), 5_000)
+    assert not map_matches_pose(status, (1.0, 2.0, math.pi - 0.06), 5_000)
+    assert not map_matches_pose(status, (1.0, 2.0, math.pi - 0.01), 4_999)  # the grid predates the frame

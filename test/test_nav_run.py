@@ -154,3 +154,37 @@ def test_specs_from_the_descriptor_or_the_command():
     assert spec.query == "Find Ana's mug" and spec.owner == "Ana" and spec.floor_z == 0.4
     ep = {"episode_id": "e", "query": "q", "summary": "s", "owner": "o", "start_position": {"z": 1.5}, "floor_id": 2}
     assert (episode_spec(ep).floor_z, episode_spec(ep).floor) == (1.5, 2)
+
+
+def test_sensing_reads_ids_under_the_oracle_encoder_and_colour_otherwise():
+    from personal.navigation.run import PARAMETERS, Sensing
+
+    p = {name: default for name, (default, _) in PARAMETERS.items()}
+    lit, oracle = Sensing(p), Sensing({**p, "encoder": "oracle"})
+    assert (lit.feature_key, lit.image_keys(), lit.error) == ("rgb", ("depth", "rgb"), "")
+    assert oracle.feature_key == "ids" and oracle.image_keys() == ("depth", "ids", "rgb")  # colour for verify
+    assert Sensing({**p, "encoder": "oracle", "sync": "live"}).image_keys() == ("depth", "ids")
+    assert "unknown" in Sensing({**p, "sync": "lockstep"}).error and not Sensing({**p, "sync": "lockstep"}).live
+    run = lambda spec, oracle_policy, features: SimpleNamespace(  # noqa: E731
+        spec=spec, loop=SimpleNamespace(policy=SimpleNamespace(is_oracle=oracle_policy, needs_features=features)))
+    assert lit.needs_episode(run(None, False, True)) and not lit.needs_episode(run("spec", False, True))
+    assert lit.needs_episode(run("spec", True, False)) and oracle.needs_episode(run("spec", False, True))
+    assert not oracle.needs_episode(run("spec", False, False))
+
+
+def test_node_input_checks_name_what_is_wrong():
+    import pytest
+
+    from personal.navigation.run import camera_matrix, is_reset_state, map_due, non_finite_pose, observation_image
+
+    assert camera_matrix([500, 0, 320, 0, 500, 240, 0, 0, 1])[1, 2] == 240
+    with pytest.raises(ValueError, match="focal"):
+        camera_matrix([0] * 9)
+    assert non_finite_pose(1.0, 2.0, 0.0, 0.5) == "" and "non-finite" in non_finite_pose(float("nan"), 0, 0, 0)
+    state = {"episode_id": "e1", "request_id": "", "step": 0}
+    assert is_reset_state(state, "e1") and not is_reset_state(state, "e2") and not is_reset_state(None, "e1")
+    assert not is_reset_state({**state, "request_id": "r3", "step": 3}, "e1")
+    assert [s for s in range(1, 31) if map_due(s, 10)] == [10, 20, 30] and not map_due(10, 0)
+    bad = SimpleNamespace(encoding="bgr8", is_bigendian=0, data=b"", height=0, width=0)
+    with pytest.raises(ValueError, match="topic 'depth_topic': unsupported"):
+        observation_image(bad, "depth", "depth_topic")

@@ -39,3 +39,30 @@ def test_unscored_is_a_failure_with_no_distance():
     _, ep = _episodes()
     r = unscored(ep, "qs", "scoring failed: KeyError")
     assert not r.success and r.failure_reason.startswith("scoring failed") and math.isinf(r.dtg)
+
+
+def test_the_evaluator_loads_the_bridges_generated_episodes_and_habitat_needs_files():
+    import pytest
+
+    from personal.navigation.pan_session import PARAMETERS, load_scored_episodes
+    from personal.sim.bridge_logic import generate_episodes
+
+    p = {name: default for name, (default, _) in PARAMETERS.items()}
+    scenes, eps = load_scored_episodes(p)
+    want = generate_episodes("all", 1, 0, 1)[1]
+    assert [e.episode_id for e in eps] == [e.episode_id for e in want] and set(scenes) >= {e.scene_id for e in eps}
+    with pytest.raises(ValueError, match="episodes_dir"):
+        load_scored_episodes({**p, "backend": "habitat"})
+
+
+def test_report_meta_names_the_source_and_whether_perception_was_an_oracle():
+    from personal.navigation.pan_session import PARAMETERS, report_meta
+    from personal.sim.sensor_model import sensor_spec
+
+    p = {name: default for name, (default, _) in PARAMETERS.items()}
+    scenes, ep = _episodes()
+    meta = report_meta(p, [ep, ep], ["oracle"], sensor_spec("ideal", "", 0), 12.34)
+    assert meta["episodes"] == 2 and meta["scenes"] == 1 and meta["wall time (s)"] == 12.3
+    assert meta["source"].startswith("generated: scenes=1 seed=0") and not meta["encoder_is_oracle"]
+    oracle = report_meta({**p, "encoder": "oracle", "episodes_dir": "/data/eps"}, [ep], [], sensor_spec("ideal", "", 0), 0)
+    assert oracle["encoder_is_oracle"] and "ORACLE" in oracle["perception"] and oracle["source"] == "/data/eps"

@@ -170,3 +170,18 @@ def test_write_run_writes_the_report_of_failed_episodes(episode_set, tmp_path):
     report = write_run(tmp_path, cfg, s, {}, maps, None, ["no grounding node"], LazyEmbedder("lit", False, log), 0, log)
     text = report.read_text()
     assert report == tmp_path.resolve() / "report.md" and "INCOMPLETE RUN" in text and (tmp_path / "summary.json").exists()
+
+
+def test_the_node_parameters_defaults_are_the_configs_and_bad_choices_are_refused():
+    import pytest
+
+    from personal.grounding.pog_session import PARAMETERS, PogConfig, config_from
+
+    p = {name: default for name, (default, _) in PARAMETERS.items()}
+    assert config_from(p) == PogConfig()
+    cfg = config_from({**p, "splits": " easy, ,hard", "explore_width": 64, "sensor": "d435"})
+    assert cfg.splits == ["easy", "hard"] and cfg.explore_size == (64, 240) and cfg.sensor_args["sensor"] == "d435"
+    with pytest.raises(ValueError, match="map_source"):
+        config_from({**p, "map_source": "nowhere"})
+    with pytest.raises(ValueError):
+        config_from({**p, "methods": "qs,no-such-method"})

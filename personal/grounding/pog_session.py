@@ -61,6 +61,57 @@ class PogConfig:
         return "oracle" in self.encoder_name.lower() or self.map_source == "oracle"
 
 
+# the evaluator node's parameters: {name: (default, description)}; config_from makes its PogConfig
+PARAMETERS = {
+    "episodes_dir": ("", "PersONAL episode folder; empty = generate"),
+    "splits": ("easy,medium,hard", "comma-separated splits"),
+    "scenes": (3, "generated scenes"),
+    "episodes_per_split": (10, "generated episodes per split and scene"),
+    "seed": (0, "generator seed (same as the sim bridge's)"),
+    "methods": ("random,centre,qs,rpg,rpg-owner", "methods to evaluate"),
+    "map_source": ("explore", "explore | explore_graph | topic | saved | oracle | bag"),
+    "reuse_maps": (True, "explore_graph: reuse <maps_dir>/<scene_id>/ when it exists"),
+    "explore_steps": (2500, "pre-exploration step budget per scene (map_source explore)"),
+    "explore_width": (320, "explore_graph: rendered image width, px"),
+    "explore_height": (240, "explore_graph: rendered image height, px"),
+    # the exploration camera model (explore / explore_graph: the bridge's sensor arguments)
+    "sensor": ("ideal", "camera model of the exploration: ideal | d435 | d435-harsh"),
+    "sensor_overrides": ("", "preset fields to override"),
+    "sensor_seed": (0, "seed of the camera model's noise"),
+    "maps_dir": ("maps", "saved maps folder (map_source saved)"),
+    "record_dir": ("", "explore_graph: record each scene's sensor topics to <record_dir>/<scene_id>/"),
+    "bags_dir": ("bags", "map_source bag: recorded bags <bags_dir>/<scene_id>/"),
+    "replay_rate": (1.0, "map_source bag: playback rate (1 = recorded timing)"),
+    "camera_prefix": ("camera", "map_source bag: camera topic prefix (camera/camera = RealSense)"),
+    "resolution": (0.5, "cell size of ORACLE maps (m); for the report otherwise"),
+    "encoder": ("lit", "encoder of the maps and of the grounding node's texts"),
+    "extractor": ("builtin", "extractor of the grounding node (for the report)"),
+    "upper_bound": ("oracle-topdown", "oracle-topdown: the report adds the same episodes on "
+                                      "ORACLE top-down maps as a labelled upper bound (non-oracle runs) | none"),
+    "out_dir": ("runs/pog_eval", "run folders are created under this"),
+    "map_timeout_s": (900.0, "wait this long for a scene's map"),
+    "query_timeout_s": (60.0, "a query without all results after this is a failure"),
+    "grounding_wait_s": (180.0, "give up on a grounding node that never appears after this"),
+    "in_flight": (16, "queries in flight at once (the grounding node embeds their texts in one batch)"),
+    "sample_maps": (6, "episodes drawn as map PNGs"),
+}
+
+
+def config_from(p: dict) -> PogConfig:
+    """The PogConfig of the node's parameters (ValueError for an unknown map_source / upper_bound / method)."""
+    from personal.grounding.methods import parse_method_list
+
+    return PogConfig(
+        episodes_dir=p["episodes_dir"], splits=[s.strip() for s in p["splits"].split(",") if s.strip()],
+        n_scenes=p["scenes"], per_split=p["episodes_per_split"], seed=p["seed"],
+        methods=parse_method_list(p["methods"]), map_source=p["map_source"], reuse_maps=p["reuse_maps"],
+        explore_steps=p["explore_steps"], explore_size=(p["explore_width"], p["explore_height"]),
+        sensor_args={k: p[k] for k in ("sensor", "sensor_overrides", "sensor_seed")},
+        maps_dir=p["maps_dir"], record_dir=p["record_dir"], bags_dir=p["bags_dir"], replay_rate=p["replay_rate"],
+        camera_prefix=p["camera_prefix"], resolution=p["resolution"], encoder_name=p["encoder"],
+        extractor_name=p["extractor"], upper_bound=p["upper_bound"])
+
+
 def failed_result(method: str, code: str, reason: str) -> dict:
     """A grounding result standing for a method that produced none (recorded as a failure)."""
     return {"method": method, "ok": False, "failure_code": code, "failure_reason": reason, "points": [], "scores": [],

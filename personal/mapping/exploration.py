@@ -24,6 +24,32 @@ from personal.mapping.grid import GridGeometry, snap_to_cell
 from personal.mapping.occupancy import FREE, OCCUPIED
 
 
+# the explore node's parameters: {name: (default, description)}
+PARAMETERS = {
+    "max_steps": (2500, "action budget (PersONAL pre-exploration: 2,500)"),
+    "agent_radius": (0.18, "m, clearance for planning"),
+    # a bound, not a pace: the loop acts as soon as the newest pose is mapped (a blocked move keeps the
+    # pose, whose map is already there); waiting for every pose keeps exploration the same under any
+    # load, so sharded and serial runs explore alike and a recorded run's replay maps the same frames
+    "map_timeout": (60.0, "s to wait for the map of the newest pose before deciding on the latest map"),
+    "start_timeout": (60.0, "s to wait for the first agent state and map before giving up"),
+    "save_on_finish": (True, "call map/save when exploration ends"),
+    "exit_on_finish": (True, "exit the process when exploration ends (ends the explore graph)"),
+    "all_episodes": (False, "explore every episode of the bridge in turn (episode/next after each saved map), "
+                            "one graph for several scenes"),
+}
+
+
+def map_matches_pose(status: dict, pose: tuple[float, float, float], grid_stamp_ns: int) -> bool:
+    """Whether the mapping node's ``status`` (x, y, yaw, stamp_ns of its newest frame) is of ``pose``
+    (within 2 cm and 2°) and the grid stamped ``grid_stamp_ns`` already includes that frame."""
+    x, y, yaw = pose
+    dyaw = abs((status["yaw"] - yaw + math.pi) % (2 * math.pi) - math.pi)
+    if math.hypot(status["x"] - x, status["y"] - y) > 0.02 or dyaw > math.radians(2.0):
+        return False
+    return grid_stamp_ns >= int(status["stamp_ns"])
+
+
 class Act(IntEnum):
     """Same values as personal.sim.backends.base.Action."""
 

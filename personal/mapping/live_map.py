@@ -20,6 +20,38 @@ ORACLE_ENCODER = "oracle-captions-minilm"
 IN_PROCESS_ONLY = ("", "none", "oracle", ORACLE_ENCODER)  # encoders never moved to a child process
 
 
+# the mapping node's parameters: {name: (default, description)}
+PARAMETERS = {
+    "encoder": ("oracle", "feature encoder: oracle (ORACLE captions from instance ids) | none | clip | siglip | blip2"),
+    "model_path": ("", "local model directory for clip / siglip / blip2"),
+    "scene_json": ("", "scene JSON for the ORACLE captions (else from the episode's scene id)"),
+    "episodes_dir": ("", "episode folder whose scenes/ hold the ORACLE captions"),
+    "feature_resolution": (1.0, "feature-map cell size, m (0.05 .. )"),
+    "occupancy_resolution": (0.05, "occupancy cell size, m"),
+    "stride": (2, "pixel stride for back-projection"),
+    "min_depth": (0.5, "m; nearer depth is invalid"),
+    "max_depth": (5.0, "m; farther depth is invalid"),
+    "floor_z": (0.0, "floor height, m"),
+    "agent_radius": (0.18, "m, for navigable space"),
+    "pose_source": ("camera_pose", "camera_pose (PoseStamped of the optical frame) | tf (map_frame -> depth frame_id "
+                                   "from /tf at the depth stamp) | odom (base_link + static mount)"),
+    "camera_height": (0.88, "pose_source:=odom: camera height above base_link, m"),
+    "camera_pitch": (0.0, "pose_source:=odom: camera pitch, rad (positive up)"),
+    "sync_slop": (0.02, "s; depth / pose / images match when their stamps differ by at most this"),
+    "max_wait": (0.5, "s; an unmatched frame is dropped (and logged) after this"),
+    "skip_static_frames": (True, "skip frames whose camera pose equals the last integrated one (re-published frames)"),
+    "sensor_qos": ("sensor_data", "sensor_data (best effort, live sensors) | reliable (bag replay: a reliable player, nothing dropped)"),
+    "publish_period": (0.5, "s between map / frontier / cloud / feature-map publications"),
+    "cloud_voxel": (0.1, "m; voxel of the published cloud"),
+    "maps_dir": ("maps", "saved maps go to <maps_dir>/<map name>/"),
+    "map_name": ("", "folder name for map/save (default: the scene id, else 'map')"),
+    "map_frame": ("map", "frame of all published maps"),
+    "feature_process": (False, "image encoders (not the ORACLE): encode in a child process, pipelined behind the geometry "
+                               "(a frame's occupancy is published at once; features are applied in frame order, so the "
+                               "maps are the same; map/save waits for them). The encoder loads there while mapping starts"),
+}
+
+
 class SkipFrame(Exception):
     """A frame that cannot go into the maps (the message says why); the node counts and logs it."""
 

@@ -6,6 +6,30 @@ from __future__ import annotations
 
 import json
 
+# the evaluator node's parameters: {name: (default, description)}
+PARAMETERS = {
+    "methods": ("random-frontier,value-map-qs,value-map-rpg,value-map-rpg-owner,oracle", "policies to evaluate"),
+    "episodes_dir": ("", "as the bridge: PersONAL episode folder; empty = generated"),
+    "backend": ("synthetic", "as the bridge: the simulator whose ground truth scores the runs (synthetic | habitat)"),
+    "scenes_dir": ("", "as the bridge (habitat)"),
+    "scene_dataset_config": ("", "as the bridge (habitat)"),
+    "split": ("all", "as the bridge"),
+    "scenes": (1, "as the bridge"),
+    "seed": (0, "as the bridge"),
+    "episodes_per_scene": (1, "as the bridge"),
+    "max_steps": (500, "step budget per episode"),
+    "run_timeout": (900.0, "seconds one (episode, policy) run may take before it is recorded as a failure"),
+    "out_dir": ("runs/pan_eval", "run folders are created under this"),
+    "sample_plots": (6, "trajectory plots for this many sampled episodes"),
+    "encoder": ("lit", "as the navigation node: the encoder its report headline names"),
+    "upper_bound": ("oracle-encoder", "oracle-encoder: re-run the value-map explorers with the ORACLE encoder in-process "
+                                      "(synthetic backend) and report them beside the run as an upper bound | none"),
+    "extractor": ("builtin", "as the navigation node (the upper bound uses the same extractor)"),
+    "sensor": ("ideal", "as the bridge: its camera model (reported; the upper bound uses it too)"),
+    "sensor_overrides": ("", "as the bridge"),
+    "sensor_seed": (0, "as the bridge"),
+}
+
 
 class PanSchedule:
     """Runs ``(episode index, policy)``, episode-major; the cursor ``k`` is the run in progress."""
@@ -73,3 +97,40 @@ def unscored(ep, policy: str, reason: str):
 
     return PanEpisodeResult(ep.episode_id, ep.scene_id, ep.split, policy, False, 0.0, float("inf"), 0, False, 0.0,
                             float("nan"), float("nan"), failure_reason=reason)
+
+
+def load_scored_episodes(p: dict):
+    """(scenes, episodes) of the bridge's source, as the bridge loads them with the same parameters."""
+    from personal.sim.bridge_logic import generate_episodes, load_episodes, scene_assets
+
+    if p["backend"] == "habitat":  # the public HM3D files have no scene models; habitat-sim loads the scene files
+        if not p["episodes_dir"]:
+            raise ValueError("backend habitat scores episode files: give episodes_dir:=")
+        scenes, episodes = load_episodes(p["episodes_dir"], p["split"], scene_models=False)
+        return scene_assets(episodes, scenes, p["episodes_dir"], p["scenes_dir"], p["scene_dataset_config"]), episodes
+    if p["episodes_dir"]:
+        return load_episodes(p["episodes_dir"], p["split"])
+    return generate_episodes(p["split"], int(p["scenes"]), int(p["seed"]), int(p["episodes_per_scene"]))
+
+
+def report_meta(p: dict, episodes: list, methods: list[str], sensor, wall_s: float) -> dict:
+    """The report's run description (what ran, on which episodes, with which perception)."""
+    from personal.navigation.eval.pan_run import is_oracle_encoder
+
+    oracle = is_oracle_encoder(p["encoder"])
+    return {
+        "run": "ROS graph pan_eval (sim bridge + navigation node + evaluator)",
+        "episodes": len(episodes),
+        "scenes": len({e.scene_id for e in episodes}),
+        "source": p["episodes_dir"] or f"generated: scenes={p['scenes']} seed={p['seed']} "
+                                       f"episodes_per_scene={p['episodes_per_scene']} split={p['split']}",
+        "methods": methods,
+        "step budget": p["max_steps"],
+        "sensor": sensor.describe(),
+        "encoder": p["encoder"],
+        "encoder_is_oracle": oracle,
+        "perception": "navigation node's encoder " + (
+            "(ORACLE: ground-truth instance ids → caption embeddings)" if oracle
+            else "(learned: reads the colour image and depth, no ground truth)"),
+        "wall time (s)": round(wall_s, 1),
+    }

@@ -10,6 +10,36 @@ import math
 import numpy as np
 
 
+# the navigation node's parameters: {name: (default, description)}
+PARAMETERS = {
+    "policy": ("value-map-rpg-owner", "default policy: random-frontier | value-map-qs | value-map-rpg | value-map-rpg-owner | oracle"),
+    "autostart": (True, "drive every new episode with the default policy (false: wait for nav/start)"),
+    "max_steps": (500, "step budget (PersONAL PAN: 500)"),
+    "encoder": ("lit", "feature encoder for the value-map explorers: lit (the learned tower, the default) | oracle "
+                       "(ground-truth captions, an ORACLE) | clip | siglip | blip2 (dense image features of camera/color/image_raw)"),
+    "model_path": ("", "local model directory for clip / siglip / blip2 (never downloaded)"),
+    "sync": ("bridge", "observation pairing: bridge (one stamp per observation, odom = agent state) | "
+                       "live (real sensors: the first frame after each agent_state)"),
+    "settle_s": (0.0, "sync:=live: frames younger than this after the agent_state are skipped, s"),
+    "image_slop": (0.02, "sync:=live: depth and colour match when their stamps differ by at most this, s"),
+    "map_frame": ("map", "frame_id of nav/occupancy (odom on a robot without localisation)"),
+    "floor_z": (0.0, "floor height for runs started by a nav/start query (no episode descriptor), m"),
+    "threshold": (-2.0, "value-map detection threshold (cosine); below -1 (default): the encoder's own, chosen on "
+                        "validation households (personal/navigation/thresholds.py)"),
+    "phrase_floor": (-2.0, "RPG scorers: least ownership-phrase similarity of a detection; below -1 (default): the "
+                           "encoder's own"),
+    "extractor": ("builtin", "ownership-phrase extractor: builtin | llm"),
+    "episodes_dir": ("", "episode source of the bridge (scenes for ORACLE perception / the oracle policy)"),
+    "split": ("all", "as the bridge"),
+    "scenes": (1, "as the bridge"),
+    "seed": (0, "as the bridge"),
+    "map_publish_every": (10, "publish nav/occupancy every N steps (0 = only at the end)"),
+    "step_timeout": (10.0, "seconds to wait for the bridge's answer before giving the run up"),
+    "reject_unsure": (False, "value-map-*+verify: an unsure verdict also rejects the candidate (the search goes on)"),
+}
+
+
+
 class NavRun:
     """A run of ``loop`` (a NavigationLoop) for ``episode_id``; times are ``time.monotonic()`` values."""
 
@@ -152,6 +182,84 @@ def start_state(episode_id: str, odom: tuple[float, float, float, float]) -> dic
     x, y, z, yaw = odom
     return {"episode_id": episode_id, "position": {"x": x, "y": y, "z": z}, "yaw": yaw,
             "collided": False, "step": 0, "stopped": False, "request_id": ""}
+
+
+IMAGE_TOPICS = {"depth": "camera/aligned_depth_to_color/image_raw", "ids": "camera/semantic/image_raw",
+                "rgb": "camera/color/image_raw"}
+
+
+class Sensing:
+    """What the navigation node reads, from its parameters: the ORACLE caption encoder maps instance
+    ids, image encoders the colour image; ``sync`` bridge | live (anything else: bridge, with ``error``)."""
+
+    def __init__(self, p: dict) -> None:
+        self.oracle_perception = str(p["encoder"]).startswith("oracle")
+        self.feature_key = "ids" if self.oracle_perception else "rgb"
+        self.live = p["sync"] == "live"
+        self.error = "" if p["sync"] in ("bridge", "live") else \
+            f"parameter 'sync': {p['sync']!r} unknown (bridge | live); using bridge"
+
+    def image_keys(self) -> tuple[str, ...]:
+        """Images to subscribe to; under the ORACLE encoder colour only for verify before stop (bridge)."""
+        return ("depth", self.feature_key) + (("rgb",) if self.oracle_perception and not self.live else ())
+
+    def pairing(self, p: dict):
+        """The observation pairing these sensors need (``image_slop`` s, ``settle_s`` s)."""
+        from personal.navigation.sync import ObservationPairing
+
+        return ObservationPairing(self.live, self.feature_key, int(float(p["image_slop"]) * 1e9), float(p["settle_s"]))
+
+    def needs_episode(self, run: NavRun) -> bool:
+        """Whether the run waits for the episode descriptor: the oracle policy and ORACLE captions read its
+        ground truth, and a run without a nav/start query takes its task from it."""
+        policy = run.loop.policy
+        return run.spec is None or policy.is_oracle or (policy.needs_features and self.oracle_perception)
+
+
+def episode_rejected(episode_id: str, scene_id: str) -> str:
+    return f"topic 'episode': rejected message without episode_id / scene_id ({episode_id!r}, {scene_id!r})"
+
+
+def start_rejected(episode_id: str, max_steps: int) -> str:
+    return (f"topic 'nav/start': rejected message: needs an episode_id and max_steps >= 1 "
+            f"(got {episode_id!r}, {max_steps})")
+
+
+def map_due(step: int, every: int) -> bool:
+    """Whether nav/occupancy goes out after ``step`` (every N steps; 0: only at the end)."""
+    return every > 0 and step % every == 0
+
+
+def is_reset_state(state: dict | None, episode_id: str) -> bool:
+    """The bridge's step-0 agent state of ``episode_id`` (the answer to a reset, no action yet)."""
+    return state is not None and state["episode_id"] == episode_id and state["request_id"] == "" and state["step"] == 0
+
+
+def observation_image(msg, key: str, topic: str) -> np.ndarray:
+    """The array of an image message of ``key`` (depth | ids | rgb); ValueError naming the topic."""
+    if key == "rgb":
+        from personal.mapping.ros_io import rgb_from_msg
+
+        return rgb_from_msg(msg, topic)
+    try:
+        return image_array(msg) if key == "depth" else image_array(msg).astype(np.int32, copy=False)
+    except ValueError as exc:
+        raise ValueError(f"topic '{topic}': {exc}") from exc
+
+
+def camera_matrix(k) -> np.ndarray:
+    """The 3x3 intrinsics of a CameraInfo ``k``; ValueError unless both focal lengths are positive."""
+    K = np.asarray(k, dtype=float).reshape(3, 3)
+    if not (K[0, 0] > 0 and K[1, 1] > 0):
+        raise ValueError("K has non-positive focal lengths")
+    return K
+
+
+def non_finite_pose(x: float, y: float, z: float, yaw: float) -> str:
+    """Why an agent state is rejected ("" if its pose is finite)."""
+    if all(math.isfinite(v) for v in (x, y, z, yaw)):
+        return ""
+    return f"topic 'agent_state': rejected message with a non-finite pose ({x}, {y}, {z}, yaw {yaw})"
 
 
 # -- message-shaped inputs (duck-typed: any object with the sensor_msgs / geometry_msgs fields) --------

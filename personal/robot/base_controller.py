@@ -43,6 +43,58 @@ class Limits:
     blocked_progress: float = 0.01  # m or rad that counts as progress in that window
 
 
+LIMIT_PARAMS = ("max_linear", "max_angular", "linear_accel", "angular_accel", "linear_tolerance",
+                "action_timeout", "odom_timeout", "blocked_window", "forward_m", "look_timeout")
+CAMERA_POSES = ("tf", "fixed")
+_LIMIT_UNITS = {"max_linear": "m/s", "max_angular": "rad/s", "linear_accel": "m/s^2", "angular_accel": "rad/s^2",
+                "linear_tolerance": "m", "action_timeout": "s per action", "odom_timeout": "s without odometry = stale",
+                "blocked_window": "s without progress while commanding = blocked", "forward_m": "m per MOVE_FORWARD",
+                "look_timeout": "s for the tilt joint to reach its target"}
+# the base driver node's parameters: {name: (default, description)}
+DRIVER_PARAMETERS = {
+    **{name: (getattr(Limits(), name), f"controller limit: {_LIMIT_UNITS[name]}") for name in LIMIT_PARAMS},
+    "turn_deg": (30.0, "degrees per TURN_LEFT / TURN_RIGHT"),
+    "angular_tolerance_deg": (2.0, "degrees: a turn counts as done within this"),
+    "tilt_step_deg": (30.0, "degrees per LOOK_UP / LOOK_DOWN"),
+    "control_rate": (20.0, "control loop rate, Hz"),
+    "base": ("create3", "base profile (personal.robot.conventions.BASES)"),
+    "robot_name": ("", "Interbotix robot_name; empty = the namespace, locobot at the root"),
+    "camera_pose": ("tf", "tf (look the camera up in TF) | fixed (the URDF mount at the measured joints)"),
+    "odom_frame": ("", "odometry frame of camera/pose; empty = <robot_name>/odom"),
+    "camera_frame": (C.COLOR_OPTICAL_FRAME, "optical frame whose pose is published"),
+    "episode_id": ("locobot", "echoed in agent_state"),
+}
+
+
+def check_driver_parameters(p: dict) -> None:
+    """ValueError naming a ``base`` or ``camera_pose`` that is not one of the known ones."""
+    for name, options in (("base", tuple(C.BASES)), ("camera_pose", CAMERA_POSES)):
+        if p[name] not in options:
+            raise ValueError(f"parameter '{name}': {p[name]!r} unknown ({' | '.join(options)})")
+
+
+def limits_from(p: dict) -> Limits:
+    """The controller limits of the driver's parameters (angles given in degrees)."""
+    return Limits(**{n: float(p[n]) for n in LIMIT_PARAMS}, turn_rad=math.radians(p["turn_deg"]),
+                  angular_tolerance=math.radians(p["angular_tolerance_deg"]), tilt_rad=math.radians(p["tilt_step_deg"]))
+
+
+class StepCount:
+    """AgentState's ``step`` and ``stopped``: actions executed since start or since the last STOP
+    (a rejected action is not executed; the first action after a STOP begins a new run)."""
+
+    def __init__(self) -> None:
+        self.steps, self.stopped = 0, False
+
+    def count(self, out: "Outcome") -> None:
+        if out.status == "rejected":
+            return
+        if self.stopped:
+            self.steps, self.stopped = 0, False
+        self.steps += 1
+        self.stopped = out.action == STOP and out.succeeded
+
+
 @dataclass
 class Pose2D:
     x: float

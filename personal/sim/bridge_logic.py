@@ -16,6 +16,37 @@ from personal.sim.backends.base import Action
 ACTION_SPACE = {a.value: a.name for a in Action}
 
 
+# the sim bridge node's parameters: {name: (default, description)}
+PARAMETERS = {
+    "episodes_dir": ("", "PersONAL episode folder (personal world generate, or the public files' {split} parent); "
+                         "empty = generate in memory"),
+    "scenes_dir": ("", "folder the episodes' scene_id paths are relative to (habitat; default: episodes_dir)"),
+    "scene_dataset_config": ("", "scene dataset config for habitat-sim; empty = the one each episode names"),
+    "scene": ("", "replay only the episodes of this scene id (e.g. 4ok3usBNeis); empty = all"),
+    "split": ("all", "easy | medium | hard | all: which episodes to replay / generate"),
+    "scenes": (1, "households to generate when episodes_dir is empty"),
+    "seed": (0, "generator seed when episodes_dir is empty"),
+    "episodes_per_scene": (3, "episodes per scene and split when generating"),
+    "start_index": (0, "first episode to load"),
+    "backend": ("synthetic", "synthetic | habitat | auto"),
+    "rate": (10.0, "sensor publish rate, Hz: the latest observation is re-published when no frame went out for "
+                   "1/rate s (a fresh frame per action is published at once; stepping faster re-publishes nothing)"),
+    "width": (640, "camera image width, px (LoCoBot RealSense: 640)"),
+    "height": (480, "camera image height, px (LoCoBot RealSense: 480)"),
+    "publish_clock": (False, "publish /clock (simulated time) and stamp with it"),
+    "depth_encoding": ("16UC1", "16UC1 (mm) | 32FC1 (m)"),
+    "semantic_encoding": ("32SC1", "32SC1 | 16UC1"),
+    "map_frame": ("map", "fixed frame"),
+    "base_frame": ("base_link", "robot base frame"),
+    "camera_frame": ("camera_color_optical_frame", "optical frame of all camera images"),
+    "publish_tf": (True, "publish map -> base_link -> camera frame on /tf"),
+    "log_every": (5.0, "seconds between 'published ...' summaries (0 = never)"),
+    "sensor": ("ideal", "camera model (personal/sim/sensor_model.py): ideal | d435 | d435-harsh"),
+    "sensor_overrides": ("", "preset fields to override, e.g. hfov_deg=69,height_m=1.25"),
+    "sensor_seed": (0, "seed of the camera model's noise"),
+}
+
+
 class EpisodeSourceError(ValueError):
     pass
 
@@ -170,6 +201,82 @@ def episode_descriptor(episode: Episode, scene: Scene | None, index: int, count:
         "index": index,
         "count": count,
     }
+
+
+def load_source(p: dict, habitat: bool) -> tuple[dict, list, str]:
+    """(scenes, episodes, where from) of the bridge's parameters: ``episodes_dir`` (habitat: its
+    episodes' scene files under ``scenes_dir``) or, without it, generated in memory."""
+    if p["episodes_dir"]:
+        scenes, episodes = load_episodes(p["episodes_dir"], p["split"], scene_models=not habitat)
+        episodes = only_scene(episodes, p["scene"], p["episodes_dir"])
+        if habitat:  # habitat-sim loads scene files: the episodes' scene_id under scenes_dir
+            scenes = scene_assets(episodes, scenes, p["episodes_dir"], p["scenes_dir"], p["scene_dataset_config"])
+        return scenes, episodes, p["episodes_dir"]
+    if habitat:
+        raise ValueError("backend habitat replays episode files: give episodes_dir:= (the public PersONAL "
+                         "files, or a folder written by `personal world generate --out DIR`)")
+    scenes, episodes = generate_episodes(p["split"], int(p["scenes"]), int(p["seed"]), int(p["episodes_per_scene"]))
+    return scenes, episodes, f"generated (split={p['split']}, scenes={p['scenes']}, seed={p['seed']})"
+
+
+def bridge_backend(p: dict):
+    """(backend, camera spec) of the bridge's parameters: ideal gives the plain backend (the renderer's
+    frames), any other camera model passes every frame through it."""
+    from personal.sim.sensor_model import make_sensor_backend, sensor_spec
+
+    if int(p["width"]) < 8 or int(p["height"]) < 8:
+        raise ValueError(f"parameters 'width' / 'height': at least 8 px, got {p['width']}x{p['height']}")
+    spec = sensor_spec(p["sensor"], p["sensor_overrides"], int(p["sensor_seed"]))
+    return make_sensor_backend(p["backend"], spec, int(p["width"]), int(p["height"])), spec
+
+
+def backend_error(exc: Exception) -> str:
+    """The log line of a ``bridge_backend`` failure: a camera-model error names its own parameter."""
+    from personal.sim.sensor_model import SensorSpecError
+
+    return f"parameter {exc}" if isinstance(exc, SensorSpecError) else f"parameter 'backend': {exc}"
+
+
+def tick_rate(rate: float) -> tuple[float, str]:
+    """(the sensor publish rate, Hz; why it was replaced, "" if it was not)."""
+    if float(rate) > 0:
+        return float(rate), ""
+    return 10.0, f"parameter 'rate' must be > 0, got {float(rate)}; using 10 Hz"
+
+
+def result_line(episode_id: str, result: dict) -> str:
+    return (f"episode {episode_id}: {'SUCCESS' if result['success'] else 'failure'} SPL={result['spl']:.2f} "
+            f"DTG={result['distance_to_goal']:.2f} m steps={result['steps']}")
+
+
+def agent_state(episode_id: str, obs, step: int, stopped: bool, request_id: str) -> dict:
+    """AgentState fields after a reset (``request_id`` "") or an action."""
+    s = obs.state
+    return {
+        "episode_id": str(episode_id),
+        "position": {"x": float(s.x), "y": float(s.y), "z": float(s.z)},
+        "yaw": float(s.yaw), "pitch": float(s.pitch), "floor": int(s.floor),
+        "collided": bool(obs.collided), "step": step, "stopped": stopped, "request_id": request_id,
+    }
+
+
+def base_and_mount(state, T_map_camera) -> tuple[np.ndarray, np.ndarray]:
+    """(T_map_base, T_base_camera) of the agent ``state`` (x, y, z, yaw) and its camera pose in the map."""
+    T_map_base = np.eye(4)
+    T_map_base[:3, 3] = (state.x, state.y, state.z)
+    c, s = math.cos(state.yaw), math.sin(state.yaw)
+    T_map_base[:2, :2] = [[c, -s], [s, c]]
+    inverse = np.eye(4)  # of a rigid transform: (R, t) -> (R^T, -R^T t)
+    inverse[:3, :3] = T_map_base[:3, :3].T
+    inverse[:3, 3] = -T_map_base[:3, :3].T @ T_map_base[:3, 3]
+    return T_map_base, inverse @ np.asarray(T_map_camera, dtype=float)
+
+
+def quaternion_xyzw(R: np.ndarray) -> tuple[float, float, float, float]:
+    from scipy.spatial.transform import Rotation
+
+    x, y, z, w = Rotation.from_matrix(R).as_quat()
+    return float(x), float(y), float(z), float(w)
 
 
 def check_action(value: int) -> Action:
