@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from enum import IntEnum
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,6 +21,8 @@ from scipy.sparse.csgraph import dijkstra
 from personal.mapping.frontier import Frontier, frontier_clusters, frontier_labels
 from personal.mapping.grid import GridGeometry, snap_to_cell
 from personal.mapping.occupancy import FREE, OCCUPIED
+# the discrete action vocabulary (STOP, MOVE_FORWARD, TURN_LEFT/RIGHT, LOOK_UP/DOWN) is the simulator's, one enum
+from personal.sim.backends.base import Action as Act
 
 
 # the explore node's parameters: {name: (default, description)}
@@ -50,15 +51,6 @@ def map_matches_pose(status: dict, pose: tuple[float, float, float], grid_stamp_
     return grid_stamp_ns >= int(status["stamp_ns"])
 
 
-class Act(IntEnum):
-    """Same values as personal.sim.backends.base.Action."""
-
-    STOP = 0
-    MOVE_FORWARD = 1
-    TURN_LEFT = 2
-    TURN_RIGHT = 3
-    LOOK_UP = 4
-    LOOK_DOWN = 5
 
 
 def wrap_angle(a: float) -> float:
