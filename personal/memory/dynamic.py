@@ -300,7 +300,7 @@ class DynamicInputs:
     problems: list[str] = field(default_factory=list)
 
 
-def run_household(inputs: DynamicInputs, on_row=None) -> tuple[list[dict], list[dict]]:
+def run_household(inputs: DynamicInputs, on_row=None, progress=None) -> tuple[list[dict], list[dict]]:
     """Every episode of one household: script, memory, grounding (memory vs original summary,
     each encoder). Returns (query rows, event rows); ``on_row`` gets each query row as it exists."""
     from personal.grounding.extract import BuiltinExtractor
@@ -308,7 +308,7 @@ def run_household(inputs: DynamicInputs, on_row=None) -> tuple[list[dict], list[
 
     scene, ext = inputs.scene, BuiltinExtractor()
     query_rows, event_rows = [], []
-    for ep in inputs.episodes:
+    for n_done, ep in enumerate(inputs.episodes, start=1):
         script = make_script(scene, ep, inputs.seed)
         path = inputs.work_dir / f"{ep.episode_id}.sqlite"
         path.unlink(missing_ok=True)
@@ -325,6 +325,8 @@ def run_household(inputs: DynamicInputs, on_row=None) -> tuple[list[dict], list[
                          "styles": sorted({f"{script.events[i].kind}/{script.events[i].style}" for i in q.events}),
                          "memory_targets": memory_targets(memory, scene, q.owner, q.category), "success": {}})
             rows[-1]["memory_right"] = rows[-1]["memory_targets"] == list(q.after)
+            # another event gave or took something of this owner's: the phrases grounding reads for them differ
+            rows[-1]["owner_touched"] = any(q.owner in (e.person, e.previous) for e in script.events)
             for cond, summary in summaries.items():
                 qe = query_episode(ep, q, summary, cond)
                 asked[qe.episode_id] = (rows[-1], cond)
@@ -340,6 +342,8 @@ def run_household(inputs: DynamicInputs, on_row=None) -> tuple[list[dict], list[
             query_rows.append(row)
             if on_row:
                 on_row(row)
+        if progress:
+            progress(n_done, len(inputs.episodes))
         memory.close()
     return query_rows, event_rows
 
@@ -393,7 +397,8 @@ def run_dynamic(out_dir: str | Path, *, seeds: Sequence[int] = (0, 1, 2), episod
             maps, encoders = household_maps(scene, eps[0], encoder, maps_dir, max_steps=max_steps, say=say)
             inputs = DynamicInputs(scene, eps, maps, encoders, list(methods), out / "memories", unchanged, seed)
             inputs.work_dir.mkdir(parents=True, exist_ok=True)
-            q, e = run_household(inputs, on_row=lambda r: log.append({"record": "query", **r}))
+            q, e = run_household(inputs, on_row=lambda r: log.append({"record": "query", **r}),
+                                 progress=lambda i, n: say(f"{scene.scene_id}: episodes {i}/{n}") if i % 10 == 0 or i == n else None)
             for r in e:
                 log.append({"record": "event", **r})
             queries += q
@@ -418,15 +423,18 @@ def summarize(queries: list[dict], events: list[dict], labels: Sequence[str], me
     out: dict = {"n_changed": len(changed), "n_unchanged": len(same), "n_events": len(events),
                  "events_right": sum(e["right"] for e in events), "sr": {}, "by_kind": {}, "by_style": {}, "worse": {},
                  "memory_right_changed": sum(r["memory_right"] for r in changed),
-                 "memory_right_unchanged": sum(r["memory_right"] for r in same)}
+                 "memory_right_unchanged": sum(r["memory_right"] for r in same),
+                 "n_unchanged_owner_touched": sum(r["owner_touched"] for r in same)}
     for lab in labels:
         for m in methods:
             k = lambda cond: f"{lab}/{cond}/{m}"  # noqa: E731
             out["sr"][f"{lab}/{m}"] = {f"{part}/{cond}": _sr(rows, k(cond)) for part, rows in (("changed", changed), ("unchanged", same))
                                        for cond in CONDITIONS}
-            out["worse"][f"{lab}/{m}"] = {
-                "worse": sum(r["success"][k("original")] and not r["success"][k("memory")] for r in same),
-                "better": sum(r["success"][k("memory")] and not r["success"][k("original")] for r in same)}
+            flips = lambda rows, a, b: sum(r["success"][k(a)] and not r["success"][k(b)] for r in rows)  # noqa: E731
+            touched = [r for r in same if r["owner_touched"]]
+            out["worse"][f"{lab}/{m}"] = {"worse": flips(same, "original", "memory"), "better": flips(same, "memory", "original"),
+                                          "worse_owner_touched": flips(touched, "original", "memory"),
+                                          "better_owner_touched": flips(touched, "memory", "original")}
     for group, field_ in (("by_kind", "kinds"), ("by_style", "styles")):
         names = sorted({n for r in changed for n in r[field_]})
         for n in names:
@@ -460,14 +468,15 @@ def report_text(fig: dict, meta: dict) -> str:
              "(original: the baseline), or the true post-event ownership as sentences (truth: ORACLE, what a perfect memory "
              "would give this grounding method).", "",
              "| encoder | method | changed: memory | changed: original | changed: truth (ORACLE) | unchanged: memory | "
-             "unchanged: original | unchanged worse / better (memory vs original) |",
-             "|---|---|---:|---:|---:|---:|---:|---:|"]
+             "unchanged: original | unchanged worse / better (memory vs original) | of which the owner was touched |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for key, v in fig["sr"].items():
         lab, m = key.split("/", 1)
         w = fig["worse"][key]
         lines.append(f"| {lab} | {m} | {_f(v['changed/memory'])} | {_f(v['changed/original'])} | {_f(v['changed/truth'])} | "
                      f"{_f(v['unchanged/memory'])} | "
-                     f"{_f(v['unchanged/original'])} | {w['worse']} / {w['better']} |")
+                     f"{_f(v['unchanged/original'])} | {w['worse']} / {w['better']} | "
+                     f"{w['worse_owner_touched']} / {w['better_owner_touched']} |")
     for group, title in (("by_kind", "event kind"), ("by_style", "kind / style")):
         lines += ["", f"## Changed queries by {title} (SR@1m %, memory / original / truth)", "",
                   "| " + title + " | queries | events read right | memory right | " +
@@ -476,6 +485,8 @@ def report_text(fig: dict, meta: dict) -> str:
         for n, v in fig[group].items():
             cells = [" / ".join(_f(v[f"{lab}/{m}/{c}"]) for c in CONDITIONS) for lab in labels for m in methods]
             lines.append(f"| {n} | {v['n']} | {v['events_right']}/{v['events']} | {v['memory_right']}/{v['n']} | " + " | ".join(cells) + " |")
-    lines += ["", "A changed query counts under every event that touched its owner and category. Records: `results.jsonl` "
+    lines += ["", f"Unchanged queries whose owner another event touched (gained or lost something else): "
+              f"{fig['n_unchanged_owner_touched']}/{fig['n_unchanged']}; grounding reads a different set of that owner's phrases "
+              "for them.", "", "A changed query counts under every event that touched its owner and category. Records: `results.jsonl` "
               "(`record: query` rows with per-condition success, `record: event` rows with what the reader made of each statement)."]
     return "\n".join(lines) + "\n"
