@@ -30,10 +30,10 @@ KINDS = ("acquire", "transfer", "discard", "correct")
 # without article), {short} (colour + category), {room}. ``speaker`` says who talks ("I", "my").
 STYLES: dict[str, dict[str, tuple[str, str | None]]] = {
     "acquire": {
-        "first-person": ("I just bought a brand-new {desc}.", "owner"),
-        "we-got": ("We got {owner} a new {desc} this morning.", None),
-        "there-is": ("There is a new {desc} for {owner}.", None),
-        "third-person": ("{owner} ordered a new {desc}.", None),
+        "first-person": ("I just bought a brand-new {desc} in the {room}.", "owner"),
+        "we-got": ("We got {owner} a new {desc} in the {room} this morning.", None),
+        "there-is": ("There is a new {desc} in the {room} for {owner}.", None),
+        "third-person": ("{owner} picked up a new {desc} in the {room}.", None),
     },
     "transfer": {
         "gave-to": ("{giver} handed the {desc} over to {taker}.", None),
