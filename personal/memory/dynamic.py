@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -297,12 +297,11 @@ class DynamicInputs:
     work_dir: Path
     unchanged: int = 2
     seed: int = 0
-    problems: list[str] = field(default_factory=list)
 
 
 def run_household(inputs: DynamicInputs, on_row=None, progress=None) -> tuple[list[dict], list[dict]]:
-    """Every episode of one household: script, memory, grounding (memory vs original summary,
-    each encoder). Returns (query rows, event rows); ``on_row`` gets each query row as it exists."""
+    """Every episode of one household: script, memory, grounding (each of ``CONDITIONS``, each
+    encoder). Returns (query rows, event rows); ``on_row`` gets each query row as it exists."""
     from personal.grounding.extract import BuiltinExtractor
     from personal.grounding.pipeline import evaluate_offline
 
@@ -316,7 +315,7 @@ def run_household(inputs: DynamicInputs, on_row=None, progress=None) -> tuple[li
         for e in events:
             event_rows.append({"episode_id": ep.episode_id, "scene_id": ep.scene_id, **e})
         summaries = {"memory": memory.summary(), "original": ep.summary, "truth": truth_summary(scene, script.after)}
-        rows, asked = [], {}
+        rows, asked, grounded = [], {}, []  # asked: query-episode id -> (row, condition)
         for q in script_queries(scene, script, inputs.unchanged, inputs.seed):
             rows.append({"episode_id": ep.episode_id, "scene_id": ep.scene_id, "split": ep.split, "owner": q.owner,
                          "category": q.category, "query": make_query(q.owner, q.category, len(q.after)), "changed": q.changed,
@@ -328,13 +327,11 @@ def run_household(inputs: DynamicInputs, on_row=None, progress=None) -> tuple[li
             # another event gave or took something of this owner's: the phrases grounding reads for them differ
             rows[-1]["owner_touched"] = any(q.owner in (e.person, e.previous) for e in script.events)
             for cond, summary in summaries.items():
-                qe = query_episode(ep, q, summary, cond)
-                asked[qe.episode_id] = (rows[-1], cond)
+                grounded.append(query_episode(ep, q, summary, cond))
+                asked[grounded[-1].episode_id] = (rows[-1], cond)
         # one grounding call per encoder for the episode's queries x conditions (texts embedded once)
         for label, enc in inputs.encoders.items():
-            episodes = [query_episode(ep, ScriptQuery(r["owner"], r["category"], (), tuple(r["after"]), ()),
-                                      summaries[cond], cond) for r, cond in asked.values()]
-            for res in evaluate_offline(episodes, {scene.scene_id: scene}, {scene.scene_id: inputs.maps[label]}, ext, enc,
+            for res in evaluate_offline(grounded, {scene.scene_id: scene}, {scene.scene_id: inputs.maps[label]}, ext, enc,
                                         list(inputs.methods)):
                 row, cond = asked[res.episode_id]
                 row["success"][f"{label}/{cond}/{res.method}"] = bool(res.success_top1)
