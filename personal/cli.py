@@ -35,6 +35,9 @@ def _register() -> None:
     from personal.grounding.eval.pog_cli import app as pog_app
 
     app.add_typer(pog_app, name="pog", help="Personalized Object Grounding (PersONAL POG) without ROS.")
+    from personal.memory.cli import app as memory_app
+
+    app.add_typer(memory_app, name="memory", help="The household memory: `memory dynamic` measures grounding after ownership events.")
     from personal.verification.cli import app as verify_app
 
     app.add_typer(verify_app, name="verify", help="Active instance verification (PInVerify): datasets, offline eval.")

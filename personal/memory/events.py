@@ -282,12 +282,13 @@ def _words(text: str) -> list[str]:
 
 def matches(memory: HouseholdMemory, phrase: str, owner: str | None = None,
             at: float | None = None) -> list[ObjectRecord]:
-    """Objects a phrase may mean, best first: the head noun must match; then more shared words,
+    """Objects a phrase may mean, best first: the head noun must match (the description's own head
+    first: the lamp, not the armchair it stands next to); then more shared words,
     then owned by ``owner``, then "old" / "new" (earliest / latest here; earliest by default)."""
     words = _words(phrase)
     if not words:
         return []
-    head = words[-1]
+    head = _own_head(phrase) or words[-1]  # "lamp" in "lamp next to the armchair"
     owned = {o.id for o in memory.objects_of(owner, at)} if owner else set()
     newest_first = _age(phrase) == "new"
     ranked = []
@@ -295,8 +296,19 @@ def matches(memory: HouseholdMemory, phrase: str, owner: str | None = None,
         theirs = set(_words(o.description))
         if head in theirs:
             age = -o.created_t if newest_first else o.created_t
-            ranked.append(((-len(set(words) & theirs), o.id not in owned, age, o.id), o))
+            # "grey sideboard" is the sideboard before it is the plant "on the sideboard"
+            ranked.append(((_own_head(o.description) != head, -len(set(words) & theirs), o.id not in owned, age, o.id), o))
     return [o for _, o in sorted(ranked, key=lambda r: r[0])]
+
+
+_RELATION = re.compile(r"\b(?:on|next to|with|in|against|under|at|by|beside|near|behind|above|below|inside|of)\b")
+
+
+def _own_head(description: str) -> str | None:
+    """The head noun of a description itself, before its first relation ("sideboard" in "grey
+    sideboard with silver handles next to the cabinet")."""
+    core = _words(_RELATION.split(description, maxsplit=1)[0])
+    return core[-1] if core else None
 
 
 def resolve(memory: HouseholdMemory, phrase: str, owner: str | None = None, at: float | None = None) -> ObjectRecord | None:
