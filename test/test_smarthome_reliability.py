@@ -87,7 +87,9 @@ def test_safety_refuses_unlock_by_mqtt_command(broker, listener):
         bridge.stop()
 
 
-def test_safety_refuses_unlock_by_ros_tool_call_and_plan(ros_context):
+def _appliance_node_io(ros_context, seed: int, name: str):
+    """An appliance node (household ``seed``) and a client node: (node, tool results and plan results
+    by request id, tool-call publisher, plan publisher), once the node subscribes to both."""
     from rclpy.parameter import Parameter
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from conftest import wait_for
@@ -95,9 +97,8 @@ def test_safety_refuses_unlock_by_ros_tool_call_and_plan(ros_context):
     from personal.msg import HomePlan, PlanResult, ToolCall, ToolResult
 
     node = ros_context.add_node(ApplianceNode(context=ros_context.context, parameter_overrides=[
-        Parameter("seed", value=NOBODY_HOME)]))
-    lock = _lock_name(node.household)
-    io = ros_context.make_node("safety_io")
+        Parameter("seed", value=seed)]))
+    io = ros_context.make_node(name)
     reliable = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
     results, plans = {}, {}
     io.create_subscription(ToolResult, "home/tool_result", lambda m: results.__setitem__(m.request_id, m), reliable)
@@ -105,6 +106,15 @@ def test_safety_refuses_unlock_by_ros_tool_call_and_plan(ros_context):
     calls = io.create_publisher(ToolCall, "home/tool_call", reliable)
     plan_pub = io.create_publisher(HomePlan, "home/plan", reliable)
     wait_for(lambda: calls.get_subscription_count() and plan_pub.get_subscription_count(), 20)
+    return node, results, plans, calls, plan_pub
+
+
+def test_safety_refuses_unlock_by_ros_tool_call_and_plan(ros_context):
+    from conftest import wait_for
+    from personal.msg import HomePlan, ToolCall
+
+    node, results, plans, calls, plan_pub = _appliance_node_io(ros_context, NOBODY_HOME, "safety_io")
+    lock = _lock_name(node.household)
     calls.publish(ToolCall(request_id="u", tool="run_appliance_feature", arguments_json=json.dumps(
         {"appliance_name": lock, "feature_method": "unlock", "feature_kwargs": {"user": "intruder"}})))
     plan_pub.publish(HomePlan(request_id="p", apply=True, plan_json=json.dumps([{"program_id": "p", "steps": [
@@ -279,21 +289,10 @@ def test_deeply_nested_mqtt_command_gets_an_answer(broker, listener):
 
 
 def test_deeply_nested_ros_arguments_and_plans_get_an_answer(ros_context):
-    from rclpy.parameter import Parameter
-    from rclpy.qos import QoSProfile, ReliabilityPolicy
     from conftest import wait_for
-    from nodes.appliance_node import ApplianceNode
-    from personal.msg import HomePlan, PlanResult, ToolCall, ToolResult
+    from personal.msg import HomePlan, ToolCall
 
-    ros_context.add_node(ApplianceNode(context=ros_context.context, parameter_overrides=[Parameter("seed", value=0)]))
-    io = ros_context.make_node("deep_io")
-    reliable = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
-    results, plans = {}, {}
-    io.create_subscription(ToolResult, "home/tool_result", lambda m: results.__setitem__(m.request_id, m), reliable)
-    io.create_subscription(PlanResult, "home/plan_result", lambda m: plans.__setitem__(m.request_id, m), reliable)
-    calls = io.create_publisher(ToolCall, "home/tool_call", reliable)
-    plan_pub = io.create_publisher(HomePlan, "home/plan", reliable)
-    wait_for(lambda: calls.get_subscription_count() and plan_pub.get_subscription_count(), 20)
+    _, results, plans, calls, plan_pub = _appliance_node_io(ros_context, 0, "deep_io")
     deep = "[" * 100_000 + "]" * 100_000
     calls.publish(ToolCall(request_id="deep", tool="get_household_profile", arguments_json=deep))
     calls.publish(ToolCall(request_id="digits", tool="get_household_profile", arguments_json='{"x": ' + "9" * 5000 + "}"))
