@@ -82,6 +82,32 @@ def _age(text: str) -> str | None:
     return None
 
 
+# Each construction of a kind is one pattern with the same named groups; the first that matches reads it.
+_TRANSFER = (
+    # "Tom gave his lamp to Anna", "Tom handed his lamp over to Anna"
+    rf"^(?P<giver>{_NAME})\s+(?:gave|handed|passed|lent|sold|donated)\s+(?P<obj>{_DET}.+?)\s+(?:over\s+)?to (?P<taker>{_NAME}){_TAIL}$",
+    # "Tom gave Anna his lamp"
+    rf"^(?P<giver>{_NAME})\s+(?:gave|handed|passed|lent|sold)\s+(?P<taker>{_NAME})\s+(?P<obj>{_DET}.+?){_TAIL}$",
+    # "Tom's lamp now belongs to Anna", "Tom's lamp is Anna's now" (only with "now": else it is plain ownership)
+    rf"^(?=.*\bnow\b)(?P<giver>{_NAME})'s (?P<obj>.+?) (?:now belongs to|belongs to|is now|is) (?P<taker>{_NAME})(?:'s)?{_TAIL}$",
+    # "Anna has Tom's lamp now", "Anna took over Tom's lamp"
+    rf"^(?P<taker>{_NAME}) (?:has|took over|inherited|got) (?P<giver>{_NAME})'s (?P<obj>.+?){_TAIL}$",
+)
+_CORRECTION = (
+    # "the red mug is Lisa's, not Tom's"
+    rf"^(?P<obj>{_DET}.+?) (?:is|belongs to) (?P<who>{_NAME})(?:'s)?,? (?:and )?not (?P<old>{_NAME})(?:'s)?$",
+    # "the green mug isn't Tom's, it's Lisa's"
+    rf"^(?P<obj>{_DET}.+?) (?:isn't|is not|doesn't belong to|does not belong to) (?P<old>{_NAME})(?:'s)?[,;]? "
+    rf"it(?:'s| is| belongs to) (?P<who>{_NAME})(?:'s)?$",
+    # "Actually, Anna owns the lamp, not Tom"
+    rf"^(?P<who>{_NAME}) owns (?P<obj>{_DET}.+?),? not (?P<old>{_NAME})$",
+)
+
+
+def _first_match(patterns: tuple[str, ...], sentence: str) -> re.Match | None:
+    return next((m for m in (re.match(p, sentence) for p in patterns) if m), None)
+
+
 class BuiltinStatementReader:
     """Statements -> events with fixed English patterns (no model, deterministic)."""
 
@@ -127,24 +153,8 @@ class BuiltinStatementReader:
 
     @staticmethod
     def _transfer(s: str) -> list[Event]:
-        # "Tom gave his lamp to Anna", "Tom gave Anna his lamp", "Tom handed his lamp over to Anna"
-        m = re.match(rf"^(?P<giver>{_NAME})\s+(?:gave|handed|passed|lent|sold|donated)\s+(?P<obj>{_DET}.+?)\s+(?:over\s+)?"
-                     rf"to (?P<taker>{_NAME}){_TAIL}$", s)
-        if m:
-            return [Event("transfer", _clean_object(m["obj"]), m["taker"], m["giver"])]
-        m = re.match(rf"^(?P<giver>{_NAME})\s+(?:gave|handed|passed|lent|sold)\s+(?P<taker>{_NAME})\s+(?P<obj>{_DET}.+?){_TAIL}$", s)
-        if m:
-            return [Event("transfer", _clean_object(m["obj"]), m["taker"], m["giver"])]
-        # "Tom's lamp now belongs to Anna", "Tom's lamp is Anna's now"
-        m = re.match(rf"^(?P<giver>{_NAME})'s (?P<obj>.+?) (?:now belongs to|belongs to|is now|is) (?P<taker>{_NAME})(?:'s)?"
-                     rf"{_TAIL}$", s)
-        if m and re.search(r"\bnow\b", s):
-            return [Event("transfer", _clean_object(m["obj"]), m["taker"], m["giver"])]
-        # "Anna has Tom's lamp now", "Anna took over Tom's lamp"
-        m = re.match(rf"^(?P<taker>{_NAME}) (?:has|took over|inherited|got) (?P<giver>{_NAME})'s (?P<obj>.+?){_TAIL}$", s)
-        if m:
-            return [Event("transfer", _clean_object(m["obj"]), m["taker"], m["giver"])]
-        return []
+        m = _first_match(_TRANSFER, s)
+        return [Event("transfer", _clean_object(m["obj"]), m["taker"], m["giver"])] if m else []
 
     @staticmethod
     def _discard(s: str) -> list[Event]:
@@ -167,17 +177,7 @@ class BuiltinStatementReader:
         s2 = re.sub(r"^(?:actually|correction|sorry|no|wait|oops)[,:!]?\s+(?:I was wrong[,:]?\s+)?", "", s, flags=re.I)
         s2 = re.sub(r"^I was wrong[,:—-]*\s+", "", s2)
         corrected = s2 != s
-        # "the red mug is Lisa's, not Tom's"
-        m = re.match(rf"^(?P<obj>{_DET}.+?) (?:is|belongs to) (?P<who>{_NAME})(?:'s)?,? (?:and )?not (?P<old>{_NAME})(?:'s)?$", s2)
-        if m:
-            return [Event("correct", _clean_object(m["obj"]), m["who"], m["old"])]
-        # "the green mug isn't Tom's, it's Lisa's"
-        m = re.match(rf"^(?P<obj>{_DET}.+?) (?:isn't|is not|doesn't belong to|does not belong to) (?P<old>{_NAME})(?:'s)?[,;]? "
-                     rf"it(?:'s| is| belongs to) (?P<who>{_NAME})(?:'s)?$", s2)
-        if m:
-            return [Event("correct", _clean_object(m["obj"]), m["who"], m["old"])]
-        # "Actually, Anna owns the lamp, not Tom"
-        m = re.match(rf"^(?P<who>{_NAME}) owns (?P<obj>{_DET}.+?),? not (?P<old>{_NAME})$", s2)
+        m = _first_match(_CORRECTION, s2)
         if m:
             return [Event("correct", _clean_object(m["obj"]), m["who"], m["old"])]
         if corrected:  # "Correction: the lamp belongs to Anna"
