@@ -66,8 +66,8 @@ def map_from_wire(data: Sequence[float] | np.ndarray, dims: Sequence[int], descr
         raise MapWireError(f"feature map array has {arr.size} floats; descriptor shape {[h, w, e]} needs "
                            f"{h * w * channels} ({channels} channels per cell)")
     crc = int(descriptor.get("data_crc32", 0) or 0)
-    if crc and wire_crc32(arr) != crc:
-        raise MapWireError(f"feature map array (crc32 {wire_crc32(arr):08x}) is not the one its descriptor describes "
+    if crc and (got := wire_crc32(arr)) != crc:
+        raise MapWireError(f"feature map array (crc32 {got:08x}) is not the one its descriptor describes "
                            f"(crc32 {crc:08x}, scene {descriptor.get('scene_id', '')!r}): the two topics are from "
                            "different map updates")
     if not np.isfinite(arr).all():
