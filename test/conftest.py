@@ -157,7 +157,10 @@ class LoggedProcess:
         return Path(self._log.name).read_text(errors="replace")
 
     def wait_for_log(self, text: str, timeout: float = 20.0) -> str:
-        wait_for(lambda: text in self.log() or self.proc.poll() is not None, timeout)
+        try:
+            wait_for(lambda: text in self.log() or self.proc.poll() is not None, timeout)
+        except TimeoutError:
+            raise AssertionError(f"{self.name} did not log {text!r} within {timeout:g} s:\n{self.log()[-6000:]}") from None
         out = self.log()
         if text not in out:
             raise AssertionError(f"{self.name} exited ({self.proc.returncode}) before logging {text!r}:\n{out}")
