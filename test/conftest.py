@@ -95,14 +95,15 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, period: float 
 class RosTestContext:
     """An rclpy Context with nodes spun by a background executor thread."""
 
-    def __init__(self) -> None:
+    def __init__(self, domain_id: int = ROS_DOMAIN_ID) -> None:
         import rclpy
         from rclpy.context import Context
         from rclpy.executors import SingleThreadedExecutor
 
         self.rclpy = rclpy
+        self.domain_id = domain_id
         self.context = Context()
-        rclpy.init(context=self.context, domain_id=ROS_DOMAIN_ID)
+        rclpy.init(context=self.context, domain_id=domain_id)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.nodes: list = []
         self._thread = threading.Thread(target=self._spin, name="ros_context_spin", daemon=True)
@@ -141,6 +142,24 @@ def ros_context():
         yield ctx
     finally:
         ctx.close()
+
+
+@pytest.fixture
+def private_ros_context():
+    """A ``ros_context`` on a ROS domain of its own (claimed for this test only), and the environment
+    for the processes it starts: ``(ctx, env)``. For end-to-end tests whose topics (``/locobot/...``)
+    other tests' graphs use too — a graph left over from an earlier test in the session's shared domain
+    could otherwise answer, or publish TF, in this one."""
+    pytest.importorskip("rclpy")
+    from personal.ros_env import claim_domain_id
+
+    domain, lock = claim_domain_id()
+    ctx = RosTestContext(domain_id=domain)
+    try:
+        yield ctx, {**os.environ, "ROS_DOMAIN_ID": str(domain), "PERSONAL_TEST_DOMAIN_ID": str(domain)}
+    finally:
+        ctx.close()
+        lock.close()
 
 
 class LoggedProcess:
