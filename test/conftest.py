@@ -229,6 +229,40 @@ def run_node():
         proc.remove_log()
 
 
+def _session_processes() -> dict[int, str]:
+    """Processes other than this one that carry this session's domain id in their environment (so
+    were started by it, directly or not): pid -> command line."""
+    tag = f"PERSONAL_TEST_DOMAIN_ID={os.environ['PERSONAL_TEST_DOMAIN_ID']}".encode()
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if tag in (entry / "environ").read_bytes().split(b"\0"):
+                found[int(entry.name)] = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:  # gone, or not ours to read
+            continue
+    return found
+
+
+_OUTLIVED: list[str] = []  # "<test id>: <pid> <command>" for processes a test left running
+
+
+@pytest.fixture(autouse=True)
+def _report_processes_a_test_leaves():
+    """Diagnostics for cross-talk between tests: a process (a node, a graph) that a test started and that
+    is still alive after it is listed in the run's summary ("processes left running")."""
+    if not Path("/proc/self/environ").exists():
+        yield
+        return
+    before = set(_session_processes())
+    yield
+    left = {pid: cmd for pid, cmd in _session_processes().items() if pid not in before}
+    if left:
+        test = os.environ.get("PYTEST_CURRENT_TEST", "?").rsplit(" ", 1)[0]
+        _OUTLIVED.extend(f"{test}: {pid} {cmd[:160]}" for pid, cmd in sorted(left.items()))
+
+
 def pytest_sessionfinish(session, exitstatus):
     """Remove Fast DDS shm segments left by killed processes (cheap; skipped if fastdds is absent)."""
     fastdds = Path(sys.executable).parent / "fastdds"
@@ -244,6 +278,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     guard, crashes), when those tests ran; also written to $PERSONAL_FUZZ_FIGURES if set."""
     import json
 
+    if _OUTLIVED:
+        terminalreporter.section("processes left running after the test that started them")
+        for line in _OUTLIVED:
+            terminalreporter.write_line(line)
     try:
         from fuzz_support import FIGURES, figures_table
     except ImportError:
