@@ -90,7 +90,15 @@ def load_day(name_or_path: str) -> Day:
     graph = data.get("graph") or {}
     if not isinstance(graph, dict):
         raise DayScriptError(f"{path}: 'graph' must be a mapping of graph arguments")
-    return Day(name=str(data.get("name") or path.stem), path=str(path), graph=graph, steps=steps)
+    return Day(name=str(data.get("name") or path.stem), path=_shown(path), graph=graph, steps=steps)
+
+
+def _shown(path: Path) -> str:
+    """The script's path as the report shows it: relative to the working directory when inside it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def _step(path: Path, index: int, raw) -> Step:
