@@ -69,6 +69,9 @@ def test_expectations_and_the_report_agree_with_the_records(tmp_path):
     assert not records[0].unmet and records[0].ok
     assert records[1].unmet == ["success: expected True, got False", "verified: expected True, got False"] and not records[1].ok
     assert unmet({"owners": ["Rosa"]}, {"owners": ["Rosa"]}) == []
+    called_off = load_day("vera-errands").steps[2]  # expect: {status: canceled}
+    assert record(called_off, {"status": "canceled", "success": False}, 27.0, [], state, state).ok
+    assert not record(day.steps[3], {"status": "aborted", "verdict": "unsure"}, 1.0, [], state, state).ok
     assert day_exit_code(records, len(day.steps)) == exit_codes.INCOMPLETE  # a step unmet, and three not run
     assert day_exit_code(records[:1], 1) == exit_codes.OK
     md = write_report(tmp_path, day, records, "2026-12-02T05:00:00+00:00", "stopped by hand").read_text()

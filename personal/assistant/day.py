@@ -192,7 +192,9 @@ class StepRecord:
 
     @property
     def ok(self) -> bool:
-        return not self.unmet and self.outcome.get("status", "succeeded") == "succeeded"
+        """Met what it expected, and the goal succeeded unless the script expected another end
+        (``expect: {status: canceled}`` for a request called off)."""
+        return not self.unmet and ("status" in self.expect or self.outcome.get("status", "succeeded") == "succeeded")
 
 
 def record(step: Step, outcome: dict, seconds: float, feedback: list[str], before: dict, after: dict) -> StepRecord:
