@@ -2,7 +2,8 @@
 
 A goal drives the navigation node: in the simulator the bridge's episode is restarted first
 (``episode/reset``, std_srvs/Trigger; ``reset_service:=""`` on a robot), then ``nav/start`` carries
-the query, the owner ("my" = the requester) and the household summary; ``nav/progress`` becomes the
+the query, the owner ("my" = the requester) and the household summary — the memory's current
+ownership when it holds any (so a gift told a minute ago is grounded), else the episode's; ``nav/progress`` becomes the
 feedback, ``nav/result`` the answer (personal.assistant.find). With ``verify`` the run's policy is
 ``<policy>+verify``: the navigation loop stops only on a candidate the verify-before-stop check does
 not reject; every rejected candidate is written to the household memory as a verdict, and the found
@@ -20,8 +21,8 @@ from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 from personal.action import FindObject
-from personal.assistant.find import (FindError, FindTracker, episode_id_from_reset, owner_of, remember_found,
-                                     remember_rejection, resolved_query, run_policy)
+from personal.assistant.find import (FindError, FindTracker, episode_id_from_reset, household_summary, owner_of,
+                                     remember_found, remember_rejection, resolved_query, run_policy)
 from personal.interfaces.convert import to_dict
 from personal.msg import EpisodeDescriptor, NavigationRun, NavigationStart
 from nodes.lifecycle import serve_action, sleep, subscribe, wait_until
@@ -129,10 +130,11 @@ class FindServer:
         return episode_id
 
     def summary_for(self, episode_id: str) -> str:
-        """The household description the policies read: the sim episode's, else the memory's."""
-        if self.episode is not None and self.episode["episode_id"] == episode_id and self.episode["summary"]:
-            return self.episode["summary"]
-        return self.node.memory.summary() if self.node.memory is not None else ""
+        """The household description the policies read: the memory's current ownership, else the sim episode's."""
+        episode = self.episode if self.episode is not None and self.episode["episode_id"] == episode_id else {}
+        text, source = household_summary(self.node.memory, episode.get("summary", ""))
+        self.node.get_logger().info(f"grounding with the {source}'s summary ({len(text)} characters)")
+        return text
 
     def _floor_z(self) -> float:
         return float(self.episode["start_position"]["z"]) if self.episode else 0.0

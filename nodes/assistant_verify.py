@@ -8,8 +8,8 @@ judged by the verify-before-stop check (personal.navigation.verify_stop.StopVeri
 segmenter's proposal at the point + the attribute verifier; nothing reads instance ids) and the
 views vote (ViewVote). Feedback per view; cancel between views; an action or frame not answered
 within ``view_timeout_s`` aborts, naming it. The camera topics are subscribed only during a goal.
-A goal is refused while a FindObject goal drives the robot; in the simulator an episode that
-ended with STOP takes no more actions (restart it first).
+A goal is refused while a FindObject goal drives the robot. In the simulator the bridge takes the
+views after a FindObject STOP only with ``continue_after_stop`` (the assistant graph sets it).
 """
 from __future__ import annotations
 
@@ -89,7 +89,7 @@ class VerifyServer:
                 self.pub_action.publish(DiscreteAction(action=action, request_id=request_id))
                 if not await wait_until(self.node, lambda: self.state["request_id"] == request_id, self.view_timeout_s):
                     return self._abort(handle, vote, f"no agent_state answering action {action} within {self.view_timeout_s:g} s "
-                                                     "(sim bridge down, or its episode ended with STOP?)")
+                                                     "(sim bridge down, or STOP ended its episode: continue_after_stop?)")
                 blocked = bool(self.state["collided"])
             frame = await wait_until(self.node, self._frame, self.view_timeout_s)
             if frame is None:

@@ -8,8 +8,9 @@ after every reset and action, ``episode/result`` when STOP ends an episode (grou
 evaluators; an agent that reads it or the episode's targets is an ORACLE) and, with
 ``publish_clock``, ``/clock``. Accepts ``action`` (one discrete step, answered on ``agent_state``
 with its ``request_id``), ``cmd_vel`` (integrated into discrete actions) and the services
-``episode/next`` and ``episode/reset``. Bad input is logged as an error naming what was wrong;
-the node keeps running.
+``episode/next`` and ``episode/reset``. After STOP further actions are refused, or with
+``continue_after_stop`` taken but never scored (the assistant verifies a found object). Bad input
+is logged as an error naming what was wrong; the node keeps running.
 """
 from __future__ import annotations
 
@@ -167,7 +168,8 @@ class SimBridgeNode(Node):
         if self.obs is None or self.backend is None:
             self.get_logger().error(f"action {action.name} ignored: no episode loaded")
             return
-        if self.stopped:
+        after_stop = self.stopped
+        if after_stop and not self.p["continue_after_stop"]:
             self.get_logger().error(f"action {action.name} ignored: episode ended with STOP "
                                     "(call episode/next or episode/reset)")
             return
@@ -177,10 +179,13 @@ class SimBridgeNode(Node):
             self.get_logger().error(f"action {action.name} failed: {type(exc).__name__}: {exc}")
             return
         self.step_count += 1
-        self.stopped = action == Action.STOP
-        self.poses.append((obs.state.x, obs.state.y, obs.state.yaw))
+        # continue_after_stop: the first STOP ends (and scores) the navigation request; later actions
+        # (a verification's views) move the robot, stay stopped=True and never change the score
+        self.stopped = after_stop or action == Action.STOP
+        if not after_stop:
+            self.poses.append((obs.state.x, obs.state.y, obs.state.yaw))
         self._new_observation(obs, request_id)
-        if self.stopped:
+        if self.stopped and not after_stop:
             self._publish_result()
 
     def _publish_result(self) -> None:

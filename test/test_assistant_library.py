@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from personal.assistant.find import (CANDIDATE, FindError, FindTracker, episode_id_from_reset, owner_of,
-                                     remember_found, remember_rejection, resolved_query, run_policy, target_object)
+from personal.assistant.find import (CANDIDATE, FindError, FindTracker, episode_id_from_reset, household_summary,
+                                     owner_of, remember_found, remember_rejection, resolved_query, run_policy, target_object)
 from personal.assistant.verify import ViewVote, descriptions_for, next_view_action
 from personal.mapping.exploration import Act
 from personal.memory.store import HouseholdMemory
@@ -88,6 +88,24 @@ def test_memory_gets_the_rejected_candidates_and_the_found_objects_last_seen_pos
         assert (seen.x, seen.y, seen.source) == (1.5, 2.5, "verification")
         new = remember_found(mem, "Find Tom's lamp.", (0.0, 1.0), 0.0, verified=False, confidence=0.5)
         assert new not in (mug, bad) and mem.last_seen(new).source == "perception"
+
+
+def test_find_grounds_with_the_memorys_ownership_after_an_event_else_the_episodes(tmp_path):
+    from personal.memory.desk import MemoryDesk
+
+    episode = ("The grey washing machine next to the cabinet in the kitchen belongs to Leo. "
+               "The gold floor lamp against the wall in the master bedroom belongs to Rosa.")
+    with HouseholdMemory(tmp_path / "hh.sqlite") as mem:
+        assert household_summary(mem, episode) == (episode, "episode")  # the memory knows nothing yet
+        assert household_summary(None, episode) == (episode, "episode")
+        desk = MemoryDesk(mem, "hh")
+        assert desk.seed(episode) == 2
+        assert desk.tell("Leo gave his washing machine to Rosa.")["success"]
+        text, source = household_summary(mem, episode)
+        assert source == "memory" and "washing machine next to the cabinet in the kitchen belongs to Rosa" in text
+        assert "Leo" not in text  # the gift closed Leo's relation: grounding "Find Leo's washing machine." finds no phrase
+        remember_rejection(mem, "Find Rosa's washing machine.", _check("no", 3, (1.0, 1.0)))
+        assert "candidate" not in household_summary(mem, episode)[0]  # rejected places are nobody's objects
 
 
 def test_views_face_then_approach_then_look_from_either_side():

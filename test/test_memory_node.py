@@ -2,6 +2,7 @@
 follows every change, a kill -9 loses nothing, and a damaged file stops it by name."""
 import os
 import signal
+import time
 
 import pytest
 
@@ -84,3 +85,31 @@ def test_memory_node_refuses_a_damaged_file_by_name(run_node, tmp_path):
     assert proc.proc.returncode != 0
     assert "h7.sqlite" in proc.log() and "not a readable household memory" in proc.log()
     assert (tmp_path / "h7.sqlite").read_bytes() == b"not sqlite" * 500
+
+
+def test_summary_follows_writes_of_another_process_and_seeds_from_the_episode(ros_context, run_node, tmp_path):
+    """The assistant writes the file directly (FindObject's found pose, rejected candidates): the
+    latched summary follows it. ``seed_from_episode``: an empty memory learns the sim episode's summary."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+    from personal.memory.store import HouseholdMemory
+    from personal.msg import EpisodeDescriptor
+
+    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    episode = ros_context.make_node("episode_source").create_publisher(EpisodeDescriptor, "episode", latched)
+    episode.publish(EpisodeDescriptor(episode_id="ep1", summary=SUMMARY))
+    proc = run_node("nodes.memory_node", "memory", {"memory_dir": str(tmp_path), "household": "h8", "seed_from_episode": True,
+                                                    "watch_s": 0.2})
+    proc.wait_for_log("3 objects learned from episode ep1")
+    summaries = _latest_summary(ros_context)
+    wait_for(lambda: summaries and "lamp" in summaries[-1].summary, 20)
+    with HouseholdMemory(tmp_path / "h8.sqlite", create=False) as mem:  # as the assistant node does
+        mug = next(o.id for o in mem.objects() if "mug" in o.description)
+        mem.saw(mug, (1.5, 2.5, 0.0), source="verification")
+        mem.assert_owner("Anna", mem.add_object("red kettle"), "perception")
+    wait_for(lambda: "red kettle belongs to Anna" in summaries[-1].summary, 10)
+    seen = next(o for o in summaries[-1].objects if "mug" in o.description)
+    assert (seen.last_seen.point.x, seen.last_seen.point.y) == (1.5, 2.5) and seen.seen
+    episode.publish(EpisodeDescriptor(episode_id="ep2", summary="The white piano belongs to Tom."))
+    time.sleep(1.0)
+    assert "ep2" not in proc.log() and "piano" not in summaries[-1].summary  # a memory that holds objects is not seeded again

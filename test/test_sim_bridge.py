@@ -7,6 +7,7 @@ so the published depth can be checked against that geometry analytically.
 import dataclasses
 import gzip
 import math
+import time
 
 import numpy as np
 import pytest
@@ -166,6 +167,36 @@ def test_action_moves_agent_and_bad_actions_are_survived(bridge, ros_context):
     bridge.wait_for_log("episode ended with STOP")
     assert call(listener.node, "episode/next").success  # wraps around to the only episode
     assert bridge.proc.poll() is None
+
+
+def test_continue_after_stop_takes_actions_but_scores_the_first_stop_only(tmp_path, run_node, ros_context):
+    """The assistant graph's bridge: the STOP ends the navigation request (scored once, then), a
+    verification's views after it still move the robot and never change the score."""
+    from personal.msg import EpisodeResult
+
+    out = tmp_path / "episodes"
+    write_episode_set(out, [two_room_scene()], [toy_episode()])
+    proc = run_node("sim_bridge.bridge_node", "sim_bridge", {"episodes_dir": str(out), "continue_after_stop": True},
+                    namespace="after_stop")  # own namespace: the module's bridge refuses actions after STOP
+    proc.wait_for_log("episode 1/1", timeout=60)
+    listener = Listener(ros_context, {"/after_stop/agent_state": (AgentState, STATE_QOS),
+                                      "/after_stop/episode/result": (EpisodeResult, STATE_QOS)})
+    pub = listener.node.create_publisher(DiscreteAction, "/after_stop/action", 10)
+    wait_for(lambda: pub.get_subscription_count() > 0)
+
+    def send(action, rid):
+        pub.publish(DiscreteAction(action=action, request_id=rid))
+        return wait_for(lambda: next((to_dict(m) for m in listener.all.get("/after_stop/agent_state", [])
+                                      if m.request_id == rid), None))
+
+    assert send(0, "stop")["stopped"]
+    listener.wait("/after_stop/episode/result")
+    moved = send(1, "view-1")
+    assert moved["step"] == 2 and moved["stopped"] and moved["position"]["x"] == pytest.approx(START[0] + 0.25)
+    assert send(0, "stop-again")["step"] == 3
+    time.sleep(0.5)  # a second result would follow its state at once
+    assert len(listener.all["/after_stop/episode/result"]) == 1  # scored at the first STOP only
+    assert "ignored" not in proc.log()
 
 
 def test_bad_episode_folder_is_logged_and_survived(tmp_path, run_node, ros_context):

@@ -47,6 +47,14 @@ def resolved_query(query: str, owner: str) -> str:
     return re.sub(r"\bmy\b", f"{owner}'s", query, flags=re.IGNORECASE)
 
 
+def household_summary(memory, episode_summary: str = "") -> tuple[str, str]:
+    """The household description a goal grounds with, and its source: the memory's current
+    ownership (every gift, new object, discard and correction it was told), else the simulator
+    episode's own summary (a memory that knows nobody's objects yet, or none)."""
+    text = memory.summary() if memory is not None else ""
+    return (text, "memory") if text else (episode_summary, "episode")
+
+
 def episode_id_from_reset(message: str) -> str:
     """The episode id in the sim bridge's ``episode/reset`` answer ("episode 1/3: <id> in <scene> ...")."""
     m = re.search(r"episode \d+/\d+: (\S+) in ", message)

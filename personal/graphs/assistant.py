@@ -5,6 +5,9 @@ the assistant node serving ``assistant/run_routine``, ``assistant/find_object`` 
 ``assistant/verify_object`` (nodes/assistant_node.py). It runs until stopped; goals come from
 ``personal assistant find|verify|routine`` or any ActionClient. The assistant node (required)
 restarts the bridge's episode for each FindObject goal (``episode/reset``) and reads its summary;
+The bridge takes actions after a STOP (``continue_after_stop``, never scored) so that VerifyObject
+can look again at what FindObject found; the memory learns the episode's household once
+(``seed_from_episode``) and FindObject grounds with the memory's current ownership.
 VerifyObject runs the verifier in the assistant (the aiv_verifier node reads PInVerify capture
 episodes, which the live simulator does not produce).
 """
@@ -43,7 +46,8 @@ GRAPH = Graph(
         NodeSpec(name="sim_bridge", executable="sim_bridge", module="sim_bridge.bridge_node",
                  parameters={**{k: Arg(k) for k in SOURCE}, "backend": Arg("backend"),
                              "episodes_per_scene": Arg("episodes_per_scene"), "rate": Arg("rate"), "sensor": Arg("sensor"),
-                             "sensor_overrides": Arg("sensor_overrides"), "sensor_seed": Arg("sensor_seed")}),
+                             "sensor_overrides": Arg("sensor_overrides"), "sensor_seed": Arg("sensor_seed"),
+                             "continue_after_stop": True}),
         NodeSpec(name="mapping", executable="mapping_node", module="nodes.mapping_node",
                  parameters={"encoder": Arg("encoder"), "model_path": Arg("model_path"), "episodes_dir": Arg("episodes_dir"),
                              "maps_dir": Arg("maps_dir"), "feature_process": True}),
@@ -56,7 +60,7 @@ GRAPH = Graph(
         NodeSpec(name="appliance_node", executable="appliance_node", module="nodes.appliance_node",
                  parameters={"seed": Arg("household_seed")}),
         NodeSpec(name="memory", executable="memory_node", module="nodes.memory_node",
-                 parameters={"memory_dir": Arg("memory_dir"), "household": Arg("household")}),
+                 parameters={"memory_dir": Arg("memory_dir"), "household": Arg("household"), "seed_from_episode": True}),
         NodeSpec(name="assistant", executable="assistant_node", module="nodes.assistant_node",
                  parameters={"memory_dir": Arg("memory_dir"), "household": Arg("household"), "policy": Arg("policy"),
                              "nav_timeout_s": Arg("nav_timeout_s")},

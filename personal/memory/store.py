@@ -169,6 +169,11 @@ class HouseholdMemory:
     def close(self) -> None:
         self._db.close()
 
+    def data_version(self) -> int:
+        """Changes whenever another connection (another process: the assistant) committed to the
+        file; this connection's own writes leave it as it is (SQLite ``PRAGMA data_version``)."""
+        return int(self._db.execute("PRAGMA data_version").fetchone()[0])
+
     def __enter__(self):
         return self
 

@@ -28,6 +28,8 @@ PARAMETERS = {
     "seed": (0, "generator seed when episodes_dir is empty"),
     "episodes_per_scene": (3, "episodes per scene and split when generating"),
     "start_index": (0, "first episode to load"),
+    "continue_after_stop": (False, "after the episode's STOP (scored then, once) take further actions, never scored: "
+                                   "the assistant verifies what a navigation request found; false = refuse them"),
     "backend": ("synthetic", "synthetic | habitat | auto"),
     "rate": (10.0, "sensor publish rate, Hz: the latest observation is re-published when no frame went out for "
                    "1/rate s (a fresh frame per action is published at once; stepping faster re-publishes nothing)"),
