@@ -132,7 +132,8 @@ def test_a_damaged_or_foreign_file_is_refused_by_name_and_left_alone(tmp_path):
 # Each change told in several styles; every one must reach the same memory.
 STYLES = {
     "gift": ["Tom gave his lamp to Anna.", "Tom gave Anna his lamp yesterday.", "Tom's lamp now belongs to Anna.",
-             "Anna has Tom's lamp now.", "Tom handed the green lamp over to Anna.", ("I gave my lamp to Anna.", "Tom")],
+             "Anna has Tom's lamp now.", "Tom handed the green lamp over to Anna.", ("I gave my lamp to Anna.", "Tom"),
+             "The green lamp now belongs to Anna.", "The green lamp is Anna's now."],
     "discard": ["The black backpack is gone.", "Lily lost her backpack.", "Lily's backpack broke.",
                 ("I threw away my backpack.", "Lily"), "The backpack was thrown out."],
     "correction": ["Actually, the red mug is Tom's, not Lisa's.", "The red mug isn't Lisa's, it's Tom's.",

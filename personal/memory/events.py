@@ -92,6 +92,10 @@ _TRANSFER = (
     rf"^(?=.*\bnow\b)(?P<giver>{_NAME})'s (?P<obj>.+?) (?:now belongs to|belongs to|is now|is) (?P<taker>{_NAME})(?:'s)?{_TAIL}$",
     # "Anna has Tom's lamp now", "Anna took over Tom's lamp"
     rf"^(?P<taker>{_NAME}) (?:has|took over|inherited|got) (?P<giver>{_NAME})'s (?P<obj>.+?){_TAIL}$",
+    # "the green lamp now belongs to Anna", "the green lamp is Anna's now": no giver named, so whoever owned it
+    # gives it up ("now" again; "the new lamp is Anna's now" is an acquisition, read by _acquisition)
+    rf"^(?=.*\bnow\b)(?!(?:the|this|that) new\b)(?P<giver>)(?P<obj>{_DET}.+?) (?:now belongs to|belongs to|is now|is) "
+    rf"(?P<taker>{_NAME})(?:'s)?{_TAIL}$",
 )
 _CORRECTION = (
     # "the red mug is Lisa's, not Tom's"
@@ -154,7 +158,7 @@ class BuiltinStatementReader:
     @staticmethod
     def _transfer(s: str) -> list[Event]:
         m = _first_match(_TRANSFER, s)
-        return [Event("transfer", _clean_object(m["obj"]), m["taker"], m["giver"])] if m else []
+        return [Event("transfer", _clean_object(m["obj"]), m["taker"], m["giver"] or None)] if m else []
 
     @staticmethod
     def _discard(s: str) -> list[Event]:
@@ -360,7 +364,8 @@ def _apply_one(memory: HouseholdMemory, ev: Event, t: float, provenance: str) ->
     if ev.kind == "transfer":
         if ev.previous:
             memory.end_owner(ev.previous, obj.id, t)
-        memory.assert_owner(ev.person, obj.id, provenance, t=t)
+        # with no giver named ("the lamp now belongs to Anna") every earlier owner gives it up
+        memory.assert_owner(ev.person, obj.id, provenance, t=t, exclusive=not ev.previous)
         return Outcome(ev, obj.id, f"object {obj.id} '{obj.description}' from {ev.previous} to {ev.person}")
     if ev.kind == "correct":
         memory.assert_owner(ev.person, obj.id, "correction", t=t, exclusive=True, note=f"corrected from {ev.previous or '?'}")
