@@ -166,8 +166,11 @@ def substitute_names(template: str, people: list[str]) -> str:
     return re.sub(r"<person(\d+)>", repl, template)
 
 
-def summary_template(rng: random.Random, scene: Scene, people: list[str], ownership: dict[str, list[str]]) -> str:
-    """Scene summary with <personK> placeholders stating every ownership relation once."""
+def summary_template(rng: random.Random, scene: Scene, people: list[str], ownership: dict[str, list[str]],
+                     describe=None) -> str:
+    """Scene summary with <personK> placeholders stating every ownership relation once; objects
+    are named by ``describe(obj)`` (default: the caption without its article)."""
+    describe = describe or object_phrase
     ph = {p: f"<person{k + 1}>" for k, p in enumerate(people)}
     owners: dict[str, list[str]] = {}
     for p in people:
@@ -176,7 +179,7 @@ def summary_template(rng: random.Random, scene: Scene, people: list[str], owners
     sentences, single_left = [], {}
     for oid, ps in owners.items():
         obj = scene.object(oid)
-        o, r = object_phrase(obj), room_name(scene, obj)
+        o, r = describe(obj), room_name(scene, obj)
         if len(ps) > 1:
             choices = SHARED_TEMPLATES if len(ps) == 2 else SHARED_TEMPLATES[:2]
             sentences.append(rng.choice(choices).format(ps=join_names([ph[p] for p in ps]), o=o, r=r))
@@ -447,11 +450,17 @@ def generate_episode(scene: Scene, split: str, episode_index: int, rng: random.R
     raise RuntimeError(f"scene {scene.scene_id}: could not build a {split} episode with a reachable target")
 
 
-def generate_episodes(scene: Scene, split: str, n_episodes: int, seed: int) -> list[Episode]:
-    """``n_episodes`` episodes of ``split`` in ``scene`` (deterministic for the seed)."""
+def generate_episodes(scene: Scene, split: str, n_episodes: int, seed: int, summary_style: str = "verbatim") -> list[Episode]:
+    """``n_episodes`` episodes of ``split`` in ``scene`` (deterministic for the seed). With
+    ``summary_style="varied"`` the same episodes, their summaries in other words
+    (``personal.world.summary_style``)."""
+    from personal.world.summary_style import check_summary_style, varied_episode
+
+    check_summary_style(summary_style)
     rng = random.Random(f"{scene.scene_id}:{split}:{seed}")
     navs: dict = {}
-    return [generate_episode(scene, split, k, rng, navs) for k in range(n_episodes)]
+    episodes = [generate_episode(scene, split, k, rng, navs) for k in range(n_episodes)]
+    return [varied_episode(scene, e) for e in episodes] if summary_style == "varied" else episodes
 
 
 def straight_line_distance(scene: Scene, episode: Episode) -> float:
