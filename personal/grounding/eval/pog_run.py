@@ -56,9 +56,11 @@ def load_episode_folder(directory: str | Path, splits: Sequence[str] = SPLITS) -
 
 
 def generate_episode_set(n_scenes: int, splits: Sequence[str], per_split: int, seed: int = 0,
-                         episode_seed: int | None = None, preset: str = "default") -> tuple[dict[str, Scene], list[Episode]]:
+                         episode_seed: int | None = None, preset: str = "default",
+                         summary_style: str = "verbatim") -> tuple[dict[str, Scene], list[Episode]]:
     """``n_scenes`` generated households (scene seeds ``seed``, ``seed + 1``, ..., size ``preset``),
-    ``per_split`` episodes per split and scene drawn with ``episode_seed`` (default: ``seed``)."""
+    ``per_split`` episodes per split and scene drawn with ``episode_seed`` (default: ``seed``);
+    ``summary_style`` "varied": the same episodes, summaries in other words (personal/world/summary_style.py)."""
     from personal.world.episodes import generate_episodes
     from personal.world.generator import generate_scene
 
@@ -68,7 +70,8 @@ def generate_episode_set(n_scenes: int, splits: Sequence[str], per_split: int, s
         scene = generate_scene(seed + i, preset=preset)
         scenes[scene.scene_id] = scene
         for sp in splits:
-            episodes.extend(generate_episodes(scene, sp, per_split, seed if episode_seed is None else episode_seed))
+            episodes.extend(generate_episodes(scene, sp, per_split, seed if episode_seed is None else episode_seed,
+                                              summary_style))
     return scenes, episodes
 
 
