@@ -23,7 +23,8 @@ ENCODERS = ("lit", "oracle")
 
 
 def household_maps(scene, first_episode) -> dict:
-    path = CACHE / f"{scene.scene_id}.pkl"
+    x, y, _ = first_episode.start_position  # the exploration starts there (episode ids do not name the episode seed)
+    path = CACHE / f"{scene.scene_id}_from_{x:.3f}_{y:.3f}.pkl"
     if path.exists():
         return pickle.loads(path.read_bytes())
     built, info = explore_scene_maps(scene, list(ENCODERS), 0.5, first_episode, 320, 240, max_steps=2500)
