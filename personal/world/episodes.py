@@ -13,6 +13,7 @@ c_j = sum_i A_ij owners of object j, M people, N objects):
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 import re
@@ -21,6 +22,7 @@ import numpy as np
 from scipy import ndimage
 
 from personal.world import catalog
+from personal.world import summary_style as styles
 from personal.world.generator import AGENT_RADIUS, is_navigable, occupancy_grid
 from personal.world.model import SPLITS, Episode, Scene, SceneObject
 
@@ -454,13 +456,24 @@ def generate_episodes(scene: Scene, split: str, n_episodes: int, seed: int, summ
     """``n_episodes`` episodes of ``split`` in ``scene`` (deterministic for the seed). With
     ``summary_style="varied"`` the same episodes, their summaries in other words
     (``personal.world.summary_style``)."""
-    from personal.world.summary_style import check_summary_style, varied_episode
-
-    check_summary_style(summary_style)
+    styles.check_summary_style(summary_style)
     rng = random.Random(f"{scene.scene_id}:{split}:{seed}")
     navs: dict = {}
     episodes = [generate_episode(scene, split, k, rng, navs) for k in range(n_episodes)]
     return [varied_episode(scene, e) for e in episodes] if summary_style == "varied" else episodes
+
+
+def varied_episode(scene: Scene, episode: Episode) -> Episode:
+    """``episode`` with its summary (and its ``extracted_summary`` phrases) in other words: the same
+    people, ownership, sentence templates, query and targets; only the object descriptions differ.
+    Seeded by the episode id, so the verbatim episode stream is untouched."""
+    rng = random.Random(f"{episode.episode_id}:varied")
+    owned = sorted({o for objs in episode.ownership.values() for o in objs})
+    words = {oid: styles.varied_description(scene, scene.object(oid), rng) for oid in owned}
+    template = summary_template(rng, scene, episode.people, episode.ownership, describe=lambda o: words[o.object_id])
+    extracted = [f"{p} owns the {words[o]} in the {room_name(scene, scene.object(o))}"
+                 for p, objs in episode.ownership.items() for o in objs]
+    return dataclasses.replace(episode, summary=substitute_names(template, episode.people), extracted_summary=extracted)
 
 
 def straight_line_distance(scene: Scene, episode: Episode) -> float:

@@ -15,11 +15,10 @@ seed (the caller passes a ``random.Random``).
 """
 from __future__ import annotations
 
-import dataclasses
 import random
 import re
 
-from personal.world.model import Episode, Scene, SceneObject
+from personal.world.model import Scene, SceneObject
 
 SUMMARY_STYLES = ("verbatim", "varied")
 
@@ -150,21 +149,6 @@ def varied_description(scene: Scene, obj: SceneObject, rng: random.Random) -> st
     else:  # colour before pattern, part left out
         text = f"{colour} {pattern} {name}" if pattern != "plain" else f"{colour} {name}"
     return f"{text} {where}"
-
-
-def varied_episode(scene: Scene, episode: Episode) -> Episode:
-    """``episode`` with its summary (and its ``extracted_summary`` phrases) in other words: the same
-    people, ownership, sentence templates, query and targets; only the object descriptions differ.
-    Seeded by the episode id, so the verbatim episode stream is untouched."""
-    from personal.world.episodes import room_name, substitute_names, summary_template
-
-    rng = random.Random(f"{episode.episode_id}:varied")
-    owned = sorted({o for objs in episode.ownership.values() for o in objs})
-    words = {oid: varied_description(scene, scene.object(oid), rng) for oid in owned}
-    template = summary_template(rng, scene, episode.people, episode.ownership, describe=lambda o: words[o.object_id])
-    extracted = [f"{p} owns the {words[o]} in the {room_name(scene, scene.object(o))}"
-                 for p, objs in episode.ownership.items() for o in objs]
-    return dataclasses.replace(episode, summary=substitute_names(template, episode.people), extracted_summary=extracted)
 
 
 def check_summary_style(style: str) -> str:
