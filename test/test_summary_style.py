@@ -121,3 +121,22 @@ def test_report_shows_the_other_style_beside_the_run(tmp_path):
     assert "## Summary style varied (the run's style: verbatim)" in text and "varied / verbatim" in text
     assert summary["other_summary_style"]["methods"]["rpg-scene"]["total"]["n"] == len(varied)
     assert len(json.loads((tmp_path / "other_summary_style" / "results.json").read_text())) == 2 * len(varied)
+
+
+def test_evaluator_grounds_the_other_style_on_the_run_maps():
+    import logging
+
+    from personal.grounding.eval.pog_run import generate_episode_set, oracle_topdown_map
+    from personal.grounding.pipeline import TextEmbedder
+    from personal.grounding.pog_session import PogConfig, other_summary_style
+    from personal.models.base import make_encoder
+
+    cfg = PogConfig(map_source="oracle", n_scenes=1, per_split=1, splits=["easy", "hard"], seed=5, encoder_name="oracle",
+                    methods=["qs", "rpg-scene"])
+    scenes, eps = generate_episode_set(1, cfg.splits, 1, 5)
+    maps = {sid: oracle_topdown_map(s, TextEmbedder(make_encoder("oracle")), 0.5) for sid, s in scenes.items()}
+    other = other_summary_style(cfg, scenes, eps, maps, None, logging.getLogger("test"))
+    assert other.style == "varied" and not other.error
+    assert sorted((r.episode_id, r.method) for r in other.results) == sorted((e.episode_id, m) for e in eps for m in cfg.methods)
+    llm = PogConfig(map_source="oracle", extractor_name="llm")
+    assert other_summary_style(llm, scenes, eps, maps, None, logging.getLogger("test")) is None
