@@ -50,6 +50,8 @@ GRAPH = Graph(
         "nhood": (1, "RPG dilation radius (cells)", at_least(0, 1000)),
         "nms_r": (1, "RPG NMS radius (cells)", at_least(0, 1000)),
         "backend": ("numpy", "numpy | torch", Choice(("numpy", "torch"))),
+        "summary_style": ("verbatim", "verbatim (summaries quote the generator's captions) | varied (the owned objects in "
+                          "other words); the report adds the other style grounded on the same maps", Choice(("verbatim", "varied"))),
         "out_dir": ("runs/pog_eval", "run folders are created under this"),
         **SHARD_ARGUMENTS,
         **SENSOR_ARGUMENTS,  # the exploration camera (map_source explore / explore_graph)
@@ -78,7 +80,7 @@ GRAPH = Graph(
                 "record_dir": Arg("record_dir"),
                 "explore_steps": Arg("explore_steps"), "explore_width": Arg("explore_width"),
                 "explore_height": Arg("explore_height"), "encoder": Arg("encoder"), "extractor": Arg("extractor"),
-                "upper_bound": Arg("upper_bound"), "out_dir": Arg("out_dir"),
+                "upper_bound": Arg("upper_bound"), "summary_style": Arg("summary_style"), "out_dir": Arg("out_dir"),
                 "sensor": Arg("sensor"), "sensor_overrides": Arg("sensor_overrides"), "sensor_seed": Arg("sensor_seed"),
             },
             required=True,

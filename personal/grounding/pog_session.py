@@ -49,8 +49,16 @@ class PogConfig:
     encoder_name: str = "lit"
     extractor_name: str = "builtin"
     upper_bound: str = "oracle-topdown"
+    summary_style: str = "verbatim"
 
     def __post_init__(self) -> None:
+        from personal.world.summary_style import SUMMARY_STYLES
+
+        if self.summary_style not in SUMMARY_STYLES:
+            raise ValueError(f"parameter summary_style: expected {' | '.join(SUMMARY_STYLES)}, got {self.summary_style!r}")
+        if self.episodes_dir and self.summary_style != "verbatim":
+            raise ValueError("parameter summary_style: 'varied' rewrites generated summaries; "
+                             f"episodes_dir {self.episodes_dir!r} brings its own (use summary_style:=verbatim)")
         if self.map_source not in MAP_SOURCES:
             raise ValueError(f"parameter map_source: expected {' | '.join(MAP_SOURCES)}, got {self.map_source!r}")
         if self.upper_bound not in UPPER_BOUNDS:
@@ -88,6 +96,8 @@ PARAMETERS = {
     "extractor": ("builtin", "extractor of the grounding node (for the report)"),
     "upper_bound": ("oracle-topdown", "oracle-topdown: the report adds the same episodes on "
                                       "ORACLE top-down maps as a labelled upper bound (non-oracle runs) | none"),
+    "summary_style": ("verbatim", "verbatim (summaries quote the generator's captions) | varied (other words); "
+                                  "the report adds the other style on the same maps"),
     "out_dir": ("runs/pog_eval", "run folders are created under this"),
     "map_timeout_s": (900.0, "wait this long for a scene's map"),
     "query_timeout_s": (60.0, "a query without all results after this is a failure"),
@@ -109,7 +119,7 @@ def config_from(p: dict) -> PogConfig:
         sensor_args={k: p[k] for k in ("sensor", "sensor_overrides", "sensor_seed")},
         maps_dir=p["maps_dir"], record_dir=p["record_dir"], bags_dir=p["bags_dir"], replay_rate=p["replay_rate"],
         camera_prefix=p["camera_prefix"], resolution=p["resolution"], encoder_name=p["encoder"],
-        extractor_name=p["extractor"], upper_bound=p["upper_bound"])
+        extractor_name=p["extractor"], upper_bound=p["upper_bound"], summary_style=p["summary_style"])
 
 
 def failed_result(method: str, code: str, reason: str) -> dict:
@@ -131,7 +141,8 @@ def load_episodes(cfg: PogConfig, log) -> tuple[dict, list]:
         for line in problems:
             log.warning(f"episode set: {line} (recorded as a failure)")
     else:
-        scenes, eps = generate_episode_set(cfg.n_scenes, cfg.splits, cfg.per_split, cfg.seed)
+        scenes, eps = generate_episode_set(cfg.n_scenes, cfg.splits, cfg.per_split, cfg.seed,
+                                           summary_style=cfg.summary_style)
     if not eps:
         raise ValueError("the episode set is empty")
     return scenes, eps
@@ -530,6 +541,7 @@ def report_meta(cfg: PogConfig, session: PogSession, maps: dict[str, MapView], e
         "map resolution (m)": sorted({round(v.resolution, 3) for v in maps.values() if v.dim}) or [cfg.resolution],
         "observed cells per map": {sid: int(v.valid.sum()) for sid, v in maps.items()},
         "episodes": f"{cfg.episodes_dir or f'generated: {cfg.n_scenes} scenes x {cfg.splits} x {cfg.per_split}, seed {cfg.seed}'}",
+        "summary style": cfg.summary_style,
         "episode count": len(session.episodes),
         "wall time (s)": round(time.monotonic() - session.t0, 1),
         "run": f"ROS graph {'pog_replay' if cfg.map_source == 'bag' else 'pog_eval'} (grounding node + evaluator node)",
@@ -554,6 +566,34 @@ def upper_bound(cfg: PogConfig, scenes: dict, episodes: list, log):
     return ub
 
 
+def other_summary_style(cfg: PogConfig, scenes: dict, episodes: list, maps: dict[str, MapView], embedder, log):
+    """The run's episodes with the other summary style (verbatim <-> varied: same queries, targets
+    and maps, only the summary's wording differs), grounded in this process on the run's maps:
+    an ``OtherStyle`` for the report, or None (a PersONAL folder, or the LLM extractor, which would
+    be queried a second time)."""
+    from personal.grounding.eval.pog import OtherStyle
+    from personal.grounding.eval.pog_run import generate_episode_set, make_components
+    from personal.grounding.pipeline import evaluate_offline
+
+    if cfg.episodes_dir or cfg.extractor_name == "llm":
+        return None
+    style = "varied" if cfg.summary_style == "verbatim" else "verbatim"
+    t0 = time.monotonic()
+    try:
+        _, other = generate_episode_set(cfg.n_scenes, cfg.splits, cfg.per_split, cfg.seed, summary_style=style)
+        wanted = {e.episode_id for e in episodes}
+        other = [e for e in other if e.episode_id in wanted]
+        enc, ext = make_components(cfg.encoder_name, cfg.extractor_name)
+        text = embedder.get() if embedder is not None else None
+        enc = text.encoder if text is not None else enc
+        results = evaluate_offline(other, scenes, maps, ext, enc, cfg.methods)
+    except Exception as exc:  # the run's own results are written regardless
+        log.warning(f"summary style {style!r} beside the run failed: {exc}")
+        return OtherStyle(style, error=f"{type(exc).__name__}: {exc}")
+    log.info(f"summary style {style!r} on the run's maps in {time.monotonic() - t0:.1f} s")
+    return OtherStyle(style, results)
+
+
 def write_run(run_dir: Path, cfg: PogConfig, session: PogSession, maps: dict[str, MapView], scene_maps: SceneMaps, sensor,
               incomplete: list[str], embedder, sample_maps: int, log) -> Path:
     """The run folder's report (with the ORACLE upper bound unless the run is an oracle), sample
@@ -565,7 +605,8 @@ def write_run(run_dir: Path, cfg: PogConfig, session: PogSession, maps: dict[str
 
     meta = report_meta(cfg, session, maps, scene_maps.explore_info, sensor, incomplete)
     bound = None if meta["encoder_is_oracle"] else upper_bound(cfg, scene_maps.scenes, session.episodes, log)
-    write_report(run_dir, session.results, meta, cfg.methods, upper_bound=bound)
+    other = other_summary_style(cfg, scene_maps.scenes, session.episodes, maps, embedder, log)
+    write_report(run_dir, session.results, meta, cfg.methods, upper_bound=bound, other_style=other)
     try:
         write_sample_maps(run_dir, session.results, session.episodes, scene_maps.scenes, maps, embedder.get(), sample_maps)
     except Exception as exc:  # plots are a nice-to-have; the report is written

@@ -13,6 +13,7 @@ c_j = sum_i A_ij owners of object j, M people, N objects):
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 import re
@@ -21,6 +22,7 @@ import numpy as np
 from scipy import ndimage
 
 from personal.world import catalog
+from personal.world import summary_style as styles
 from personal.world.generator import AGENT_RADIUS, is_navigable, occupancy_grid
 from personal.world.model import SPLITS, Episode, Scene, SceneObject
 
@@ -166,8 +168,11 @@ def substitute_names(template: str, people: list[str]) -> str:
     return re.sub(r"<person(\d+)>", repl, template)
 
 
-def summary_template(rng: random.Random, scene: Scene, people: list[str], ownership: dict[str, list[str]]) -> str:
-    """Scene summary with <personK> placeholders stating every ownership relation once."""
+def summary_template(rng: random.Random, scene: Scene, people: list[str], ownership: dict[str, list[str]],
+                     describe=None) -> str:
+    """Scene summary with <personK> placeholders stating every ownership relation once; objects
+    are named by ``describe(obj)`` (default: the caption without its article)."""
+    describe = describe or object_phrase
     ph = {p: f"<person{k + 1}>" for k, p in enumerate(people)}
     owners: dict[str, list[str]] = {}
     for p in people:
@@ -176,7 +181,7 @@ def summary_template(rng: random.Random, scene: Scene, people: list[str], owners
     sentences, single_left = [], {}
     for oid, ps in owners.items():
         obj = scene.object(oid)
-        o, r = object_phrase(obj), room_name(scene, obj)
+        o, r = describe(obj), room_name(scene, obj)
         if len(ps) > 1:
             choices = SHARED_TEMPLATES if len(ps) == 2 else SHARED_TEMPLATES[:2]
             sentences.append(rng.choice(choices).format(ps=join_names([ph[p] for p in ps]), o=o, r=r))
@@ -447,11 +452,28 @@ def generate_episode(scene: Scene, split: str, episode_index: int, rng: random.R
     raise RuntimeError(f"scene {scene.scene_id}: could not build a {split} episode with a reachable target")
 
 
-def generate_episodes(scene: Scene, split: str, n_episodes: int, seed: int) -> list[Episode]:
-    """``n_episodes`` episodes of ``split`` in ``scene`` (deterministic for the seed)."""
+def generate_episodes(scene: Scene, split: str, n_episodes: int, seed: int, summary_style: str = "verbatim") -> list[Episode]:
+    """``n_episodes`` episodes of ``split`` in ``scene`` (deterministic for the seed). With
+    ``summary_style="varied"`` the same episodes, their summaries in other words
+    (``personal.world.summary_style``)."""
+    styles.check_summary_style(summary_style)
     rng = random.Random(f"{scene.scene_id}:{split}:{seed}")
     navs: dict = {}
-    return [generate_episode(scene, split, k, rng, navs) for k in range(n_episodes)]
+    episodes = [generate_episode(scene, split, k, rng, navs) for k in range(n_episodes)]
+    return [varied_episode(scene, e) for e in episodes] if summary_style == "varied" else episodes
+
+
+def varied_episode(scene: Scene, episode: Episode) -> Episode:
+    """``episode`` with its summary (and its ``extracted_summary`` phrases) in other words: the same
+    people, ownership, sentence templates, query and targets; only the object descriptions differ.
+    Seeded by the episode id, so the verbatim episode stream is untouched."""
+    rng = random.Random(f"{episode.episode_id}:varied")
+    owned = sorted({o for objs in episode.ownership.values() for o in objs})
+    words = {oid: styles.varied_description(scene, scene.object(oid), rng) for oid in owned}
+    template = summary_template(rng, scene, episode.people, episode.ownership, describe=lambda o: words[o.object_id])
+    extracted = [f"{p} owns the {words[o]} in the {room_name(scene, scene.object(o))}"
+                 for p, objs in episode.ownership.items() for o in objs]
+    return dataclasses.replace(episode, summary=substitute_names(template, episode.people), extracted_summary=extracted)
 
 
 def straight_line_distance(scene: Scene, episode: Episode) -> float:

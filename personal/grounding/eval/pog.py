@@ -332,6 +332,46 @@ class UpperBound:
                 **({"methods": summarize(self.results, methods)["methods"]} if self.results else {})}
 
 
+@dataclass
+class OtherStyle:
+    """The run's episodes with the other summary style (verbatim <-> varied) on the run's own maps."""
+
+    style: str
+    results: list[EpisodeResult] = field(default_factory=list)
+    error: str = ""
+
+    def summary(self, methods: Sequence[str] | None = None) -> dict:
+        return {"summary_style": self.style, "error": self.error,
+                **({"methods": summarize(self.results, methods)["methods"]} if self.results else {})}
+
+
+def other_style_section(summary: dict) -> list[str]:
+    """The other summary style's table and its ratio to the run's own figures (empty without one)."""
+    other = summary.get("other_summary_style")
+    if not other:
+        return []
+    style, own = other["summary_style"], summary.get("meta", {}).get("summary style", "verbatim")
+    out = [f"## Summary style {style} (the run's style: {own}) — SR@top-1 (%)", ""]
+    if other.get("error") or "methods" not in other:
+        return out + [f"Not computed: {other.get('error') or 'no episodes'}.", ""]
+    out += [f"Same episodes, queries, targets, maps and methods; only the summaries' wording differs ({style}: "
+            + ("the owned objects in other words: synonyms, partial descriptions, another attribute order, "
+               "relative descriptions true of the scene" if style == "varied" else "the generator's captions quoted")
+            + "). Grounded in the evaluator's process on the run's maps.", ""]
+    out += table_v({"methods": other["methods"]}, "sr_top1") + [""]
+    out += [f"| Method | {own} total | {style} total | varied / verbatim |", "|---|---|---|---|"]
+    for m, per in summary["methods"].items():
+        o = other["methods"].get(m)
+        if o is None or m in ("random", "centre"):
+            continue
+        a, b = per["total"]["sr_top1"], o["total"]["sr_top1"]
+        v, w = (a, b) if own == "verbatim" else (b, a)
+        ratio = f"{100 * w / v:.0f} %" if v and w is not None else "–"
+        f = lambda x: "–" if x is None else f"{x:.1f}"  # noqa: E731
+        out.append(f"| {METHOD_LABELS.get(m, m)} | {f(a)} | {f(b)} | {ratio} |")
+    return out + [""]
+
+
 def ratio_lines(s_l: dict, s_u: dict, key: str = "sr_top1") -> list[str]:
     """Learned / ORACLE SR per method (total and hard), computed from the two summaries."""
     out = ["| Method | Learned total | ORACLE total | Learned / ORACLE | Learned hard | ORACLE hard |", "|---|---|---|---|---|---|"]
@@ -367,13 +407,15 @@ def write_report(
     meta: dict,
     methods: Sequence[str] | None = None,
     upper_bound: UpperBound | None = None,
+    other_style: "OtherStyle | None" = None,
 ) -> dict:
     """Write results.json, summary.json, report.md and sr_by_split.png; return the summary.
 
     ``meta`` describes the run: encoder, encoder_is_oracle, extractor, map source,
     resolution, episode source, scenes, wall time … It is copied into summary.json.
     ``upper_bound``: the same episodes on ORACLE maps, reported beside the run (labelled so) and
-    kept in ``upper_bound/results.json``.
+    kept in ``upper_bound/results.json``. ``other_style``: the same episodes with the other summary
+    style on the run's maps, reported beside the run and kept in ``other_summary_style/results.json``.
     """
     run = Path(run_dir)
     run.mkdir(parents=True, exist_ok=True)
@@ -384,6 +426,11 @@ def write_report(
         (run / "upper_bound").mkdir(exist_ok=True)
         (run / "upper_bound" / "results.json").write_text(
             json.dumps([r.to_dict() for r in upper_bound.results], indent=1, allow_nan=True))
+    if other_style is not None:
+        summary["other_summary_style"] = other_style.summary(methods)
+        (run / "other_summary_style").mkdir(exist_ok=True)
+        (run / "other_summary_style" / "results.json").write_text(
+            json.dumps([r.to_dict() for r in other_style.results], indent=1, allow_nan=True))
     holds, lines = ordering_analysis(summary)
     summary["ordering_holds"] = holds
     (run / "results.json").write_text(json.dumps([r.to_dict() for r in results], indent=1, allow_nan=True))
@@ -419,6 +466,7 @@ def render_report(summary: dict, results: Sequence[EpisodeResult], holds: bool, 
         out += ["Episodes per split: " + ", ".join(f"{c} {first[c]['n']}" for c in COLUMNS) + " (per method).", ""]
     out += ["## SR@top-1 (%) — Table V layout", *table_v(summary, "sr_top1"), ""]
     out += upper_bound_section(summary)
+    out += other_style_section(summary)
     out += ["## SR@top-3 (%) — any of the first three predictions within 1 m", *table_v(summary, "sr_top3"), ""]
     out += ["## Episodes, failures and latency per method (total)", "",
             "| Method | Episodes | Failures | Failure codes | Mean latency (ms) | p95 latency (ms) |",

@@ -21,6 +21,7 @@ def eval_offline(
     extractor: str = typer.Option("builtin", help="builtin (rules on the summary) | episode (the episode file's extracted_summary, as the paper's RPG) | llm"),
     out_dir: str = typer.Option("runs/pog_offline", help="run folders are created under this"),
     preset: str = typer.Option("default", help="household size: default | hm3d (HM3D-sized, docs/simulator.md)"),
+    summary_style: str = typer.Option("verbatim", help="verbatim (summaries quote the captions) | varied (other words; generated episodes only)"),
 ) -> None:
     """Evaluate every episode with every method and write the run folder."""
     from personal.grounding.eval import pog_run
@@ -31,6 +32,12 @@ def eval_offline(
         typer.echo(f"error: --preset must be one of {', '.join(PRESETS)}, got {preset!r}", err=True)
         raise typer.Exit(2)
 
+    from personal.world.summary_style import SUMMARY_STYLES
+
+    if summary_style not in SUMMARY_STYLES or (episodes_dir and summary_style != "verbatim"):
+        typer.echo(f"error: --summary-style must be one of {', '.join(SUMMARY_STYLES)} (varied only for generated "
+                   f"episodes), got {summary_style!r}", err=True)
+        raise typer.Exit(2)
     if map_source not in ("explore", "saved", "oracle"):
         typer.echo(f"error: --map-source must be explore, saved or oracle, got {map_source!r}", err=True)
         raise typer.Exit(2)
@@ -46,9 +53,9 @@ def eval_offline(
         scenes=scenes, splits=split_list, episodes_per_split=episodes_per_split, resolution=resolution, seed=seed,
         encoder=encoder, extractor=extractor, methods=parse_method_list(methods), episodes_dir=episodes_dir,
         maps_dir=maps_dir if map_source == "saved" else "", build_maps=map_source != "saved",
-        explore=map_source == "explore", progress=lambda m: typer.echo(m), preset=preset,
+        explore=map_source == "explore", progress=lambda m: typer.echo(m), preset=preset, summary_style=summary_style,
     )
-    pog_run.run_offline(inputs, run, progress=_progress(len(inputs.episodes)))
+    pog_run.run_offline(inputs, run, progress=_progress(len(inputs.episodes)), meta_extra={"summary style": summary_style})
     typer.echo(f"report: {run.resolve() / 'report.md'}")
 
 

@@ -56,9 +56,11 @@ def load_episode_folder(directory: str | Path, splits: Sequence[str] = SPLITS) -
 
 
 def generate_episode_set(n_scenes: int, splits: Sequence[str], per_split: int, seed: int = 0,
-                         episode_seed: int | None = None, preset: str = "default") -> tuple[dict[str, Scene], list[Episode]]:
+                         episode_seed: int | None = None, preset: str = "default",
+                         summary_style: str = "verbatim") -> tuple[dict[str, Scene], list[Episode]]:
     """``n_scenes`` generated households (scene seeds ``seed``, ``seed + 1``, ..., size ``preset``),
-    ``per_split`` episodes per split and scene drawn with ``episode_seed`` (default: ``seed``)."""
+    ``per_split`` episodes per split and scene drawn with ``episode_seed`` (default: ``seed``);
+    ``summary_style`` "varied": the same episodes, summaries in other words (personal/world/summary_style.py)."""
     from personal.world.episodes import generate_episodes
     from personal.world.generator import generate_scene
 
@@ -68,7 +70,8 @@ def generate_episode_set(n_scenes: int, splits: Sequence[str], per_split: int, s
         scene = generate_scene(seed + i, preset=preset)
         scenes[scene.scene_id] = scene
         for sp in splits:
-            episodes.extend(generate_episodes(scene, sp, per_split, seed if episode_seed is None else episode_seed))
+            episodes.extend(generate_episodes(scene, sp, per_split, seed if episode_seed is None else episode_seed,
+                                              summary_style))
     return scenes, episodes
 
 
@@ -406,7 +409,7 @@ def build_eval_inputs(*, scenes: int = 3, splits: Sequence[str] = SPLITS, episod
                       seed: int = 0, encoder: str = "oracle", extractor: str = "builtin",
                       methods: Sequence[str] = ("random", "centre", "qs", "rpg", "rpg-owner"),
                       episodes_dir: str = "", maps_dir: str = "", build_maps: bool = True, explore: bool = False,
-                      progress=None, preset: str = "default") -> EvalInputs:
+                      progress=None, preset: str = "default", summary_style: str = "verbatim") -> EvalInputs:
     """Episodes (folder or generated), components, and a map per scene: a saved map from
     ``maps_dir/<scene_id>/`` when present; else, with ``build_maps``, a pre-exploration map
     (``explore``) or the ORACLE top-down map; else an empty map (its episodes then fail
@@ -416,10 +419,13 @@ def build_eval_inputs(*, scenes: int = 3, splits: Sequence[str] = SPLITS, episod
     say = progress or (lambda msg: None)
     enc, ext = make_components(encoder, extractor)
     problems: list[str] = []
+    if episodes_dir and summary_style != "verbatim":
+        raise ValueError(f"summary_style {summary_style!r} rewrites generated summaries; {episodes_dir} brings its own")
     if episodes_dir:
         scene_map, eps, problems = load_episode_folder(episodes_dir, splits)
     else:
-        scene_map, eps = generate_episode_set(scenes, splits, episodes_per_split, seed, preset=preset)
+        scene_map, eps = generate_episode_set(scenes, splits, episodes_per_split, seed, preset=preset,
+                                              summary_style=summary_style)
     embed = TextEmbedder(enc)
     maps: dict[str, MapView] = {}
     sources = set()
