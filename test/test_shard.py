@@ -69,9 +69,20 @@ def test_plan_by_household_or_episode_chunk():
     assert len(chunks) == 3 and [i for s in chunks for i in s.episode_ids] == [e.episode_id for e in one]
     kind = KINDS["pog_eval"]
     args = child_arguments(kind, {}, {"workers": "2", "scenes": "3", "out_dir": "x", "top_k": "5"})
-    assert args == {"top_k": "5", "upper_bound": "none"}  # sharding, episode-source and output arguments are the coordinator's; the merged report computes the bound
+    # sharding, episode-source and output arguments are the coordinator's; the merged report computes the bound;
+    # the shards' episode folders already carry the summary style's wording
+    assert args == {"top_k": "5", "upper_bound": "none", "summary_style": "verbatim"}
     assert plan_digest("pog_eval", args, shards, eps) == plan_digest("pog_eval", dict(args), list(shards), list(eps))
     assert plan_digest("pog_eval", {"top_k": "4"}, shards, eps) != plan_digest("pog_eval", args, shards, eps)
+
+
+def test_a_varied_summary_run_shards_the_varied_episodes():
+    kind = KINDS["pog_eval"]
+    values = {"episodes_dir": "", "scenes": 1, "splits": "easy", "episodes_per_split": 2, "seed": 0}
+    _, verbatim = kind.load({**values, "summary_style": "verbatim"})
+    _, varied = kind.load({**values, "summary_style": "varied"})
+    assert [e.episode_id for e in varied] == [e.episode_id for e in verbatim]
+    assert all(a.summary != b.summary for a, b in zip(varied, verbatim))
 
 
 def test_interrupted_sharded_run_resumes_and_merges_to_the_serial_results(serial, tmp_path):

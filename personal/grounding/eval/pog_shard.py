@@ -10,7 +10,9 @@ from personal.runs.shard import EpisodeFolderKind
 class PogKind(EpisodeFolderKind):
     graph = "pog_eval"
     source_arguments = ("episodes_dir", "scenes", "episodes_per_split", "splits")
-    child_fixed = {"upper_bound": "none"}  # the merged report computes it once for the whole set
+    # the merged report computes the bound once for the whole set; the episode folder the parent writes for
+    # a shard already carries the chosen summary style's wording (a child rewording it again would refuse)
+    child_fixed = {"upper_bound": "none", "summary_style": "verbatim"}
 
     def load(self, values: Mapping[str, Any]):
         from personal.grounding.eval.pog_run import generate_episode_set, load_episode_folder
@@ -20,7 +22,8 @@ class PogKind(EpisodeFolderKind):
             scenes, episodes, _ = load_episode_folder(values["episodes_dir"], splits)
         else:
             scenes, episodes = generate_episode_set(int(values["scenes"]), splits, int(values["episodes_per_split"]),
-                                                    int(values["seed"]))
+                                                    int(values["seed"]),
+                                                    summary_style=str(values.get("summary_style", "verbatim")))
         return scenes, episodes
 
     def methods(self, values: Mapping[str, Any]) -> list[str]:
@@ -39,5 +42,8 @@ class PogKind(EpisodeFolderKind):
         if values.get("upper_bound", "none") != "none" and not meta.get("encoder_is_oracle"):
             scenes, episodes = self.load(values)  # the whole set: the bound is computed once, not per shard
             upper = oracle_upper_bound(scenes, episodes, methods, float(values["resolution"]), str(values["extractor"]))
+        meta["summary style"] = str(values.get("summary_style", "verbatim"))  # the children were told "verbatim"
+        if not values.get("episodes_dir"):
+            meta["other summary style"] = "not computed in a sharded run (the shards' maps are not kept)"
         write_report(run_dir, [EpisodeResult.from_dict(r) for r in records], meta, methods, upper_bound=upper)
         write_report_html(run_dir, html_page)
