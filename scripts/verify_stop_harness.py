@@ -124,7 +124,9 @@ def evaluate(folder: Path, **verifier_kw) -> dict:
     counts = {"right": Counter(), "wrong": Counter()}
     rows = []
     for name, meta, frame, prev, point, cell_feature, floor_z, stop_dist in load_moments(folder):
-        v = StopVerifier(encoder=comps.encoder, **verifier_kw)
+        kw = dict(verifier_kw)
+        encoder = None if kw.pop("no_encoder", False) else comps.encoder  # no_encoder: the nearest proposal
+        v = StopVerifier(encoder=encoder, **kw)
         v.prepare(meta["query"], extractor.extract(meta["summary"] or ""),
                   (meta["owner"] or "").strip() or query_owner(meta["query"]))
         for f in prev:
@@ -133,7 +135,7 @@ def evaluate(folder: Path, **verifier_kw) -> dict:
         check = v.check(frame, point, floor_z, cell_feature=cell_feature)
         truth = "right" if stop_dist <= SUCCESS_RADIUS_M else "wrong"
         counts[truth][check.verdict] += 1
-        rows.append((name, truth, check.verdict, check.reason))
+        rows.append((name, truth, check.verdict, f"gap {v.last_gap}" if v.last_gap is not None else "", check.reason))
     for r in rows:
         print(*r, sep="\t")
     summary = {k: dict(c) for k, c in counts.items()}

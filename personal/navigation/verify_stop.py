@@ -51,7 +51,7 @@ def target_descriptions(query: str, phrases, owner: str | None) -> list[str]:
 
 class StopVerifier:
     def __init__(self, reject_unsure: bool = False, decomposer: str = "builtin", encoder=None,
-                 colour_margin: float = 0.0, second_view: bool = False):
+                 colour_margin: float = 0.0, second_view: bool = True, part_rejects: bool = False):
         from personal.verification.attributes import make_decomposer
         from personal.verification.verifier import BuiltinImageVerifier
 
@@ -59,6 +59,8 @@ class StopVerifier:
         self.encoder = encoder  # the map's crop tower: associates the candidate through its embedding
         self.colour_margin = float(colour_margin)  # ΔE gap a colour "No" needs (0: off)
         self.second_view = second_view
+        self.part_rejects = part_rejects  # a part colour's "No" may reject (else it counts as unsure)
+        self.last_gap: float | None = None
         self.decomposer = make_decomposer(decomposer)
         # colour evidence only: the shape check and the category gate are tuned to whole-object masks,
         # and a depth proposal often joins an object to its support or shows a part of it
@@ -161,9 +163,14 @@ class StopVerifier:
         """A colour "No" stands only if the mask's pixels are clearly nearer another colour name
         than the described one (median ΔE gap >= colour_margin): shading turns black into grey
         and a mask edge takes in the support's pixels."""
-        if judgement.status != "No" or judgement.name != "color" or self.colour_margin <= 0:
+        if judgement.status != "No":
+            return judgement.status
+        if judgement.name != "color":  # a part's colour: "no such part visible" is weak on a proposal mask
+            return judgement.status if self.part_rejects else "Unsure"
+        if self.colour_margin <= 0:
             return judgement.status
         gap = colour_gap(view, attribute.expected)
+        self.last_gap = gap
         return judgement.status if gap is not None and gap >= self.colour_margin else "Unsure"
 
 
