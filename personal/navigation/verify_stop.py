@@ -7,12 +7,16 @@ wrong one first. PInVerify exists because such confusions are common; the attrib
 measures the candidate's pixels (colour in CIELAB, the category's metric extent from depth) against
 the owner's description, evidence the detection's embedding did not use.
 
-Everything here is non-oracle: the candidate's mask is the depth segmenter's proposal
-(``personal.perception.segment``) nearest the detected point in the current frame, the description
-is what the ownership extractor read from the summary. Verdicts: ``yes`` (a judged attribute matched
-and none contradicted), ``no`` (one contradicted), ``unsure`` (nothing judgeable, candidate not in
-view). ``no`` — and ``unsure`` with ``reject_unsure`` — puts the point on the policy's blacklist and
-the search goes on within the step budget.
+Everything here is non-oracle: the candidate's mask is a depth-segmenter proposal
+(``personal.perception.segment``) near the detected point in the current frame — with the map's
+crop tower, the proposal whose crop embedding is most like the detected cell's feature — and the
+description is what the ownership extractor read from the summary. Verdicts: ``yes`` (a judged
+attribute matched and none contradicted), ``no`` (the main colour contradicted every description;
+a part colour's "no" counts as unsure unless ``part_rejects``), ``unsure`` (nothing judgeable,
+candidate not in view). A ``no`` must be repeated in an earlier frame of the approach (second
+view) to stand. ``no`` — and ``unsure`` with ``reject_unsure`` — puts the point on the policy's
+blacklist and the search goes on within the step budget. Defaults chosen on validation stop
+moments (scripts/verify_stop_harness.py, docs/navigation.md).
 """
 from __future__ import annotations
 
