@@ -110,3 +110,80 @@ def test_a_pan_episode_with_verify_before_stop_records_its_checks():
     assert all(c["verdict"] in ("yes", "no", "unsure") for c in checks)
     if traj.stopped and "stop_point_target" in traj.info:  # it stopped on a detection: that one was checked
         assert checks and checks[-1]["verdict"] != "no"
+
+
+def _scripted(verdicts, **kw):
+    """A verifier whose per-view check returns ``verdicts`` in turn (the rule under test is how
+    the views combine, not the colour measurement)."""
+    v = StopVerifier(**kw)
+    v.descriptions = ["red backpack"]
+    seq = iter(verdicts)
+    v._check = lambda frame, point, floor_z, cell_feature=None: StopCheck(next(seq), "scripted", point)
+    return v
+
+
+@pytest.mark.parametrize("second, final", [("no", "no"), ("yes", "yes"), ("unsure", "unsure")])
+def test_a_rejection_stands_only_if_a_second_view_agrees(second, final):
+    v = _scripted(["no", second])
+    older, now = object(), object()
+    v.observe(_Frame(np.zeros((2, 2, 3), np.uint8), np.ones((2, 2), np.float32), np.eye(3), np.eye(4)))
+    check = v.check(now, (1.0, 2.0))
+    assert check.verdict == final and v.rejects(check) == (final == "no")
+    assert not _scripted(["no"]).check(older, (0.0, 0.0)).reason.startswith("first view"), "no earlier frame: the first view stands"
+    assert _scripted(["no"], second_view=False).check(now, (0.0, 0.0)).verdict == "no"
+
+
+def test_a_part_colour_no_does_not_reject_but_a_clear_main_colour_no_does():
+    from personal.verification.verifier import Judgement
+    from personal.navigation.verify_stop import colour_gap
+
+    grey = np.full((20, 20, 3), 128, np.uint8)
+    mask = np.zeros((20, 20), bool)
+    mask[4:16, 4:16] = True
+    view = type("V", (), {"rgb": grey, "mask": mask})()
+    assert colour_gap(view, "red") > colour_gap(view, "black") > 0 and abs(colour_gap(view, "grey")) < 1e-6
+    part = Judgement("strap color", "No", "no black part visible")
+    main = Judgement("color", "No", "only 0% is red; mostly grey")
+    attr = type("A", (), {"expected": "red"})()
+    assert StopVerifier()._margin_gate(part, attr, view) == "Unsure"
+    assert StopVerifier(part_rejects=True)._margin_gate(part, attr, view) == "No"
+    assert StopVerifier()._margin_gate(main, attr, view) == "No"
+    assert StopVerifier(colour_margin=1e3)._margin_gate(main, attr, view) == "Unsure"
+
+
+def test_the_candidate_is_the_proposal_whose_embedding_made_the_detection(views):
+    """With the encoder and the detected cell's feature, of the proposals near the point the one
+    whose crop embedding is most like the cell is the mask, not merely the nearest one."""
+    from types import SimpleNamespace
+
+    from personal.perception.segment import segment_rgbd
+
+    class OneHotEncoder:  # crop i of a call -> unit vector i
+        config = SimpleNamespace(image_size=48)
+
+        def segments(self, depth, K, T):
+            return segment_rgbd(depth, K, T, floor_z=0.0)
+
+        def embed_crops(self, crops, masks):
+            return np.eye(len(crops), 64, dtype=np.float32), np.ones(len(crops))
+
+    tried = 0
+    for frame, _ in views:
+        seg = segment_rgbd(np.asarray(frame.depth), frame.K, frame.T_map_camera, floor_z=0.0)
+        objects = seg.objects()
+        for a in objects:
+            point = tuple(seg.centroid[a, :2])
+            dist = np.hypot(*(seg.centroid[objects, :2] - point).T)
+            near = objects[dist <= 0.8]
+            if len(near) < 2:
+                continue
+            want = int(near[-1]) if near[-1] != a else int(near[0])
+            feature = np.eye(64, dtype=np.float32)[list(near).index(want)]
+            v = StopVerifier(encoder=OneHotEncoder())
+            mask, _ = v._candidate(frame, np.asarray(frame.depth), point, 0.0, feature)
+            assert (mask == (seg.full_labels(frame.depth.shape) == want)).all()
+            mask, _ = StopVerifier()._candidate(frame, np.asarray(frame.depth), point, 0.0, None)
+            assert (mask == (seg.full_labels(frame.depth.shape) == a)).all(), "without the feature: the nearest"
+            tried += 1
+            break
+    assert tried >= 3

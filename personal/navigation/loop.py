@@ -107,6 +107,8 @@ class NavigationLoop:
             if frame.depth is not None:
                 self.mapper.integrate(frame.depth, frame.K, frame.T_map_camera, (x, y), frame.rgb, frame.instance_ids)
         t1 = time.perf_counter()
+        if self.stop_verifier is not None:
+            self.stop_verifier.observe(frame)
         self.guard.observe(self._last_action, frame.collided, yaw)
         inp = StepInput(frame.pose, self.step_count, self.max_steps, self.mapper)
         action = self.policy.act(inp)
@@ -115,7 +117,7 @@ class NavigationLoop:
             if point is None:
                 break
             check = self.stop_verifier.check(frame, tuple(point), self.mapper.cfg.floor_z if self.mapper else None,
-                                             self.step_count)
+                                             self.step_count, cell_feature=self._cell_feature(point))
             if not self.stop_verifier.rejects(check):
                 break
             self.policy.reject_target(point)  # not the described instance: keep searching
@@ -128,6 +130,17 @@ class NavigationLoop:
         if action == Act.STOP or self.step_count >= self.max_steps:
             self.done = True
         return int(action)
+
+
+    def _cell_feature(self, point) -> np.ndarray | None:
+        """The feature-map vector of the detected cell (what the detection was scored on)."""
+        fm = self.mapper.feature_map if self.mapper is not None else None
+        if fm is None or fm.embeddings.size == 0:
+            return None
+        r, c = fm.geometry.cell(float(point[0]), float(point[1]))
+        if not (0 <= r < fm.embeddings.shape[0] and 0 <= c < fm.embeddings.shape[1]):
+            return None
+        return fm.embeddings[r, c]
 
 
 def frame_from_observation(obs, with_features: bool = True) -> Frame:

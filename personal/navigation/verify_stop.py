@@ -7,22 +7,28 @@ wrong one first. PInVerify exists because such confusions are common; the attrib
 measures the candidate's pixels (colour in CIELAB, the category's metric extent from depth) against
 the owner's description, evidence the detection's embedding did not use.
 
-Everything here is non-oracle: the candidate's mask is the depth segmenter's proposal
-(``personal.perception.segment``) nearest the detected point in the current frame, the description
-is what the ownership extractor read from the summary. Verdicts: ``yes`` (a judged attribute matched
-and none contradicted), ``no`` (one contradicted), ``unsure`` (nothing judgeable, candidate not in
-view). ``no`` — and ``unsure`` with ``reject_unsure`` — puts the point on the policy's blacklist and
-the search goes on within the step budget.
+Everything here is non-oracle: the candidate's mask is a depth-segmenter proposal
+(``personal.perception.segment``) near the detected point in the current frame — with the map's
+crop tower, the proposal whose crop embedding is most like the detected cell's feature — and the
+description is what the ownership extractor read from the summary. Verdicts: ``yes`` (a judged
+attribute matched and none contradicted), ``no`` (the main colour contradicted every description;
+a part colour's "no" counts as unsure unless ``part_rejects``), ``unsure`` (nothing judgeable,
+candidate not in view). A ``no`` must be repeated in an earlier frame of the approach (second
+view) to stand. ``no`` — and ``unsure`` with ``reject_unsure`` — puts the point on the policy's
+blacklist and the search goes on within the step budget. Defaults chosen on validation stop
+moments (scripts/verify_stop_harness.py, docs/navigation.md).
 """
 from __future__ import annotations
 
 import math
 import re
+from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
 
 MATCH_RADIUS_M = 0.8  # a proposal whose centroid is this close (map xy) to the detected point is the candidate
+RECENT_FRAMES = 5  # frames kept for a second view of the candidate (the approach's earlier steps)
 
 
 @dataclass
@@ -48,33 +54,63 @@ def target_descriptions(query: str, phrases, owner: str | None) -> list[str]:
 
 
 class StopVerifier:
-    def __init__(self, reject_unsure: bool = False, decomposer: str = "builtin"):
+    def __init__(self, reject_unsure: bool = False, decomposer: str = "builtin", encoder=None,
+                 colour_margin: float = 0.0, second_view: bool = True, part_rejects: bool = False):
         from personal.verification.attributes import make_decomposer
         from personal.verification.verifier import BuiltinImageVerifier
 
         self.reject_unsure = reject_unsure
+        self.encoder = encoder  # the map's crop tower: associates the candidate through its embedding
+        self.colour_margin = float(colour_margin)  # ΔE gap a colour "No" needs (0: off)
+        self.second_view = second_view
+        self.part_rejects = part_rejects  # a part colour's "No" may reject (else it counts as unsure)
+        self.last_gap: float | None = None
         self.decomposer = make_decomposer(decomposer)
         # colour evidence only: the shape check and the category gate are tuned to whole-object masks,
         # and a depth proposal often joins an object to its support or shows a part of it
         self.verifier = BuiltinImageVerifier(category_gate=False, shape_check=False)
         self.descriptions: list[str] = []
         self.checks: list[StopCheck] = []
+        self.recent: deque = deque(maxlen=RECENT_FRAMES)
 
     def prepare(self, query: str, phrases, owner: str | None) -> None:
         self.descriptions = target_descriptions(query, phrases, owner)
         self.checks = []
+        self.recent.clear()
+
+    def observe(self, frame) -> None:
+        """Called by the loop with every frame: the recent ones give a second view before a rejection."""
+        self.recent.append(frame)
 
     def rejects(self, check: StopCheck) -> bool:
         return check.verdict == "no" or (self.reject_unsure and check.verdict == "unsure")
 
-    def check(self, frame, point: tuple[float, float], floor_z: float | None = None, step: int = 0) -> StopCheck:
-        out = self._check(frame, point, floor_z)
+    def check(self, frame, point: tuple[float, float], floor_z: float | None = None, step: int = 0,
+              cell_feature: np.ndarray | None = None) -> StopCheck:
+        """``cell_feature``: the detected cell's feature-map vector; with the encoder it picks the
+        proposal whose crop embedding made the detection. A rejection needs a second view to agree."""
+        out = self._check(frame, point, floor_z, cell_feature)
+        if self.second_view and self.rejects(out):
+            out = self._second_look(out, frame, point, floor_z, cell_feature)
         out.step = step
         self.checks.append(out)
         return out
 
-    def _check(self, frame, point, floor_z) -> StopCheck:
-        from personal.perception.segment import segment_rgbd
+    def _second_look(self, first: StopCheck, frame, point, floor_z, cell_feature) -> StopCheck:
+        """The same candidate in the oldest kept frame of the approach (another pose): a rejection
+        stands only if that view rejects too; a yes there wins, anything else keeps the stop."""
+        older = [f for f in self.recent if f is not frame and f.rgb is not None]
+        if not older:
+            return first
+        again = self._check(older[0], point, floor_z, cell_feature)
+        if self.rejects(again):
+            first.reason += f"; second view: {again.reason}"
+            return first
+        verdict = "yes" if again.verdict == "yes" else "unsure"
+        return StopCheck(verdict, f"first view: {first.reason}; second view: {again.reason}", point,
+                         judgements=first.judgements + again.judgements)
+
+    def _check(self, frame, point, floor_z, cell_feature=None) -> StopCheck:
         from personal.verification.attributes import predict_category
         from personal.verification.verifier import ViewInput
 
@@ -85,28 +121,90 @@ class StopVerifier:
         from personal.depth import depth_to_metres
 
         depth = depth_to_metres(np.asarray(frame.depth))  # the ROS path hands 16UC1 millimetres through
-        seg = segment_rgbd(depth, frame.K, frame.T_map_camera, floor_z=floor_z)
-        objects = seg.objects()
-        if not len(objects):
-            return StopCheck("unsure", "no object proposal in view", point)
-        dist = np.hypot(seg.centroid[objects, 0] - point[0], seg.centroid[objects, 1] - point[1])
-        best = int(np.argmin(dist))
-        if dist[best] > MATCH_RADIUS_M:
-            return StopCheck("unsure", f"nearest proposal {dist[best]:.2f} m from the detected point", point)
-        k = int(objects[best])
-        mask = seg.full_labels(depth.shape) == k
+        found = self._candidate(frame, depth, point, floor_z, cell_feature)
+        if isinstance(found, str):
+            return StopCheck("unsure", found, point)
+        mask, centroid = found
         cam = np.asarray(frame.T_map_camera)[:3, 3]
         h, w = depth.shape
         view = ViewInput(rgb=np.asarray(frame.rgb), mask=mask, depth=depth,
-                         distance_m=float(np.linalg.norm(seg.centroid[k] - cam)), pitch_deg=0.0,
+                         distance_m=float(np.linalg.norm(centroid - cam)), pitch_deg=0.0,
                          hfov_deg=math.degrees(2 * math.atan(w / 2 / float(frame.K[0][0]))))
         verdicts = []
         for text in self.descriptions:  # the owner may have several: a match with any one is a yes
             category = predict_category([text]) or "object"
             attrs = self.decomposer.decompose([text], category)
             judged = self.verifier.verify(view, attrs, category, context=attrs).judgements
-            verdicts.append((text, [(j.name, j.status, j.reason) for j in judged]))
+            judged = [(j.name, self._margin_gate(j, a, view), j.reason) for a, j in zip(attrs, judged)]
+            verdicts.append((text, judged))
         return _decide(verdicts, point)
+
+    def _candidate(self, frame, depth, point, floor_z, cell_feature):
+        """(mask, map centroid) of the candidate proposal, or why there is none. Proposals whose
+        centroid lies within MATCH_RADIUS_M of the point compete; with the encoder and the cell's
+        feature the one whose crop embedding is most like the cell wins (the proposal that gave
+        the detection), else the nearest."""
+        from personal.perception.segment import segment_rgbd
+
+        enc = self.encoder if cell_feature is not None and np.any(cell_feature) else None
+        if enc is not None and hasattr(enc, "segments"):
+            seg = enc.segments(depth, frame.K, frame.T_map_camera)  # the proposals the map was built from
+        else:
+            seg = segment_rgbd(depth, frame.K, frame.T_map_camera, floor_z=floor_z)
+        objects = seg.objects()
+        if not len(objects):
+            return "no object proposal in view"
+        dist = np.hypot(seg.centroid[objects, 0] - point[0], seg.centroid[objects, 1] - point[1])
+        near = objects[dist <= MATCH_RADIUS_M]
+        if not len(near):
+            return f"nearest proposal {dist.min():.2f} m from the detected point"
+        k = int(objects[int(np.argmin(dist))])
+        if enc is not None and len(near) > 1 and hasattr(enc, "embed_crops"):
+            k = int(near[int(np.argmax(_proposal_similarity(enc, frame.rgb, seg, near, cell_feature)))])
+        return seg.full_labels(depth.shape) == k, seg.centroid[k]
+
+    def _margin_gate(self, judgement, attribute, view) -> str:
+        """A colour "No" stands only if the mask's pixels are clearly nearer another colour name
+        than the described one (median ΔE gap >= colour_margin): shading turns black into grey
+        and a mask edge takes in the support's pixels."""
+        if judgement.status != "No":
+            return judgement.status
+        if judgement.name != "color":  # a part's colour: "no such part visible" is weak on a proposal mask
+            return judgement.status if self.part_rejects else "Unsure"
+        if self.colour_margin <= 0:
+            return judgement.status
+        gap = colour_gap(view, attribute.expected)
+        self.last_gap = gap
+        return judgement.status if gap is not None and gap >= self.colour_margin else "Unsure"
+
+
+def _proposal_similarity(enc, rgb, seg, which, cell_feature) -> np.ndarray:
+    """Cosine of each proposal's crop embedding to the detected cell's feature."""
+    from personal.perception.crops import frame_rgb, segment_crops
+
+    crops, masks = segment_crops(frame_rgb(np.asarray(rgb, np.uint8)), seg, which, size=int(enc.config.image_size))
+    emb, _ = enc.embed_crops(crops, masks)
+    emb = np.asarray(emb, np.float32)
+    f = np.asarray(cell_feature, np.float32)
+    return emb @ f / np.maximum(np.linalg.norm(emb, axis=1) * np.linalg.norm(f), 1e-8)
+
+
+def colour_gap(view, described: str) -> float | None:
+    """Weighted median over the mask's pixels of ΔE(described colour) − ΔE(best colour name)."""
+    from personal.verification.colors import color_names_in
+    from personal.verification.verifier import _ColorStats, _erode
+
+    expected = color_names_in(described)
+    if not expected or view.mask is None:
+        return None
+    pixels = np.asarray(view.rgb)[_erode(view.mask)]
+    if not len(pixels):
+        return None
+    stats = _ColorStats(pixels)
+    gap = stats.dist[:, stats.names.index(expected[0])] - stats.best
+    order = np.argsort(gap)
+    cum = np.cumsum(stats.counts[order])
+    return float(gap[order][np.searchsorted(cum, cum[-1] / 2)])
 
 
 def _decide(verdicts: list, point) -> StopCheck:

@@ -78,7 +78,7 @@ def build_loop(name: str, comps: PanComponents, seed: int = 0, max_steps: int = 
     if verify:
         from personal.navigation.verify_stop import StopVerifier
 
-        return NavigationLoop(policy, mapper, max_steps, stop_verifier=StopVerifier())
+        return NavigationLoop(policy, mapper, max_steps, stop_verifier=StopVerifier(encoder=comps.encoder))
     return NavigationLoop(policy, mapper, max_steps)
 
 
