@@ -92,9 +92,8 @@ def test_find_object_cancel_stops_the_run_and_keeps_the_rejected_candidate(ros_c
         # alone cannot say no on a proposal mask (verify_stop part_rejects) — a verdict, not a "no"
         candidates = [o for o in mem.objects() if o.category == "candidate"]
         assert candidates, "the rejected candidate is an object in the memory"
-        verdicts = mem._db.execute("SELECT verdict FROM verdicts WHERE query = ? AND object_id = ?",
-                                   ("Find Vera's vase.", candidates[0].id)).fetchall()
-        assert verdicts and verdicts[0][0] in ("no", "unsure"), verdicts
+        verdicts = mem.verdicts("Find Vera's vase.")
+        assert verdicts.get(candidates[0].id) in ("no", "unsure"), verdicts
 
 
 def test_verify_object_reports_each_view_and_a_verdict_and_cancels(ros_context, run_node, tmp_path):

@@ -299,12 +299,16 @@ class HouseholdMemory:
         with self._tx():
             self._db.execute("INSERT INTO verdicts VALUES (?, ?, ?, ?, ?)", (object_id, query, verdict, float(confidence), _now(t)))
 
-    def rejected_for(self, query: str) -> set[int]:
-        """Objects whose latest verdict for ``query`` is "no" (a search should not stop there again)."""
+    def verdicts(self, query: str) -> dict[int, str]:
+        """Each object's latest verdict for ``query``: "yes", "no" or "unsure"."""
         latest: dict[int, str] = {}
         for oid, verdict in self._db.execute("SELECT object_id, verdict FROM verdicts WHERE query = ? ORDER BY t, rowid", (query,)):
             latest[oid] = verdict
-        return {oid for oid, v in latest.items() if v == "no"}
+        return latest
+
+    def rejected_for(self, query: str) -> set[int]:
+        """Objects whose latest verdict for ``query`` is "no" (a search should not stop there again)."""
+        return {oid for oid, v in self.verdicts(query).items() if v == "no"}
 
     # ------------------------------------------------------------ preferences
     def set_preference(self, person: str, domain: str, key: str, value: str, provenance: str = "user",
