@@ -72,8 +72,9 @@ def test_paraphrases_keep_the_style_and_never_use_the_evaluation_words():
     assert P.recolour("the white vase with a navy base") == "the ivory vase with an indigo base"
 
 
-def test_short_randomised_training_run_uses_paraphrases_and_lowers_the_loss(randomised):
-    from personal.perception.train import TrainConfig, Trainer
+def test_short_randomised_training_run_uses_paraphrases_and_lowers_the_loss(randomised, tmp_path):
+    from personal.perception.evaluate import evaluate_checkpoint
+    from personal.perception.train import TrainConfig, Trainer, save_checkpoint
 
     _, shards = load_dataset(randomised)
     cfg = TrainConfig(max_steps=12, batch=8, lr=3e-3, warmup=2, arch="cnn", widths=(8, 16), eval_every_s=1e9,
@@ -90,3 +91,9 @@ def test_short_randomised_training_run_uses_paraphrases_and_lowers_the_loss(rand
     info = tr.fit()
     losses = [h["caption"] for h in tr.history]
     assert info["steps"] == 12 and np.mean(losses[-3:]) < np.mean(losses[:3]) - 0.2, losses
+    index, _ = load_dataset(randomised)
+    res = evaluate_checkpoint(save_checkpoint(tr, tmp_path / "ck", info, index, index), randomised, tmp_path / "e.json",
+                              log=lambda m: None)
+    unseen = res["unseen_colour"]
+    assert unseen["proposals"] == res["proposals"] > 0 and 0 <= unseen["top1"] <= 1 and unseen["captions_changed"] > 0.5
+    assert res["instances"] > 0 and res["views"] == 10

@@ -291,6 +291,7 @@ def load_dataset(path: str | Path, keys=VIEW_KEYS + CROP_KEYS) -> tuple[dict, li
         try:
             with np.load(p) as d:
                 shard = {k: d[k] for k in keys}
+                shard.update({k: d[k] for k in CAMERA_KEYS if k in d.files})  # randomised datasets
                 shard["objects"] = json.loads(str(d["objects"]))
         except (OSError, KeyError, ValueError) as exc:
             raise DatasetError(f"{p}: unreadable shard ({exc})") from exc

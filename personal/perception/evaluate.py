@@ -53,13 +53,15 @@ def crop_retrieval(model, cropset, vocab, max_crops: int = 0, per_category: dict
 
 def proposal_recall_on(shards: list[dict], K: np.ndarray, min_pixels: int = 20) -> dict:
     """Recall at IoU 0.5 of the segmenter's object proposals on the stored views (ground-truth
-    instances of at least ``min_pixels`` working pixels)."""
+    instances of at least ``min_pixels`` working pixels). Randomised datasets: each view's own K,
+    segmenting the stored working-grid depth (the dataset's proposals came from full resolution)."""
     from personal.perception.segment import proposal_recall, segment_rgbd
 
     hit = total = segs = views = 0
     for s in shards:
         for v in range(len(s["depth"])):
-            seg = segment_rgbd(s["depth"][v].astype(np.float32), K, s["poses"][v].astype(np.float64))
+            Kv = s["view_K"][v] if "view_K" in s else K
+            seg = segment_rgbd(s["depth"][v].astype(np.float32), Kv, s["poses"][v].astype(np.float64))
             h, t = proposal_recall(seg, s["ids"][v], min_pixels=min_pixels)
             hit, total, segs, views = hit + h, total + t, segs + len(seg.objects()), views + 1
     return {"recall_iou50": hit / max(total, 1), "instances": total, "proposals_per_view": segs / max(views, 1)}
@@ -95,7 +97,9 @@ def evaluate_checkpoint(checkpoint: str | Path, dataset: str | Path, out: str | 
     from personal.perception.cropset import CropSet, Vocab, vocab_texts
 
     torch.set_num_threads(1)
-    index, shards = load_dataset(dataset)
+    from personal.perception.dataset import CROP_KEYS, VIEW_KEYS
+
+    index, shards = load_dataset(dataset, keys=CROP_KEYS + (VIEW_KEYS if recall else ()))  # views only to segment again
     model = load_crop_model(checkpoint).eval()
     vocab = Vocab(vocab_texts(shards))
     crops = CropSet(shards, vocab, int(model.config.image_size))
@@ -108,7 +112,7 @@ def evaluate_checkpoint(checkpoint: str | Path, dataset: str | Path, out: str | 
     res["chance_top1"] = float(np.mean([1.0 / max(1, len(r)) for r in crops.object_rows]))
     res["households"] = crops.scene_ids
     res["seeds"] = index.get("seeds")
-    res["views"] = int(sum(len(s["depth"]) for s in shards))
+    res["views"] = int(sum(e["n_views"] for e in index["scenes"]))
     res["per_category_top1"] = {k: round(float(np.mean(v)), 3) for k, v in sorted(per_cat.items())}
     if recall:
         log(f"proposals recall@IoU0.5 {res['recall_iou50']:.3f} ({res['proposals_per_view']:.1f} a view)")
