@@ -588,7 +588,8 @@ def robustness_offline(out_dir: str | Path, *, presets: Sequence[str] = ROBUSTNE
                                         episodes_per_split=episodes_per_split, resolution=resolution, seed=seed,
                                         extractor=extractor, methods=methods, max_steps=max_steps, width=width,
                                         height=height, progress=progress, sensor=spec, model_path=model_path)
-        (out / "robustness.md").write_text(robustness_table(results, specs, encoder, upper_bound, scenes, seed))  # as it goes
+        table = robustness_table(results, specs, encoder, upper_bound, scenes, seed)
+        (out / "robustness.md").write_text(table + (f"\nLearned encoder's checkpoint: `{model_path}`.\n" if model_path else ""))
     return results
 
 
