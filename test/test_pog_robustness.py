@@ -27,3 +27,19 @@ def test_robustness_table_per_preset(tmp_path):
         assert float(row[3]) == pytest.approx(learned, abs=0.05) and float(row[4]) == pytest.approx(oracle, abs=0.05)
     assert "- d435: d435 (HFOV 79°" in "\n".join(table)
     assert "Camera: d435" in (tmp_path / "d435" / "report.md").read_text()
+
+
+def test_robustness_maps_with_the_named_checkpoint(tmp_path):
+    """--model-path: the learned maps come from that checkpoint (its folder name is the encoder's),
+    and the table says which."""
+    from personal.grounding.eval.pog_run import robustness_offline
+    from personal.models.lit import shipped_checkpoint
+
+    ck = tmp_path / "other-tower"
+    ck.mkdir()
+    for f in shipped_checkpoint().iterdir():
+        (ck / f.name).write_bytes(f.read_bytes())
+    res = robustness_offline(tmp_path / "run", presets=("ideal",), scenes=1, splits=("easy",), episodes_per_split=1,
+                             methods=("rpg-scene",), max_steps=8, width=96, height=72, model_path=str(ck))
+    assert res["ideal"]["learned"]["meta"]["encoder"] == "lit:other-tower"
+    assert f"checkpoint: `{ck}`" in (tmp_path / "run" / "robustness.md").read_text()

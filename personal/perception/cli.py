@@ -14,13 +14,16 @@ def dataset(out: Path = typer.Option(..., help="folder to write <scene_id>.npz s
             seeds: str = typer.Option("10000-10039", help="household seeds, e.g. 10000-10039 (0-9999 are evaluation households)"),
             views: int = typer.Option(150, help="views per household"),
             width: int = typer.Option(320), height: int = typer.Option(240),
-            allow_eval_seeds: bool = typer.Option(False, help="only for held-out evaluation sets, never for training")) -> None:
+            allow_eval_seeds: bool = typer.Option(False, help="only for held-out evaluation sets, never for training"),
+            randomise: bool = typer.Option(False, help="domain randomisation: camera height, field of view, pitch and "
+                                                       "sensor preset per view (personal.perception.dataset.CameraRandomisation)")) -> None:
     """Render views of generated households (RGB, depth, instance ids, captions, structure labels)
     and the segmenter's proposals on them (crops + targets)."""
-    from personal.perception.dataset import write_dataset
+    from personal.perception.dataset import CameraRandomisation, write_dataset
     from personal.perception.splits import parse_seeds
 
-    write_dataset(out, parse_seeds(seeds), views, width, height, allow_eval_seeds=allow_eval_seeds)
+    write_dataset(out, parse_seeds(seeds), views, width, height, allow_eval_seeds=allow_eval_seeds,
+                  randomise=CameraRandomisation() if randomise else None)
     typer.echo(f"dataset: {out / 'dataset.json'}")
 
 
@@ -39,7 +42,9 @@ def train(data: Path = typer.Option(..., help="training dataset (personal percep
           budget_clock: str = typer.Option("wall", help="wall | cpu (CPU seconds of this process: the cost on an idle core)"),
           max_wall_minutes: float = typer.Option(0.0, help="with --budget-clock cpu: stop after this long anyway"),
           warmup: int = typer.Option(60, help="linear warm-up steps before the cosine decay"),
-          init_from: str = typer.Option("", help="continue training this saved checkpoint (weights and temperature)")) -> None:
+          init_from: str = typer.Option("", help="continue training this saved checkpoint (weights and temperature)"),
+          paraphrases: int = typer.Option(0, help="wording randomisation: paraphrases per training caption (0 = off)"),
+          paraphrase_p: float = typer.Option(0.5, help="probability that a caption target is swapped for a paraphrase")) -> None:
     """Train the locked-text crop tower (frozen MiniLM texts) on a dataset's proposals; writes the
     checkpoint, training_log.json and loss.png."""
     from personal.perception.dataset import load_dataset
@@ -56,7 +61,8 @@ def train(data: Path = typer.Option(..., help="training dataset (personal percep
         raise typer.BadParameter(f"training and validation share households {sorted(overlap)}")
     cfg = TrainConfig(minutes=minutes, max_steps=max_steps, batch=batch, lr=lr, threads=threads, layers=layers, seed=seed,
                       eval_every_s=eval_every_s, budget_clock=budget_clock, max_wall_minutes=max_wall_minutes,
-                      warmup=warmup, init_from=init_from, arch=arch, category_weight=category_weight)
+                      warmup=warmup, init_from=init_from, arch=arch, category_weight=category_weight,
+                      paraphrases=paraphrases, paraphrase_p=paraphrase_p)
     trainer = Trainer(shards, vshards, cfg, log=typer.echo)
     info = trainer.fit()
     save_checkpoint(trainer, out, info, idx, vidx)
@@ -67,9 +73,11 @@ def train(data: Path = typer.Option(..., help="training dataset (personal percep
 @app.command("eval")
 def evaluate(checkpoint: Path = typer.Option(..., help="a lit checkpoint folder"),
              data: Path = typer.Option(..., help="dataset of held-out households"),
-             out: Path = typer.Option(None, help="write the figures as JSON here")) -> None:
+             out: Path = typer.Option(None, help="write the figures as JSON here"),
+             recall: bool = typer.Option(True, help="also the proposal recall (segments every view again)")) -> None:
     """Proposal recall (IoU 0.5) and proposal -> caption retrieval (top-1 / top-5 among the
-    household's objects) on held-out households."""
+    household's objects) on held-out households, with the captions as generated and with their
+    colour words replaced by unseen ones (crimson, cobalt, ivory ...)."""
     from personal.perception.evaluate import evaluate_checkpoint
 
-    evaluate_checkpoint(checkpoint, data, out, log=typer.echo)
+    evaluate_checkpoint(checkpoint, data, out, log=typer.echo, recall=recall)

@@ -20,6 +20,14 @@ Per household one ``<scene_id>.npz``:
 60 % look at a random object from 0.7-3 m (small objects seen close), 40 % from random
 navigable poses; pitch 0 or -30 degrees.
 
+Camera randomisation (``randomise=CameraRandomisation()``, ``--randomise``): per household a few
+camera rigs (``rigs``, each its own horizontal field of view), per view a camera height, a mounting
+pitch and a sensor preset of :mod:`personal.sim.sensor_model` (ideal / d435 / d435-harsh: depth
+noise and holes, exposure, white balance, read noise, each view its own draw); the proposals are
+then made on the sensor's full-resolution depth, as at inference. Each view's camera is stored
+(``cam_height``, ``cam_hfov``, ``cam_pitch``, ``cam_preset``, ``view_K``) and the distribution in
+``dataset.json`` (``randomise``). Without it the views are the renderer's ideal 0.88 m / 79° camera.
+
 Instance ids, masks and captions are training labels and evaluation ground truth only: the
 segmenter and the encoder never see them.
 """
@@ -29,6 +37,7 @@ import json
 import math
 import random
 import time
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +45,20 @@ import numpy as np
 FORMAT_VERSION = 2
 N_TARGET_LABELS = 4
 STRUCTURE_LABEL = {1: -1, 2: -2, 3: -3, 4: -4}  # structure class -> crop label (wall, floor, ceiling, door)
+
+
+@dataclass(frozen=True)
+class CameraRandomisation:
+    """The distribution of the camera over a randomised dataset's views."""
+
+    height_m: tuple[float, float] = (0.6, 1.4)  # camera height above the floor, uniform
+    hfov_deg: tuple[float, float] = (60.0, 90.0)  # per rig, uniform
+    pitch_deg: tuple[float, float] = (-10.0, 5.0)  # mounting pitch added to the view's tilt, uniform
+    presets: tuple[tuple[str, float], ...] = (("ideal", 0.34), ("d435", 0.43), ("d435-harsh", 0.23))
+    rigs: int = 3  # fields of view per household (one renderer each)
+
+    def record(self) -> dict:
+        return asdict(self)
 
 
 def _camera(width: int, height: int):
@@ -97,6 +120,48 @@ def render_views(scene, poses, width: int = 320, height: int = 240, work_width: 
     return {k: np.stack(v) for k, v in out.items()}
 
 
+def render_randomised_views(scene, poses, rand: CameraRandomisation, rng: random.Random, width: int = 320,
+                            height: int = 240, work_width: int = 160, seg_cfg=None, seed: int = 0) -> dict:
+    """Views through randomised cameras and sensor models, with their proposals made on the
+    sensor's full-resolution depth (what :func:`write_dataset` stores for one household)."""
+    from personal.world.mesh import scene_mesh
+    from personal.sim.backends.base import AgentState
+    from personal.sim.backends.synthetic import camera_pose
+    from personal.sim.render import Renderer
+    from personal.sim.sensor_model import SensorModel, sensor_spec
+
+    f = max(1, width // work_width)
+    mesh = scene_mesh(scene)
+    rigs = [replace(_camera(width, height), hfov_deg=rng.uniform(*rand.hfov_deg)) for _ in range(max(1, rand.rigs))]
+    renderers = [Renderer(mesh, cam, nthreads=1) for cam in rigs]
+    names = [n for n, _ in rand.presets]
+    models = {n: SensorModel(sensor_spec(n, seed=seed)) for n in names}
+    out = {k: [] for k in VIEW_KEYS + CROP_KEYS + CAMERA_KEYS}
+    z = scene.floors[0].z
+    for v, (x, y, yaw, pitch) in enumerate(poses):
+        r = rng.randrange(len(rigs))
+        cam = replace(rigs[r], height_m=rng.uniform(*rand.height_m), pitch_deg=rng.uniform(*rand.pitch_deg))
+        preset = rng.choices(names, weights=[w for _, w in rand.presets])[0]
+        T = camera_pose(AgentState(x, y, z, yaw, pitch), cam)
+        rgb, depth, ids, cls = renderers[r].render_labels(T)
+        K = renderers[r].K
+        if preset != "ideal":
+            rgb, depth = models[preset].frame(rgb, depth, K, f"{scene.scene_id}:{v}")
+        _, which, crops, masks, labels, counts = view_proposals(rgb, depth, K, T, ids[::f, ::f], cls[::f, ::f], seg_cfg)
+        Kw = K.copy()
+        Kw[:2] /= f
+        for key, val in (("rgb", rgb), ("depth", depth[::f, ::f].astype(np.float16)), ("ids", ids[::f, ::f].astype(np.int32)),
+                         ("structure", cls[::f, ::f]), ("poses", T.astype(np.float32)), ("crops", crops),
+                         ("crop_masks", np.packbits(masks, axis=-1)), ("crop_view", np.full(len(which), v, np.int32)),
+                         ("crop_labels", labels), ("crop_counts", counts), ("cam_height", cam.height_m),
+                         ("cam_hfov", cam.hfov_deg), ("cam_pitch", cam.pitch_deg), ("cam_preset", names.index(preset)),
+                         ("view_K", Kw)):
+            out[key].append(val)
+    stack = set(VIEW_KEYS) | {"view_K"}
+    return {k: (np.stack(v) if k in stack else np.concatenate(v) if k in CROP_KEYS else np.asarray(v))
+            for k, v in out.items()}
+
+
 def working_intrinsics(width: int, height: int, work_width: int = 160) -> np.ndarray:
     """K of the subsampled depth (every f-th pixel of a width x height camera)."""
     K = _camera(width, height).intrinsics()
@@ -141,9 +206,10 @@ def view_proposals(rgb, depth, K, T, ids, structure, seg_cfg=None):
 
 
 def write_dataset(out_dir: str | Path, seeds, views_per_scene: int = 150, width: int = 320, height: int = 240,
-                  seed: int = 0, allow_eval_seeds: bool = False, progress=print) -> Path:
+                  seed: int = 0, allow_eval_seeds: bool = False, progress=print,
+                  randomise: CameraRandomisation | None = None) -> Path:
     """Render ``views_per_scene`` views of each household ``seeds`` into ``out_dir`` with the
-    proposals made on them."""
+    proposals made on them (through randomised cameras with ``randomise``)."""
     from personal.perception.segment import SegmentConfig
     from personal.perception.splits import check_training_seeds
     from personal.world.generator import generate_scene
@@ -157,11 +223,18 @@ def write_dataset(out_dir: str | Path, seeds, views_per_scene: int = 150, width:
     K = working_intrinsics(width, height, seg_cfg.work_width)
     index = {"version": FORMAT_VERSION, "width": width, "height": height, "work_width": seg_cfg.work_width,
              "K": K.tolist(), "views_per_scene": views_per_scene, "seeds": seeds,
-             "structure_classes": ["object", "wall", "floor", "ceiling", "door"], "scenes": []}
+             "structure_classes": ["object", "wall", "floor", "ceiling", "door"], "scenes": [],
+             "randomise": randomise.record() if randomise else None}
     t0 = time.perf_counter()
     for k, s in enumerate(seeds):
         scene = generate_scene(s)
         rng = random.Random(f"views:{s}:{seed}")
+        if randomise:
+            poses = sample_poses(scene, views_per_scene, rng)
+            arrays = render_randomised_views(scene, poses, randomise, random.Random(f"camera:{s}:{seed}"), width, height,
+                                             seg_cfg.work_width, seg_cfg, seed)
+            _write_shard(out, scene, s, arrays, index, views_per_scene, progress, k, len(seeds), t0)
+            continue
         views = render_views(scene, sample_poses(scene, views_per_scene, rng), width, height, seg_cfg.work_width)
         crop_parts = {k2: [] for k2 in ("crops", "crop_masks", "crop_view", "crop_labels", "crop_counts")}
         for v in range(views_per_scene):
@@ -174,15 +247,19 @@ def write_dataset(out_dir: str | Path, seeds, views_per_scene: int = 150, width:
             crop_parts["crop_labels"].append(labels)
             crop_parts["crop_counts"].append(counts)
         crops = {k2: np.concatenate(v2) for k2, v2 in crop_parts.items()}
-        objects = [{"instance_id": o.instance_id, "caption": o.caption, "category": o.category} for o in scene.objects]
-        path = out / f"{scene.scene_id}.npz"
-        np.savez_compressed(path, objects=np.array(json.dumps(objects)), **views, **crops)
-        index["scenes"].append({"scene_id": scene.scene_id, "seed": s, "file": path.name, "n_views": views_per_scene,
-                                "n_crops": int(len(crops["crops"]))})
-        progress(f"dataset: {k + 1}/{len(seeds)} households ({scene.scene_id}, {views_per_scene} views, "
-                 f"{len(crops['crops'])} proposals, {time.perf_counter() - t0:.0f} s)")
+        _write_shard(out, scene, s, {**views, **crops}, index, views_per_scene, progress, k, len(seeds), t0)
     (out / "dataset.json").write_text(json.dumps(index, indent=1))
     return out
+
+
+def _write_shard(out: Path, scene, seed: int, arrays: dict, index: dict, n_views: int, progress, k: int, n: int, t0: float) -> None:
+    objects = [{"instance_id": o.instance_id, "caption": o.caption, "category": o.category} for o in scene.objects]
+    path = out / f"{scene.scene_id}.npz"
+    np.savez_compressed(path, objects=np.array(json.dumps(objects)), **arrays)
+    index["scenes"].append({"scene_id": scene.scene_id, "seed": seed,
+                            "file": path.name, "n_views": n_views, "n_crops": int(len(arrays["crops"]))})
+    progress(f"dataset: {k + 1}/{n} households ({scene.scene_id}, {n_views} views, "
+             f"{len(arrays['crops'])} proposals, {time.perf_counter() - t0:.0f} s)")
 
 
 class DatasetError(ValueError):
@@ -191,6 +268,7 @@ class DatasetError(ValueError):
 
 VIEW_KEYS = ("rgb", "ids", "structure", "depth", "poses")
 CROP_KEYS = ("crops", "crop_masks", "crop_view", "crop_labels", "crop_counts")
+CAMERA_KEYS = ("cam_height", "cam_hfov", "cam_pitch", "cam_preset", "view_K")  # randomised datasets only
 
 
 def load_dataset(path: str | Path, keys=VIEW_KEYS + CROP_KEYS) -> tuple[dict, list[dict]]:
@@ -213,6 +291,7 @@ def load_dataset(path: str | Path, keys=VIEW_KEYS + CROP_KEYS) -> tuple[dict, li
         try:
             with np.load(p) as d:
                 shard = {k: d[k] for k in keys}
+                shard.update({k: d[k] for k in CAMERA_KEYS if k in d.files})  # randomised datasets
                 shard["objects"] = json.loads(str(d["objects"]))
         except (OSError, KeyError, ValueError) as exc:
             raise DatasetError(f"{p}: unreadable shard ({exc})") from exc

@@ -57,6 +57,11 @@ class TrainConfig:
     # continue from a saved checkpoint (weights + learned temperature from its training_log.json)
     # instead of a fresh model; "" = fresh
     init_from: str = ""
+    # wording randomisation: this many paraphrases of each training caption
+    # (personal.world.paraphrase: synonyms, training-only off-catalog colour words, attributes dropped
+    # or re-ordered); each caption target is swapped for one of them with probability paraphrase_p
+    paraphrases: int = 0
+    paraphrase_p: float = 0.5
 
 
 def build_model(cfg: TrainConfig):
@@ -115,8 +120,10 @@ class Trainer:
         torch.set_num_threads(max(1, int(cfg.threads)))
         self.cfg, self.log = cfg, log
         t0 = time.perf_counter()
-        self.vocab = Vocab(vocab_texts(train_shards + val_shards))
+        variants = caption_variants(train_shards, cfg.paraphrases, cfg.seed) if cfg.paraphrases else {}
+        self.vocab = Vocab(vocab_texts(train_shards + val_shards) + [t for v in variants.values() for t in v])
         log(f"train: {len(self.vocab.texts)} texts embedded by the frozen MiniLM in {time.perf_counter() - t0:.1f} s")
+        self.variant_rows = _variant_rows(self.vocab, variants, cfg.paraphrases)
         self.train = CropSet(train_shards, self.vocab, cfg.crop_size)
         self.val = CropSet(val_shards, self.vocab, cfg.crop_size)
         log(f"train: {len(self.train)} training proposals from {len(train_shards)} households, "
@@ -154,16 +161,19 @@ class Trainer:
 
         s = self.train
         crops, masks = s.crops[idx], s.masks[idx]
+        text, allowed = s.text[idx], self.allowed[torch.from_numpy(s.hh[idx])]
         if train:
             crops, masks = augment(crops, masks, self.rng, self.cfg)
+            if self.cfg.paraphrases:
+                text, allowed = self._reword(text, allowed)
         x = torch.from_numpy(crop_tensor(crops, masks))
         with torch.autocast("cpu", dtype=torch.bfloat16):
             feats, obj = self.model.embed_crops(x)
         f = F.normalize(feats.float(), dim=-1)
         scale = self.logit_scale.exp().clamp(max=100.0)
         logits = (f @ self.text_emb.T) * scale
-        logits = logits.masked_fill(~self.allowed[torch.from_numpy(s.hh[idx])], -1e4)
-        q = self._soft_target(s.text[idx], s.weight[idx], logits.shape[1])
+        logits = logits.masked_fill(~allowed, -1e4)
+        q = self._soft_target(text, s.weight[idx], logits.shape[1])
         loss_cap = -(q * F.log_softmax(logits, -1)).sum(-1).mean()
         C = self.text_emb[torch.from_numpy(self.cat_rows)]
         cq = self._soft_target(s.cat[idx], s.weight[idx], C.shape[0])
@@ -171,6 +181,28 @@ class Trainer:
         loss_obj = F.binary_cross_entropy_with_logits(obj.float(), torch.from_numpy(s.objfrac[idx].astype(np.float32)))
         total = loss_cap + self.cfg.category_weight * loss_cat + self.cfg.objectness_weight * loss_obj
         return total, {"caption": loss_cap.detach(), "category": loss_cat.detach(), "objectness": loss_obj.detach()}
+
+    def _reword(self, text: np.ndarray, allowed):
+        """Caption targets swapped for one of their paraphrases (probability ``paraphrase_p``): the
+        paraphrase is the target and the original caption is no longer ranked for that crop; the
+        household's other captions stay the negatives."""
+        import torch
+
+        rows = self.variant_rows[np.maximum(text, 0)]  # (B, 4, n) paraphrase rows, -1 = none
+        pick = rows[..., 0] >= 0
+        pick &= (text >= 0) & (self.rng.random(text.shape) < self.cfg.paraphrase_p)
+        if not pick.any():
+            return text, allowed
+        n_alt = (rows >= 0).sum(-1)
+        choice = (self.rng.random(text.shape) * np.maximum(n_alt, 1)).astype(np.int64)
+        new = np.take_along_axis(rows, choice[..., None], -1)[..., 0]
+        i, j = np.nonzero(pick)
+        allowed = allowed.clone()
+        allowed[torch.from_numpy(i), torch.from_numpy(text[i, j])] = False
+        allowed[torch.from_numpy(i), torch.from_numpy(new[i, j])] = True
+        text = text.copy()
+        text[i, j] = new[i, j]
+        return text, allowed
 
     # -- loop ----------------------------------------------------------------------------------
     def fit(self) -> dict:
@@ -225,6 +257,33 @@ class Trainer:
         self.model.train()
         return {"val_top1": res["top1"], "val_top5": res["top5"], "val_category": res["category_acc"],
                 "val_proposals": res["proposals"], "val_obj_acc": res["objectness_acc"]}
+
+
+def caption_variants(shards: list[dict], n: int, seed: int = 0) -> dict[str, list[str]]:
+    """caption -> up to ``n`` paraphrases (:func:`personal.world.paraphrase.paraphrases`); a
+    paraphrase that would also read as another object of its household (a dropped attribute was what
+    told two apart) is left out."""
+    from collections import Counter
+
+    from personal.world.paraphrase import paraphrases
+
+    out: dict[str, list[str]] = {}
+    for s in shards:
+        alts = {o["caption"]: paraphrases(o["caption"], o["category"], n, seed) for o in s["objects"]}
+        seen = Counter(t for c, ts in alts.items() for t in set(ts) | {c})
+        for c, ts in alts.items():
+            out[c] = [t for t in ts if seen[t] == 1 and t not in out.get(c, [])]
+    return out
+
+
+def _variant_rows(vocab: Vocab, variants: dict[str, list[str]], n: int) -> np.ndarray:
+    """(V, max(n, 1)) vocabulary rows of each text's paraphrases, -1 padded."""
+    rows = np.full((len(vocab.texts), max(1, n)), -1, np.int64)
+    for caption, alts in variants.items():
+        r = vocab.index[caption]
+        for k, t in enumerate(alts[:n]):
+            rows[r, k] = vocab.index[t]
+    return rows
 
 
 def save_checkpoint(trainer: Trainer, out_dir: str | Path, info: dict, dataset_index: dict, val_index: dict) -> Path:

@@ -263,6 +263,14 @@ class SensorModel:
         self._frame += 1
         return rng
 
+    def frame(self, rgb: np.ndarray, depth: np.ndarray, K: np.ndarray, key: str) -> tuple[np.ndarray, np.ndarray]:
+        """(rgb, depth) of one still frame as the sensor reports it, as the first frame of episode
+        ``key`` (its own exposure and white balance): for datasets of single views."""
+        self.reset(key)
+        rng = self._rng()
+        noisy_depth = self.depth(depth, rgb, K, rng)  # the order of apply(): depth draws, then colour
+        return self.colour(rgb, K, rng, False), noisy_depth
+
     def apply(self, obs: Observation, action: Action | None = None) -> Observation:
         """The observation as the modelled sensor reports it (``action``: the step's action, for blur
         and odometry). The ground truth stays in ``extras`` (``ideal_depth``) for evaluation."""

@@ -100,6 +100,7 @@ def robustness(
     presets: str = typer.Option("ideal,d435,d435-harsh", help="camera presets (comma separated; personal/sim/sensor_model.py)"),
     sensor_overrides: str = typer.Option("", help="fields overridden in every preset, e.g. hfov_deg=69 or height_m=1.25"),
     encoder: str = typer.Option("lit", help="the encoder under test: a registered name that loads without a model_path (lit)"),
+    model_path: str = typer.Option("", help="the encoder's checkpoint folder (default: its shipped one)"),
     upper_bound: str = typer.Option("oracle", help="the ORACLE encoder reported beside it"),
     scenes: int = typer.Option(1, help="generated households (seeds --seed ...)"),
     episodes_per_split: int = typer.Option(3, help="generated episodes per split and household"),
@@ -125,7 +126,7 @@ def robustness(
     pog_run.robustness_offline(run, presets=names, overrides=sensor_overrides, encoder=encoder, upper_bound=upper_bound,
                                scenes=scenes, splits=[s.strip() for s in splits.split(",") if s.strip()],
                                episodes_per_split=episodes_per_split, seed=seed, max_steps=max_steps,
-                               sensor_seed=sensor_seed, progress=typer.echo)
+                               sensor_seed=sensor_seed, progress=typer.echo, model_path=model_path)
     typer.echo((run / "robustness.md").read_text())
     typer.echo(f"table: {run.resolve() / 'robustness.md'}")
 

@@ -145,12 +145,13 @@ def explore_scene_map(scene: Scene, encoder_name: str = "oracle", resolution: fl
 
 def explore_scene_maps(scene: Scene, encoder_names: Sequence[str], resolution: float = 0.5, start_episode: Episode | None = None,
                        width: int = 320, height: int = 240, max_steps: int = 2500, progress=None,
-                       sensor=None) -> tuple[dict, dict]:
+                       sensor=None, model_paths: dict | None = None) -> tuple[dict, dict]:
     """One pre-exploration, mapped with every encoder of ``encoder_names`` from the same frames
     (the frontier policy reads the first builder's occupancy, which is encoder independent):
     {encoder name: (MapView, MapBuilder)}, info. The camera is ``sensor``'s (a
     personal.sim.sensor_model.SensorSpec: field of view, height, pitch, noise; default ideal) at
-    ``width``×``height``."""
+    ``width``×``height``. ``model_paths``: {encoder name: checkpoint} for encoders not to load their
+    default checkpoint."""
     from personal.mapping.exploration import ExplorerConfig, FrontierExplorer
     from personal.mapping.pipeline import MapBuilder, MapConfig
     from personal.mapping.session import explore
@@ -160,7 +161,9 @@ def explore_scene_maps(scene: Scene, encoder_names: Sequence[str], resolution: f
 
     builders = {}
     for name in encoder_names:
-        enc = make_encoder(name, scene=scene) if "oracle" in name else make_encoder(name)
+        path = (model_paths or {}).get(name)
+        enc = make_encoder(name, scene=scene) if "oracle" in name else make_encoder(name, model_path=path) if path \
+            else make_encoder(name)
         builders[name] = MapBuilder(MapConfig(stride=max(1, width // 160), feature_resolution=resolution), feature_dim=enc.dim,
                                     encoder_name=enc.name, features=enc.frame_features)
     backend = make_sensor_backend("synthetic", sensor, width, height)
@@ -397,12 +400,13 @@ class EvalInputs:
         return str(getattr(self.extractor, "name", type(self.extractor).__name__))
 
 
-def make_components(encoder: str = "oracle", extractor: str = "builtin"):
-    """(encoder, extractor) from the project's registries."""
+def make_components(encoder: str = "oracle", extractor: str = "builtin", model_path: str = ""):
+    """(encoder, extractor) from the project's registries (``model_path``: the encoder's checkpoint,
+    else its default)."""
     from personal.grounding.extract import make_extractor
     from personal.models.base import make_encoder
 
-    return make_encoder(encoder), make_extractor(extractor)
+    return (make_encoder(encoder, model_path=model_path) if model_path else make_encoder(encoder)), make_extractor(extractor)
 
 
 def build_eval_inputs(*, scenes: int = 3, splits: Sequence[str] = SPLITS, episodes_per_split: int = 10, resolution: float = 1.0,
@@ -512,11 +516,13 @@ def oracle_upper_bound(scenes: dict, episodes: Sequence, methods: Sequence[str],
 def compare_offline(out_dir: str | Path, *, encoder: str = "lit", upper_bound: str = "oracle", scenes: int = 3,
                     splits: Sequence[str] = SPLITS, episodes_per_split: int = 10, resolution: float = 0.5, seed: int = 0,
                     extractor: str = "builtin", methods: Sequence[str] = COMPARE_METHODS,
-                    max_steps: int = 2500, width: int = 320, height: int = 240, progress=None, sensor=None) -> dict:
+                    max_steps: int = 2500, width: int = 320, height: int = 240, progress=None, sensor=None,
+                    model_path: str = "") -> dict:
     """POG with ``encoder`` (leading) and ``upper_bound`` (an ORACLE, labelled so) on the same
     households, episodes and exploration frames: ``out_dir/learned``, ``out_dir/upper_bound`` and a
     combined ``out_dir/report.md``. Returns {"learned": summary, "upper_bound": summary}.
-    ``sensor``: the exploration camera (a SensorSpec; default ideal)."""
+    ``sensor``: the exploration camera (a SensorSpec; default ideal); ``model_path``: the learned
+    encoder's checkpoint (default: its shipped one)."""
     from personal.grounding.eval.pog import ratio_lines, table_v
     from personal.grounding.methods import make_method
     from personal.sim.sensor_model import IDEAL
@@ -530,14 +536,15 @@ def compare_offline(out_dir: str | Path, *, encoder: str = "lit", upper_bound: s
         first = next((e for e in eps if e.scene_id == sid), None)
         say(f"pre-exploring {sid} (maps with {encoder} and {upper_bound} from the same frames) ...")
         built, infos[sid] = explore_scene_maps(scene, [encoder, upper_bound], resolution, first, width, height,
-                                               max_steps=max_steps, sensor=sensor)
+                                               max_steps=max_steps, sensor=sensor,
+                                               model_paths={encoder: model_path} if model_path else None)
         for name, (view, _) in built.items():
             maps[name][sid] = view
         say(f"{sid}: {infos[sid]}")
     out = Path(out_dir)
     summaries = {}
     for role, name in (("learned", encoder), ("upper_bound", upper_bound)):
-        enc, ext = make_components(name, extractor)
+        enc, ext = make_components(name, extractor, model_path if name == encoder else "")
         inputs = EvalInputs(scene_map, eps, maps[name], ext, enc, [make_method(m) for m in methods],
                             f"pre-exploration per scene (frontier explorer + MapBuilder, {width}x{height}, camera "
                             f"{sensor.describe()}); the same frames mapped with {encoder} and {upper_bound}")
@@ -568,7 +575,8 @@ def robustness_offline(out_dir: str | Path, *, presets: Sequence[str] = ROBUSTNE
                        encoder: str = "lit", upper_bound: str = "oracle", scenes: int = 1,
                        splits: Sequence[str] = SPLITS, episodes_per_split: int = 3, resolution: float = 0.5, seed: int = 0,
                        extractor: str = "builtin", methods: Sequence[str] = COMPARE_METHODS, max_steps: int = 2500,
-                       width: int = 320, height: int = 240, sensor_seed: int = 0, progress=None) -> dict:
+                       width: int = 320, height: int = 240, sensor_seed: int = 0, progress=None,
+                       model_path: str = "") -> dict:
     """The same households and episodes grounded under each camera preset (personal.sim.sensor_model),
     ``encoder`` beside the ORACLE ``upper_bound``: one :func:`compare_offline` per preset in
     ``out_dir/<preset>/`` and a table in ``out_dir/robustness.md``. The exploration is repeated
@@ -585,8 +593,9 @@ def robustness_offline(out_dir: str | Path, *, presets: Sequence[str] = ROBUSTNE
         results[name] = compare_offline(out / name, encoder=encoder, upper_bound=upper_bound, scenes=scenes, splits=splits,
                                         episodes_per_split=episodes_per_split, resolution=resolution, seed=seed,
                                         extractor=extractor, methods=methods, max_steps=max_steps, width=width,
-                                        height=height, progress=progress, sensor=spec)
-        (out / "robustness.md").write_text(robustness_table(results, specs, encoder, upper_bound, scenes, seed))  # as it goes
+                                        height=height, progress=progress, sensor=spec, model_path=model_path)
+        table = robustness_table(results, specs, encoder, upper_bound, scenes, seed)
+        (out / "robustness.md").write_text(table + (f"\nLearned encoder's checkpoint: `{model_path}`.\n" if model_path else ""))
     return results
 
 
