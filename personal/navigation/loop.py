@@ -139,9 +139,10 @@ def frame_from_observation(obs, with_features: bool = True) -> Frame:
                  obs.instance_ids if with_features else None, obs.rgb if with_features else None, bool(obs.collided))
 
 
-def run_episode(backend, episode, loop: NavigationLoop, keep_map: bool = False) -> Trajectory:
+def run_episode(backend, episode, loop: NavigationLoop, keep_map: bool = False, on_first_step=None) -> Trajectory:
     """Drive ``loop`` on ``backend`` (scene already loaded) for one ``Episode``; no ROS.
-    ``keep_map``: start from the map of the loop's previous episodes (same home and floor)."""
+    ``keep_map``: start from the map of the loop's previous episodes (same home and floor).
+    ``on_first_step``: called once after the first step (evaluator diagnostics)."""
     from personal.sim.backends.base import Action
 
     obs = backend.reset(episode)
@@ -157,6 +158,8 @@ def run_episode(backend, episode, loop: NavigationLoop, keep_map: bool = False) 
         if loop.done:
             break
         action = loop.step(frame_from_observation(obs, loop.policy.needs_features))
+        if on_first_step is not None and loop.step_count == 1:
+            on_first_step()
         traj.actions.append(action)
         if action == Action.STOP:
             traj.stopped = True

@@ -50,15 +50,19 @@ def run_sequences(scenes: dict[str, Scene], episodes: Sequence[Episode], method:
 
     def drive(loop, ep, position, condition, keep_map) -> dict:
         t0 = time.perf_counter()
-        traj = run_episode(sim, ep, loop, keep_map=keep_map)
+        start_maps: dict = {}
+        traj = run_episode(sim, ep, loop, keep_map=keep_map, on_first_step=lambda: start_maps.update(
+            maps=getattr(loop.policy, "last_maps", None)))
         geo = GoalGeometry(sim, ep)
         r = score_episode(episode=ep, method=method, poses=traj.poses, stopped=traj.stopped, steps=traj.steps,
                           target_boxes=geo.boxes, shortest=geo.shortest, geodesic_to_goal=geo.geodesic_to_goal,
                           collisions=sum(traj.collisions), guard_overrides=traj.guard_overrides,
                           is_oracle=loop.policy.is_oracle, info={})
+        diag = target_diagnosis(loop, geo.boxes, traj.poses, start_maps.get("maps"))
         return {"scene_id": ep.scene_id, "episode_id": ep.episode_id, "query": ep.query, "position": position,
                 "condition": condition, "success": bool(r.success), "spl": float(r.spl), "steps": int(r.steps),
-                "wall_s": round(time.perf_counter() - t0, 2)}
+                "wall_s": round(time.perf_counter() - t0, 2), "stopped": bool(traj.stopped),
+                "target_seen": diag}
 
     def keep(rec: dict) -> None:
         records.append(rec)
@@ -83,6 +87,41 @@ def run_sequences(scenes: dict[str, Scene], episodes: Sequence[Episode], method:
         for position, ep in enumerate(seq[1:], start=2):  # scratch: every later request starts blind
             keep(drive(loop, ep, position, "scratch", keep_map=False))
     return records
+
+
+def target_diagnosis(loop, boxes, poses, start_maps=None, margin_m: float = 0.25) -> dict:
+    """EVALUATOR-ONLY diagnosis (reads the ground-truth target boxes, never fed to the robot): how
+    the target looked in the robot's map — at the request's first step (``start``: what memory
+    brought) and at its end — and how close the robot came. Per moment: feature cells within
+    ``margin_m`` of a target box that were observed, their best confidence, best grounded
+    (detect) score and best guide value."""
+    out: dict = {"closest_m": round(min((b.distance_2d(x, y) for x, y, _ in poses for b in boxes), default=float("nan")), 2)}
+    for name, maps in (("start", start_maps), ("end", getattr(loop.policy, "last_maps", None))):
+        out[name] = _box_cells(maps, boxes, margin_m) if maps is not None else None
+    return out
+
+
+def _box_cells(maps, boxes, margin_m: float) -> dict:
+    import numpy as np
+
+    h, w = maps.confidence.shape
+    ys = maps.origin[1] + (np.arange(h) + 0.5) * maps.resolution
+    xs = maps.origin[0] + (np.arange(w) + 0.5) * maps.resolution
+    gx, gy = np.meshgrid(xs, ys)
+    near = np.zeros((h, w), bool)
+    for b in boxes:
+        (x0, y0, _), (x1, y1, _) = b.min, b.max
+        near |= (gx >= x0 - margin_m) & (gx <= x1 + margin_m) & (gy >= y0 - margin_m) & (gy <= y1 + margin_m)
+    seen = near & (maps.confidence > 0)
+    if not seen.any():
+        return {"cells": int(near.sum()), "seen": 0}
+
+    def best(a):
+        v = np.where(seen & np.isfinite(a), a, -np.inf).max()
+        return round(float(v), 3) if np.isfinite(v) else None
+
+    return {"cells": int(near.sum()), "seen": int(seen.sum()), "conf": best(maps.confidence),
+            "detect": best(maps.detect), "guide": best(maps.guide)}
 
 
 def summarize_sequences(records: Sequence[dict]) -> dict:
