@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -22,6 +23,23 @@ from personal.world.episodes import Episode
 from personal.world.model import Scene
 
 CONDITIONS = ("scratch", "memory")
+
+
+@dataclass(frozen=True)
+class MemoryRule:
+    """How a later request uses the kept map (chosen on validation homes, docs/navigation.md):
+    ``fade`` scales the remembered feature confidence so new views count
+    (``OnlineMapper.fade_features``); ``relook_margin`` / ``relook_max``: look closely at up to that
+    many remembered cells scoring within the margin of the detection threshold before exploring
+    frontiers (``ValueMapConfig``; None: off)."""
+
+    fade: float = 1.0
+    relook_margin: float | None = None
+    relook_max: int = 4
+
+
+NO_MEMORY_RULE = MemoryRule()  # the map kept as it is (the first measurement)
+MEMORY_RULE = NO_MEMORY_RULE  # the rule chosen on validation homes (docs/navigation.md); set below once chosen
 
 
 def household_sequences(episodes: Sequence[Episode], k: int) -> dict[str, list[Episode]]:
@@ -40,8 +58,13 @@ def household_sequences(episodes: Sequence[Episode], k: int) -> dict[str, list[E
 
 def run_sequences(scenes: dict[str, Scene], episodes: Sequence[Episode], method: str, comps: PanComponents, *,
                   k: int = 3, max_steps: int = 500, backend: str = "synthetic",
-                  progress: Callable[[str], None] | None = None, on_record: Callable[[dict], None] | None = None) -> list[dict]:
-    """One record per (home, request, condition): SR, SPL, steps, and ``position`` (1 = first)."""
+                  progress: Callable[[str], None] | None = None, on_record: Callable[[dict], None] | None = None,
+                  memory: MemoryRule = NO_MEMORY_RULE, conditions: Sequence[str] = CONDITIONS) -> list[dict]:
+    """One record per (home, request, condition): SR, SPL, steps, and ``position`` (1 = first).
+    ``conditions``: both, or one of them (the scratch condition does not depend on ``memory``)."""
+    unknown = set(conditions) - set(CONDITIONS)
+    if unknown or not conditions:
+        raise ValueError(f"conditions must be among {CONDITIONS}, got {list(conditions)}")
     from personal.navigation.loop import run_episode
     from personal.sim.backends import make_backend
 
@@ -62,7 +85,7 @@ def run_sequences(scenes: dict[str, Scene], episodes: Sequence[Episode], method:
         return {"scene_id": ep.scene_id, "episode_id": ep.episode_id, "query": ep.query, "position": position,
                 "condition": condition, "success": bool(r.success), "spl": float(r.spl), "steps": int(r.steps),
                 "wall_s": round(time.perf_counter() - t0, 2), "stopped": bool(traj.stopped),
-                "target_seen": diag}
+                "target_seen": diag, "relooked": int(traj.info.get("relooked", 0))}
 
     def keep(rec: dict) -> None:
         records.append(rec)
@@ -78,14 +101,17 @@ def run_sequences(scenes: dict[str, Scene], episodes: Sequence[Episode], method:
             from personal.models.oracle import captions_from_scene
 
             comps.encoder.set_captions(captions_from_scene(scenes[sid]))
-        loop = build_loop(method, comps, 0, max_steps)
+        loop = build_loop(method, comps, 0, max_steps, memory=memory)
         for position, ep in enumerate(seq, start=1):  # memory: each request keeps the map of those before
+            if position > 1 and "memory" not in conditions:
+                break
             rec = drive(loop, ep, position, "memory", keep_map=position > 1)
-            keep(rec)
-            if position == 1:  # nothing to remember yet: this run is also the scratch condition's
-                keep({**rec, "condition": "scratch"})
-        for position, ep in enumerate(seq[1:], start=2):  # scratch: every later request starts blind
-            keep(drive(loop, ep, position, "scratch", keep_map=False))
+            for c in ("memory", "scratch"):  # the first request has nothing to remember: one run for both
+                if c in conditions and (c == "memory" or position == 1):
+                    keep({**rec, "condition": c})
+        if "scratch" in conditions:
+            for position, ep in enumerate(seq[1:], start=2):  # scratch: every later request starts blind
+                keep(drive(loop, ep, position, "scratch", keep_map=False))
     return records
 
 
@@ -127,7 +153,7 @@ def _box_cells(maps, boxes, margin_m: float) -> dict:
 def summarize_sequences(records: Sequence[dict]) -> dict:
     """SR / SPL / steps of the later requests (position >= 2) per condition, and memory / scratch."""
     later = {c: [r for r in records if r["condition"] == c and r["position"] >= 2] for c in CONDITIONS}
-    out: dict = {"homes": len({r["scene_id"] for r in records}), "later_requests": len(later["scratch"])}
+    out: dict = {"homes": len({r["scene_id"] for r in records}), "later_requests": max(len(v) for v in later.values())}
     for c, rows in later.items():
         n = len(rows) or 1
         out[c] = {"sr": sum(r["success"] for r in rows) / n, "spl": sum(r["spl"] for r in rows) / n,
