@@ -24,6 +24,15 @@ def test_relook_candidates_best_first_spaced_and_above_the_floor():
     assert relook_candidates(_maps(d), floor=0.1, max_n=5, exclude=[(2.1, 2.1)]) == [(0.375, 0.375)]
 
 
+def test_relook_candidates_by_guide_value():
+    d = np.full((12, 12), -np.inf, np.float32)
+    m = _maps(d)
+    m.guide = np.full((12, 12), np.nan, np.float32)
+    m.guide[4, 4], m.guide[9, 9] = 0.3, 0.1
+    assert relook_candidates(m, floor=0.1, max_n=3) == []  # nothing grounded
+    assert relook_candidates(m, floor=0.2, max_n=3, score="guide") == [(1.125, 1.125)]
+
+
 def test_fade_keeps_features_and_scales_their_weight():
     m = OnlineMapper(features=lambda *a: None, feature_dim=4)
     fm = m.feature_map

@@ -271,6 +271,7 @@ class ValueMapConfig:
     # threshold (a cell seen from far blurs its object with the room, or lacks the confidence a
     # detection needs). None: off. At most ``relook_max`` of them, best first, 1 m apart.
     relook_margin: float | None = None
+    relook_guide_floor: float | None = None  # also cells whose guide value (query / phrase likeness) reaches this
     relook_max: int = 4
     relook_radius_m: float = 1.0  # drive to a navigable pose this close, then face the cell
 
@@ -325,9 +326,14 @@ class ValueMapExplorer(FrontierPolicy):
         initial look-around) and face it, so its cells are seen closely; None when none is left."""
         v = self.vcfg
         if self._relooks is None:
-            on = v.relook_margin is not None and getattr(self.spec, "map_kept", False)
-            self._relooks = relook_candidates(maps, v.threshold - v.relook_margin, v.relook_max,
-                                              exclude=self.target_blacklist) if on else []
+            self._relooks = []
+            if getattr(self.spec, "map_kept", False):
+                if v.relook_margin is not None:
+                    self._relooks += relook_candidates(maps, v.threshold - v.relook_margin, v.relook_max,
+                                                       exclude=self.target_blacklist)
+                if v.relook_guide_floor is not None:
+                    self._relooks += relook_candidates(maps, v.relook_guide_floor, v.relook_max - len(self._relooks),
+                                                       exclude=self.target_blacklist + self._relooks, score="guide")
             self.info["relook_candidates"] = [[round(x, 2), round(y, 2)] for x, y in self._relooks]
         while self._relooks:
             point = self._relooks[0]
@@ -419,10 +425,13 @@ class ValueMapExplorer(FrontierPolicy):
         return None
 
 
-def relook_candidates(maps: ScoreMaps, floor: float, max_n: int, exclude=(), spacing_m: float = 1.0) -> list[tuple[float, float]]:
-    """Centres of up to ``max_n`` cells with grounded score ≥ ``floor``, best first, at least
-    ``spacing_m`` apart and away from ``exclude`` points (0.5 m)."""
-    s = np.where(np.isfinite(maps.detect), maps.detect, -np.inf)
+def relook_candidates(maps: ScoreMaps, floor: float, max_n: int, exclude=(), spacing_m: float = 1.0,
+                      score: str = "detect") -> list[tuple[float, float]]:
+    """Centres of up to ``max_n`` cells whose ``score`` map (``detect``: grounded score; ``guide``:
+    the value map) is ≥ ``floor``, best first, at least ``spacing_m`` apart and away from
+    ``exclude`` points (0.5 m)."""
+    a = maps.detect if score == "detect" else maps.guide
+    s = np.where(np.isfinite(a), a, -np.inf)
     k = int(math.ceil(spacing_m / maps.resolution))
     kx = int(math.ceil(0.5 / maps.resolution))
     for ex in exclude:

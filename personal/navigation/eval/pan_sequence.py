@@ -36,6 +36,7 @@ class MemoryRule:
     fade: float = 1.0
     relook_margin: float | None = None
     relook_max: int = 4
+    relook_guide_floor: float | None = None  # also remembered cells whose guide value reaches this
 
 
 NO_MEMORY_RULE = MemoryRule()  # the map kept as it is (the first measurement)
