@@ -125,12 +125,24 @@ def sequence(
     method: str = typer.Option("value-map-rpg-owner", "--method", help="Navigation policy."),
     encoder: str = typer.Option("lit", "--encoder", help="Feature encoder (lit = learned from RGB; oracle = ORACLE captions)."),
     max_steps: int = typer.Option(500, "--max-steps", min=1, help="Step budget per request."),
+    fade: float = typer.Option(None, "--fade", min=0.0, max=1.0,
+                               help="Kept map: remembered feature confidence x this per new request (1 = no fade; "
+                                    "default: the rule chosen on validation homes)."),
+    relook_margin: float = typer.Option(None, "--relook-margin",
+                                        help="Kept map: re-look at remembered cells within this of the detection "
+                                             "threshold (default: the chosen rule's; off: --relook-max 0)."),
+    relook_guide: float = typer.Option(None, "--relook-guide",
+                                       help="Kept map: also re-look at remembered cells whose guide value reaches this."),
+    relook_max: int = typer.Option(None, "--relook-max", min=0, help="Kept map: most cells re-looked at (0: off)."),
+    conditions: str = typer.Option("scratch,memory", "--conditions",
+                                   help="Conditions to run (validation sweeps may run memory alone)."),
 ) -> None:
     """k requests per home with the map kept between them, against the same requests each from scratch."""
     passive_openmp()
     from personal.runs.output import OutputDirError, ResultLog, writable_dir
     from personal.navigation.eval.pan_run import generate_pan_set, make_components
-    from personal.navigation.eval.pan_sequence import run_sequences, summarize_sequences, write_sequence_report
+    from personal.navigation.eval.pan_sequence import (MEMORY_RULE, MemoryRule, run_sequences, summarize_sequences,
+                                                        write_sequence_report)
     from personal.world.model import SPLITS
 
     try:
@@ -143,11 +155,20 @@ def sequence(
     comps = make_components(encoder)
     log = ResultLog(out / "records.jsonl")
     t0 = time.perf_counter()
-    records = run_sequences(scene_map, eps, method, comps, k=k, max_steps=max_steps, progress=typer.echo, on_record=log.append)
+    chosen = MEMORY_RULE
+    relook_max = chosen.relook_max if relook_max is None else relook_max
+    rule = MemoryRule(chosen.fade if fade is None else fade,
+                      (chosen.relook_margin if relook_margin is None else relook_margin) if relook_max else None, relook_max,
+                      (chosen.relook_guide_floor if relook_guide is None else relook_guide) if relook_max else None)
+    conds = [c.strip() for c in conditions.split(",") if c.strip()]
+    records = run_sequences(scene_map, eps, method, comps, k=k, max_steps=max_steps, progress=typer.echo,
+                            on_record=log.append, memory=rule, conditions=conds)
     log.close()
     meta = {"method": method, "encoder": getattr(comps.encoder, "name", encoder)
             + (" (ORACLE: ground-truth captions)" if encoder == "oracle" else " (learned, from RGB)"),
             "homes": f"generated households {seed}-{seed + scenes - 1}", "requests per home": k,
-            "step budget": max_steps, "wall time (s)": round(time.perf_counter() - t0, 1)}
+            "step budget": max_steps, "memory rule": f"fade {rule.fade:g}, re-look margin {rule.relook_margin}, "
+                                                       f"re-look guide floor {rule.relook_guide_floor}, re-look max {rule.relook_max}",
+            "conditions": ",".join(conds), "wall time (s)": round(time.perf_counter() - t0, 1)}
     (out / "summary.json").write_text(json.dumps({"meta": meta, **summarize_sequences(records)}, indent=1))
     typer.echo(write_sequence_report(out, records, meta).read_text())

@@ -7,7 +7,7 @@ a simulator backend directly (no ROS) and returns its :class:`Trajectory`.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -60,7 +60,7 @@ class NavigationLoop:
     MAX_CHECKS_PER_STEP = 3  # verifications of successive candidates within one step
 
     def __init__(self, policy: NavPolicy, mapper: OnlineMapper | None = None, max_steps: int = MAX_STEPS,
-                 stop_verifier=None) -> None:
+                 stop_verifier=None, memory_fade: float = 1.0) -> None:
         if policy.needs_map and mapper is None:
             raise ValueError(f"policy {policy.name!r} builds maps online: give the loop an OnlineMapper")
         if policy.needs_features and (mapper is None or mapper.feature_map is None):
@@ -69,6 +69,7 @@ class NavigationLoop:
         self.mapper = mapper
         self.max_steps = max_steps
         self.stop_verifier = stop_verifier  # verify before stop (personal.navigation.verify_stop), or None
+        self.memory_fade = memory_fade  # kept map: feature confidence scaled by this per new request (1 = no fade)
         self.guard = CollisionGuard()
         self.step_count = 0
         self._last_action: int | None = None
@@ -81,6 +82,10 @@ class NavigationLoop:
         mapped so far (occupancy and features, map frame) instead of starting blind."""
         if self.mapper is not None and not keep_map:
             self.mapper.reset(spec.floor_z)
+        if self.mapper is not None and keep_map:
+            if self.memory_fade < 1.0:
+                self.mapper.fade_features(self.memory_fade)
+            spec = replace(spec, map_kept=True)  # the policy may use what earlier requests saw
         self.policy.reset(spec)
         if self.stop_verifier is not None:
             from personal.grounding.pipeline import query_owner
@@ -152,9 +157,10 @@ def frame_from_observation(obs, with_features: bool = True) -> Frame:
                  obs.instance_ids if with_features else None, obs.rgb if with_features else None, bool(obs.collided))
 
 
-def run_episode(backend, episode, loop: NavigationLoop, keep_map: bool = False) -> Trajectory:
+def run_episode(backend, episode, loop: NavigationLoop, keep_map: bool = False, on_first_step=None) -> Trajectory:
     """Drive ``loop`` on ``backend`` (scene already loaded) for one ``Episode``; no ROS.
-    ``keep_map``: start from the map of the loop's previous episodes (same home and floor)."""
+    ``keep_map``: start from the map of the loop's previous episodes (same home and floor).
+    ``on_first_step``: called once after the first step (evaluator diagnostics)."""
     from personal.sim.backends.base import Action
 
     obs = backend.reset(episode)
@@ -170,6 +176,8 @@ def run_episode(backend, episode, loop: NavigationLoop, keep_map: bool = False) 
         if loop.done:
             break
         action = loop.step(frame_from_observation(obs, loop.policy.needs_features))
+        if on_first_step is not None and loop.step_count == 1:
+            on_first_step()
         traj.actions.append(action)
         if action == Action.STOP:
             traj.stopped = True

@@ -56,6 +56,17 @@ class OnlineMapper:
         self.collisions = []
         self.version += 1
 
+    def fade_features(self, factor: float) -> None:
+        """Scale the feature map's confidence by ``factor`` (0 < factor <= 1), keeping its features.
+        A cell is the confidence-weighted mean of every view of it; after a whole earlier request
+        its weight is so large that a new close view barely moves it. Faded, remembered cells
+        still guide and detect, but what the robot sees now counts."""
+        if not 0.0 < factor <= 1.0:
+            raise ValueError(f"fade factor must be in (0, 1], got {factor}")
+        if self.feature_map is not None:
+            self.feature_map.confidence *= np.float32(factor)
+            self.version += 1
+
     def integrate(self, depth: np.ndarray, K: np.ndarray, T_map_camera: np.ndarray, agent_xy: tuple[float, float],
                   rgb: np.ndarray | None = None, instance_ids: np.ndarray | None = None) -> None:
         c, t = self.cfg, self.timer

@@ -26,7 +26,7 @@ from personal.mapping.exploration import Act
 from personal.mapping.frontier import detect_frontiers
 from personal.navigation.follower import PathFollower
 from personal.navigation.planner import DistanceField, PlanGrid, disc, path_length
-from personal.navigation.scoring import GroundingScorer, ScoreMaps, best_detection
+from personal.navigation.scoring import GroundingScorer, ScoreMaps, best_detection, cell_center
 from personal.navigation.thresholds import ORACLE_THRESHOLDS, DetectionThresholds
 
 
@@ -40,6 +40,7 @@ class EpisodeSpec:
     owner: str = ""
     floor_z: float = 0.0
     floor: int = 0
+    map_kept: bool = False  # a later request in the same home: the map of the earlier ones is kept
 
 
 @dataclass
@@ -265,6 +266,14 @@ class ValueMapConfig:
     distance_weight: float = 0.05  # utility = value − weight · path metres
     hysteresis: float = 0.05  # switch frontier only for this much more utility
     target_budget_factor: float = 3.0
+    # memory (a kept map): before exploring frontiers, look closely at remembered candidates —
+    # cells seen by earlier requests whose grounded score comes within ``relook_margin`` of the
+    # threshold (a cell seen from far blurs its object with the room, or lacks the confidence a
+    # detection needs). None: off. At most ``relook_max`` of them, best first, 1 m apart.
+    relook_margin: float | None = None
+    relook_guide_floor: float | None = None  # also cells whose guide value (query / phrase likeness) reaches this
+    relook_max: int = 4
+    relook_radius_m: float = 1.0  # drive to a navigable pose this close, then face the cell
 
 
 class ValueMapExplorer(FrontierPolicy):
@@ -289,6 +298,7 @@ class ValueMapExplorer(FrontierPolicy):
         self.target_blacklist: list[tuple[float, float]] = []
         self.info.update({"detections": [], "scorer_failure": self.scorer.failure, "stop_reason": ""})
         self.last_maps: ScoreMaps | None = None
+        self._relooks: list[tuple[float, float]] | None = None  # chosen on first need (kept map only)
 
     def act(self, inp: StepInput) -> int:
         x, y, _ = inp.pose
@@ -304,7 +314,47 @@ class ValueMapExplorer(FrontierPolicy):
         a = self._spin()
         if a is not None:
             return a
+        if field is not None and maps is not None:
+            a = self._relook(inp, grid, field, maps)
+            if a is not None:
+                return a
         return self._drive_to_frontier(inp, grid, field, state)
+
+    # -- memory: look again at remembered candidates ----------------------------------------
+    def _relook(self, inp: StepInput, grid, field, maps: ScoreMaps) -> int | None:
+        """With a kept map, drive close to each remembered candidate (chosen once, after the
+        initial look-around) and face it, so its cells are seen closely; None when none is left."""
+        v = self.vcfg
+        if self._relooks is None:
+            self._relooks = []
+            if getattr(self.spec, "map_kept", False):
+                if v.relook_margin is not None:
+                    self._relooks += relook_candidates(maps, v.threshold - v.relook_margin, v.relook_max,
+                                                       exclude=self.target_blacklist)
+                if v.relook_guide_floor is not None:
+                    self._relooks += relook_candidates(maps, v.relook_guide_floor, v.relook_max - len(self._relooks),
+                                                       exclude=self.target_blacklist + self._relooks, score="guide")
+            self.info["relook_candidates"] = [[round(x, 2), round(y, 2)] for x, y in self._relooks]
+        while self._relooks:
+            point = self._relooks[0]
+            path = self._goal_near(grid, field, point, v.relook_radius_m)
+            if path is not None and (self.goal is None or self.goal.kind != "relook" or self.goal.point != point):
+                steps = int(math.ceil(path_length(path) / self.cfg.forward_m))
+                self.goal = _Goal("relook", point, path, budget=3 * steps + 20)
+            g = self.goal
+            if path is None or g is None or g.kind != "relook":
+                self._relooks.pop(0)  # not reachable through known space
+                continue
+            g.path, g.steps = path, g.steps + 1
+            a = self._follow(inp.pose, path) if g.steps <= g.budget else None
+            if a is None and g.steps <= g.budget:
+                a = self.follower.face(inp.pose, point)
+            if a is not None:
+                return a
+            self._relooks.pop(0)  # looked at from close by (or out of budget)
+            self.goal = None
+            self.info["relooked"] = self.info.get("relooked", 0) + 1
+        return None
 
     # -- target ------------------------------------------------------------------------
     def _pursue_target(self, inp: StepInput, grid, field, maps: ScoreMaps) -> int | None:
@@ -373,6 +423,33 @@ class ValueMapExplorer(FrontierPolicy):
             if g is not None:
                 return g
         return None
+
+
+def relook_candidates(maps: ScoreMaps, floor: float, max_n: int, exclude=(), spacing_m: float = 1.0,
+                      score: str = "detect") -> list[tuple[float, float]]:
+    """Centres of up to ``max_n`` cells whose ``score`` map (``detect``: grounded score; ``guide``:
+    the value map) is ≥ ``floor``, best first, at least ``spacing_m`` apart and away from
+    ``exclude`` points (0.5 m)."""
+    a = maps.detect if score == "detect" else maps.guide
+    s = np.where(np.isfinite(a), a, -np.inf)
+    k = int(math.ceil(spacing_m / maps.resolution))
+    kx = int(math.ceil(0.5 / maps.resolution))
+    for ex in exclude:
+        r, c = _score_cell(maps, ex)
+        s[max(r - kx, 0) : r + kx + 1, max(c - kx, 0) : c + kx + 1] = -np.inf
+    out: list[tuple[float, float]] = []
+    while len(out) < max_n:
+        i = int(np.argmax(s))
+        if not np.isfinite(s.flat[i]) or s.flat[i] < floor:
+            break
+        r, c = divmod(i, s.shape[1])
+        out.append(cell_center(maps, r, c))
+        s[max(r - k, 0) : r + k + 1, max(c - k, 0) : c + k + 1] = -np.inf
+    return out
+
+
+def _score_cell(maps: ScoreMaps, xy) -> tuple[int, int]:
+    return int(math.floor((xy[1] - maps.origin[1]) / maps.resolution)), int(math.floor((xy[0] - maps.origin[0]) / maps.resolution))
 
 
 # -- oracle ------------------------------------------------------------------------------

@@ -57,7 +57,9 @@ def make_components(encoder: str = "lit", extractor: str = "builtin", model_path
     return PanComponents(enc, TextEmbedder(enc), make_extractor(extractor))
 
 
-def build_loop(name: str, comps: PanComponents, seed: int = 0, max_steps: int = 500):
+def build_loop(name: str, comps: PanComponents, seed: int = 0, max_steps: int = 500, *, memory=None):
+    """``memory`` (personal.navigation.eval.pan_sequence.MemoryRule): how a kept map is used by later
+    requests in the same home (default: as it is, no fade, no re-look)."""
     from personal.navigation.loop import NavigationLoop
     from personal.navigation.mapper import OnlineMapper
     from personal.navigation.policies import make_policy
@@ -67,7 +69,15 @@ def build_loop(name: str, comps: PanComponents, seed: int = 0, max_steps: int = 
 
     thresholds = thresholds_for(getattr(comps.encoder, "name", None)) if comps.encoder is not None else None
     name, verify = split_verify(name)
-    policy = make_policy(name, embed=comps.embed, extractor=comps.extractor, seed=seed, thresholds=thresholds)
+    value_config = None
+    if memory is not None and name.startswith("value-map-"):
+        from personal.navigation.policies import ValueMapConfig
+
+        value_config = ValueMapConfig(relook_margin=memory.relook_margin, relook_max=memory.relook_max,
+                                      relook_guide_floor=memory.relook_guide_floor)
+    policy = make_policy(name, embed=comps.embed, extractor=comps.extractor, seed=seed, thresholds=thresholds,
+                         value_config=value_config)
+    fade = memory.fade if memory is not None else 1.0
     mapper = None
     if policy.needs_map:
         if policy.needs_features:
@@ -78,8 +88,8 @@ def build_loop(name: str, comps: PanComponents, seed: int = 0, max_steps: int = 
     if verify:
         from personal.navigation.verify_stop import StopVerifier
 
-        return NavigationLoop(policy, mapper, max_steps, stop_verifier=StopVerifier(encoder=comps.encoder))
-    return NavigationLoop(policy, mapper, max_steps)
+        return NavigationLoop(policy, mapper, max_steps, stop_verifier=StopVerifier(encoder=comps.encoder), memory_fade=fade)
+    return NavigationLoop(policy, mapper, max_steps, memory_fade=fade)
 
 
 def run_pan_offline(scenes: dict[str, Scene], episodes: Sequence[Episode], methods: Sequence[str], out_dir: str | Path,
