@@ -22,7 +22,32 @@ def _client(ros_context):
     node = ros_context.make_node(f"routine_client_{len(ros_context.nodes)}")
     client = ActionClient(node, RunRoutine, "assistant/run_routine")
     assert client.wait_for_server(timeout_sec=30), "assistant/run_routine never came up"
+    _wait_until_feedback_flows(client)
     return client
+
+
+def _wait_until_feedback_flows(client, timeout: float = 30.0) -> None:
+    """The goal service can be up before discovery has matched the server's feedback publisher to this
+    client: a fast routine's feedback would then be lost (once, in a full run: 40 steps done before the
+    match). One-step goals until one's feedback arrives."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        feedback = []
+        handle = _send(client, feedback, person="Anna", routine="warm-up", steps_json=json.dumps([THERMO]))
+        done = handle.get_result_async()
+        wait_for(done.done, 30)
+        if feedback or wait_for_or_none(lambda: feedback, 0.5):
+            return
+    raise AssertionError(f"no RunRoutine feedback reached the client within {timeout:g} s")
+
+
+def wait_for_or_none(predicate, timeout: float):
+    try:
+        return wait_for(predicate, timeout)
+    except TimeoutError:
+        return None
 
 
 def _send(client, feedback, **goal):
