@@ -57,6 +57,12 @@ STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durabil
 ODOM_QOS = QoSProfile(depth=20, reliability=ReliabilityPolicy.BEST_EFFORT)
 
 
+# An odometry message waits this long (at most this many queued) for TF to reach its stamp, as tf2_ros's
+# MessageFilter queues messages until their transform arrives: on a loaded computer TF can trail odometry
+# by more than half a second for a while, and a shorter wait then maps nothing at all.
+TF_WAIT_S = 2.0
+TF_QUEUE = 100
+
 class BaseDriver(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("base_driver", **kwargs)
@@ -132,8 +138,8 @@ class BaseDriver(Node):
             try:
                 T = self.tf.lookup_matrix(self.odom_frame, self.camera_frame, stamp.sec * 1_000_000_000 + stamp.nanosec)
             except ExtrapolationError as exc:  # this stamp's transforms may be on their way: retried on the tick
-                if time.monotonic() - since < 0.5:
-                    self.tf_pending = (self.tf_pending + [(odom, x, y, yaw, since)])[-10:]
+                if time.monotonic() - since < TF_WAIT_S:
+                    self.tf_pending = (self.tf_pending + [(odom, x, y, yaw, since)])[-TF_QUEUE:]
                 else:
                     self.get_logger().warning(f"no camera pose for odometry at {stamp.sec}.{stamp.nanosec:09d}: {exc}",
                                               throttle_duration_sec=5.0)

@@ -58,7 +58,7 @@ def test_pan_episode_end_to_end_against_the_double(private_ros_context, base):
         wait_for(lambda: start.get_subscription_count() > 0 or graph.proc.poll() is not None, 240)
         assert graph.proc.poll() is None, graph.log()[-4000:]
         # an operator starts once the driver has a camera pose from TF (under load the double's TF can
-        # trail odometry by more than the driver's 0.5 s retry window for a while; a 4-step run may end first)
+        # trail odometry for a while (the driver waits up to TF_WAIT_S for it); a 4-step run may end first)
         graph.wait_for_log("camera pose from TF", 120)
         x0, y0 = double.base.x, double.base.y
         ep = double.episode
