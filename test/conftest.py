@@ -257,7 +257,9 @@ def _report_processes_a_test_leaves():
         return
     before = set(_session_processes())
     yield
-    left = {pid: cmd for pid, cmd in _session_processes().items() if pid not in before}
+    # multiprocessing's resource tracker is one per process by design and ends with this one: not a leak
+    left = {pid: cmd for pid, cmd in _session_processes().items()
+            if pid not in before and "multiprocessing.resource_tracker" not in cmd}
     if left:
         test = os.environ.get("PYTEST_CURRENT_TEST", "?").rsplit(" ", 1)[0]
         _OUTLIVED.extend(f"{test}: {pid} {cmd[:160]}" for pid, cmd in sorted(left.items()))

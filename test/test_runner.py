@@ -346,7 +346,9 @@ def test_a_background_job_of_a_script_still_stops_on_sigint(dummy_pkg, tmp_path)
              "pid=$!\n"
              f"for i in $(seq 600); do grep -q 'args --ros-args' {out} && break; sleep 0.05; done\n"
              f"{sys.executable} {probe} &\nwait $!\n"
-             "kill -INT $pid\n(sleep 30; kill -TERM $pid) >/dev/null 2>&1 &\nwatchdog=$!\n"  # one that ignores it ends anyway
+             # one that ignores it ends anyway; the watchdog takes its sleep down with it when it is killed
+             "kill -INT $pid\n(trap 'kill $s; exit' TERM; sleep 30 & s=$!; wait $s; kill -TERM $pid) >/dev/null 2>&1 &\n"
+             "watchdog=$!\n"
              "wait $pid\necho \"rc=$?\"\nkill $watchdog\n")
     repo = str(Path(__file__).resolve().parents[1])  # the runner of this tree, whatever is installed
     env = {**os.environ, "PYTHONPATH": f"{dummy_pkg}{os.pathsep}{repo}"}
