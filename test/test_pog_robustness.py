@@ -43,3 +43,16 @@ def test_robustness_maps_with_the_named_checkpoint(tmp_path):
                              methods=("rpg-scene",), max_steps=8, width=96, height=72, model_path=str(ck))
     assert res["ideal"]["learned"]["meta"]["encoder"] == "lit:other-tower"
     assert f"checkpoint: `{ck}`" in (tmp_path / "run" / "robustness.md").read_text()
+
+
+def test_pog_compare_passes_the_checkpoint_through(tmp_path, monkeypatch):
+    """`personal pog compare --model-path` reaches compare_offline (which maps with it, as robustness does)."""
+    from typer.testing import CliRunner
+
+    from personal.grounding.eval import pog_cli, pog_run
+
+    seen = {}
+    monkeypatch.setattr(pog_run, "compare_offline", lambda run, **kw: seen.update(kw))
+    result = CliRunner().invoke(pog_cli.app, ["compare", "--model-path", "some/checkpoint", "--out-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert seen["model_path"] == "some/checkpoint" and seen["encoder"] == "lit"

@@ -62,6 +62,8 @@ def eval_offline(
 @app.command("compare")
 def compare(
     encoder: str = typer.Option("lit", help="the encoder under test (lit = the shipped learned image tower)"),
+    model_path: str = typer.Option("", help="the encoder's checkpoint folder (default: its shipped one), e.g. "
+                                   "personal/models/weights/lit-minilm-household-dr"),
     upper_bound: str = typer.Option("oracle", help="the ORACLE encoder reported beside it as an upper bound"),
     scenes: int = typer.Option(3, help="generated households (evaluation seeds start at --seed)"),
     episodes_per_split: int = typer.Option(10, help="generated episodes per split and household"),
@@ -91,7 +93,7 @@ def compare(
     pog_run.compare_offline(run, encoder=encoder, upper_bound=upper_bound, scenes=scenes,
                             splits=[s.strip() for s in splits.split(",") if s.strip()], episodes_per_split=episodes_per_split,
                             resolution=resolution, seed=seed, max_steps=max_steps, progress=typer.echo, sensor=spec,
-                            width=width, height=height)
+                            width=width, height=height, model_path=model_path)
     typer.echo(f"report: {run.resolve() / 'report.md'}")
 
 
