@@ -96,3 +96,45 @@ def test_an_evaluator_cli_on_a_full_disk_says_which_file_and_exits_1(tmp_path):
     assert out.returncode == exit_codes.FAILED, out.stderr[-2000:]
     assert f"error: {out_dir / 'results.jsonl'}: cannot write the results log (No space left on device)" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def _disk_full_for_temp_files(monkeypatch):
+    """The disk fills up now: every temporary file personal.runs.output opens writes to /dev/full."""
+    import builtins
+
+    from personal.runs import output
+
+    monkeypatch.setattr(output, "open", lambda path, mode="r", *a, **k: builtins.open("/dev/full", mode), raising=False)
+
+
+def test_a_report_written_on_a_full_disk_is_named_and_the_earlier_one_kept(tmp_path, monkeypatch):
+    from personal.runs.output import write_file
+
+    report = tmp_path / "report.md"
+    write_file(report, "# the earlier run's report\n")
+    _disk_full_for_temp_files(monkeypatch)
+    with pytest.raises(OutputDirError, match=rf"^{report}: cannot write \(No space left on device\); an earlier version"):
+        write_file(report, "# this run's report\n")
+    assert report.read_text() == "# the earlier run's report\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.md"]  # no temporary file left behind
+
+
+def test_an_evaluator_report_and_plot_on_a_full_disk_name_their_file(tmp_path, monkeypatch):
+    """Through a real report writer (PAN's): its summary.json, then its plot, each named."""
+    from personal.navigation.eval import pan
+
+    _disk_full_for_temp_files(monkeypatch)
+    with pytest.raises(OutputDirError, match=r"results.json: cannot write \(No space left on device\)"):
+        pan.write_report(tmp_path, [], {"method": "test"}, ["value-map-rpg-owner"])
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from personal.runs.output import save_figure
+
+    fig = plt.figure()
+    with pytest.raises(OutputDirError, match=r"plot.png: cannot write"):
+        save_figure(fig, tmp_path / "plot.png", dpi=50)
+    plt.close(fig)
+    assert not list(tmp_path.glob(".*.tmp"))

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from personal import exit_codes
+from personal.runs.output import write_file
 
 DAYS_DIR = Path(__file__).resolve().parent / "days"  # the shipped scripts: `personal assistant day <name>`
 OPTIONS = {"tell": ("speaker",), "ask": ("person",), "find": ("requester", "max_steps", "verify", "cancel_after"),
@@ -213,7 +214,7 @@ def write_report(run_dir: Path, day: Day, records: list[StepRecord], started: st
     met = sum(r.ok for r in records)
     data = {"day": day.name, "script": day.path, "graph": day.graph, "started": started, "stopped": stopped,
             "steps": len(day.steps), "run": len(records), "ok": met, "records": [asdict(r) for r in records]}
-    (run_dir / "day.json").write_text(json.dumps(data, indent=1, default=str) + "\n")
+    write_file(run_dir / "day.json", json.dumps(data, indent=1, default=str) + "\n")
     graph = " ".join(f"{k}:={v}" for k, v in day.graph.items())
     lines = [f"# Assistant day: {day.name}", "",
              f"Script `{day.path}`, graph `personal launch assistant {graph}`, started {started}.",
@@ -228,7 +229,7 @@ def write_report(run_dir: Path, day: Day, records: list[StepRecord], started: st
     lines += ["", "## The memory at the end", "", "| object | owners | last seen |", "|---|---|---|"]
     lines += [f"| {_cell(o['description'])} | {_owners(o['owners'])} | "
               f"{'(%.2f, %.2f)' % tuple(o['last_seen'][:2]) if o['last_seen'] else ''} |" for o in final.values()]
-    (run_dir / "day.md").write_text("\n".join(lines) + "\n")
+    write_file(run_dir / "day.md", "\n".join(lines) + "\n")
     return run_dir / "day.md"
 
 

@@ -12,6 +12,7 @@ import numpy as np  # noqa: E402
 
 from personal.manipulation import preferences as P  # noqa: E402
 from personal.manipulation.scoring import EpisodeResult, aggregate, summarize, tier_of  # noqa: E402
+from personal.runs.output import save_figure, write_file
 
 
 def _label(r: EpisodeResult) -> str:
@@ -54,7 +55,7 @@ def plot_sr_sa(rows: list[dict], path: Path) -> None:
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, fontsize=8, loc="upper center", ncol=3)
     fig.tight_layout(rect=(0, 0, 1, 0.92))
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     plt.close(fig)
 
 
@@ -70,7 +71,7 @@ def save_strip(frames: list[tuple[int, np.ndarray]], path: Path, title: str, max
         ax.axis("off")
     fig.suptitle(title, fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    save_figure(fig, path, dpi=100)
     plt.close(fig)
 
 
@@ -80,7 +81,7 @@ def write_run_record(out_dir: Path, meta: dict, distribution: dict) -> Path:
     import json
 
     path = Path(out_dir) / "run.json"
-    path.write_text(json.dumps({**meta, "distribution": distribution}, indent=1))
+    write_file(path, json.dumps({**meta, "distribution": distribution}, indent=1))
     return path
 
 
@@ -123,7 +124,7 @@ def write_report(results: list[EpisodeResult], out_dir: Path, strips: dict | Non
             save_strip(frames, out_dir / name, task_id)
             lines.append(f"![{task_id}]({name})")
     path = out_dir / "report.md"
-    path.write_text("\n".join(lines) + "\n")
+    write_file(path, "\n".join(lines) + "\n")
     from personal.runs.report_html import write_report_html
     from personal.manipulation.page import html_page
 

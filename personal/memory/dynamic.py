@@ -23,6 +23,7 @@ from personal.memory.events import BuiltinStatementReader, apply_events, seed_fr
 from personal.memory.store import HouseholdMemory
 from personal.world.episodes import make_query, object_phrase, room_name
 from personal.world.model import Episode, Scene
+from personal.runs.output import write_file
 
 KINDS = ("acquire", "transfer", "discard", "correct")
 
@@ -405,7 +406,7 @@ def run_dynamic(out_dir: str | Path, *, seeds: Sequence[int] = (0, 1, 2), episod
     meta = {"households": list(seeds), "episodes per split": episodes_per_split, "splits": list(splits),
             "encoder": encoder, "labels": [encoder, ORACLE_LABEL], "methods": list(methods), "unchanged per episode": unchanged, "script seed": seed}
     figures = summarize(queries, events, (encoder, ORACLE_LABEL), methods)
-    (out / "report.md").write_text(report_text(figures, meta))
+    write_file(out / "report.md", report_text(figures, meta))
     return figures
 
 

@@ -199,7 +199,7 @@ def resume_log(path: str | Path, identity: dict[str, Any], what: str = "out_dir"
     ident = path.with_name(path.stem + ".run.json")
     wanted = json.loads(json.dumps(identity, default=_plain))
     if not path.exists():
-        _write_atomic(ident, json.dumps(wanted, indent=1, sort_keys=True))
+        write_file(ident, json.dumps(wanted, indent=1, sort_keys=True))
         return []
     try:
         previous = json.loads(ident.read_text(encoding="utf-8"))
@@ -216,20 +216,36 @@ def resume_log(path: str | Path, identity: dict[str, Any], what: str = "out_dir"
         records = ResultLog.read(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise OutputDirError(f"{what} {path.parent}: cannot read {path} ({exc})") from None
-    _write_atomic(path, "".join(json.dumps(r, allow_nan=True) + "\n" for r in records))
+    write_file(path, "".join(json.dumps(r, allow_nan=True) + "\n" for r in records))
     return records
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_file(path: str | Path, data: str | bytes) -> Path:
+    """Write a report file (report.md, summary.json, a plot) whole or not at all: into a temporary
+    file beside it, fsynced, then renamed over it. A full disk mid-write (ENOSPC, which names no
+    file) raises OutputDirError naming ``path`` and leaves the file as it was before, so a re-run's
+    failure never truncates the report an earlier run left."""
+    path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with open(tmp, "wb") as fh:
+            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except OSError as exc:
-        raise OutputDirError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        tmp.unlink(missing_ok=True)
+        raise OutputDirError(f"{path}: cannot write ({exc.strerror or exc}); an earlier version, if any, is kept") from None
+    return path
+
+
+def save_figure(fig, path: str | Path, **savefig_kw) -> Path:
+    """``fig.savefig`` through :func:`write_file` (rendered in memory first, same guarantees)."""
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format=Path(path).suffix.lstrip(".") or "png", **savefig_kw)
+    return write_file(path, buf.getvalue())
 
 
 def _plain(value: Any) -> Any:

@@ -19,6 +19,8 @@ import re
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+from personal.runs.output import write_file
+
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;max-width:1180px;padding:16px 24px;color:#1d1f21}
 h1{font-size:24px;margin:8px 0 4px}h2{font-size:19px;border-bottom:1px solid #ddd;padding-bottom:3px;margin-top:28px}h3{font-size:15px}
@@ -156,7 +158,7 @@ def write_report_html(run_dir: str | Path, page_of: Page) -> Path:
         sections += [f"<h2>{esc(gallery_title)}</h2>", gallery]
     sections += ["<h2>Full report</h2>", body]
     out = run / "report.html"
-    out.write_text(page(title, sections))
+    write_file(out, page(title, sections))
     return out
 
 

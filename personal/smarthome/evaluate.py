@@ -24,6 +24,7 @@ from personal.smarthome.metrics import (
 from personal.smarthome.plans import PlanExecutor, safety_conditions
 from personal.smarthome.tasks import Task, household_tasks
 from personal.smarthome.tools import ERROR_TYPES, SPECS, VIDEO_TOOLS, PersonalHomeTools, ToolExecutor
+from personal.runs.output import save_figure, write_file
 
 FAMILIES = ("IG", "MC", "CF", "FR", "PG")
 TRANSCRIPTS = "transcripts.jsonl"
@@ -215,7 +216,7 @@ def finish_report(scores: Scores, cfg: EvalConfig, out_dir: Path, agent: str, se
     summary.update(agent=agent, households=cfg.households, seed=cfg.seed, seconds=seconds, safety_probe=probe)
     if cfg.first:
         summary["first_household"] = cfg.first
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    write_file(out_dir / "summary.json", json.dumps(summary, indent=2))
     plots = write_plots(summary, out_dir)
     write_report(summary, cfg, out_dir, plots)
     return summary
@@ -239,7 +240,7 @@ def write_plots(s: dict[str, Any], out_dir: Path) -> list[str]:
     ax.legend()
     ax.set_title("Reactive accuracy by difficulty")
     fig.tight_layout()
-    fig.savefig(out_dir / "accuracy_by_difficulty.png", dpi=100)
+    save_figure(fig, out_dir / "accuracy_by_difficulty.png", dpi=100)
     plt.close(fig)
     names.append("accuracy_by_difficulty.png")
 
@@ -255,7 +256,7 @@ def write_plots(s: dict[str, Any], out_dir: Path) -> list[str]:
     ax.set_title("Tool-error breakdown by task family")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(out_dir / "tool_errors.png", dpi=100)
+    save_figure(fig, out_dir / "tool_errors.png", dpi=100)
     plt.close(fig)
     names.append("tool_errors.png")
 
@@ -267,7 +268,7 @@ def write_plots(s: dict[str, Any], out_dir: Path) -> list[str]:
         ax.set_ylim(0, 1.05)
         ax.set_title("Feature Recommendation MAP@k")
         fig.tight_layout()
-        fig.savefig(out_dir / "fr_map_at_k.png", dpi=100)
+        save_figure(fig, out_dir / "fr_map_at_k.png", dpi=100)
         plt.close(fig)
         names.append("fr_map_at_k.png")
     return names
@@ -321,7 +322,7 @@ def write_report(s: dict[str, Any], cfg: EvalConfig, out_dir: Path, plots: list[
               f"{sp['hazard_steps_refused']} hazardous steps were refused, and the refusal matched the condition in "
               f"{sp['correct']}/{sp['total']} households.", ""]
     lines += [f"![{p}]({p})" for p in plots]
-    (out_dir / "report.md").write_text("\n".join(lines) + "\n")
+    write_file(out_dir / "report.md", "\n".join(lines) + "\n")
     from personal.runs.report_html import write_report_html
     from personal.smarthome.page import html_page
 

@@ -23,6 +23,7 @@ import json
 from pathlib import Path
 
 from personal.verification.schema import PAIR_TYPES
+from personal.runs.output import save_figure, write_file
 
 REQUIRED = ("prediction", "label", "pair_type", "steps", "is_correct")
 # public PInVerify names first, then the names our older result files used
@@ -247,7 +248,7 @@ def write_report(runs: dict[str, dict], out_dir: str | Path, title: str = "PInVe
     """``runs``: name -> {"metrics": ..., "config": ..., "nbv": ...}. Writes metrics.json, report.md, plots."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "metrics.json").write_text(json.dumps(runs, indent=1))
+    write_file(out / "metrics.json", json.dumps(runs, indent=1))
     lines = [f"# {title}", ""]
     lines += [f"- {n}" for n in (notes or [])]
     lines += ["", "## Definitions", "", *[f"{ln.strip()}" for ln in DEFINITIONS.splitlines()], "",
@@ -285,7 +286,7 @@ def write_report(runs: dict[str, dict], out_dir: str | Path, title: str = "PInVe
     paths.update(_plots(runs, out))
     lines += ["", "## Plots", "", "![accuracy per pair type](accuracy_per_pair_type.png)", "",
               "![accuracy vs ASD](accuracy_vs_asd.png)", ""]
-    (out / "report.md").write_text("\n".join(lines) + "\n")
+    write_file(out / "report.md", "\n".join(lines) + "\n")
     from personal.runs.report_html import write_report_html
     from personal.verification.page import html_page
 
@@ -312,7 +313,7 @@ def _plots(runs: dict[str, dict], out: Path) -> dict[str, Path]:
     ax.set_title("Accuracy per pair type")
     fig.tight_layout()
     p1 = out / "accuracy_per_pair_type.png"
-    fig.savefig(p1, dpi=110)
+    save_figure(fig, p1, dpi=110)
     plt.close(fig)
 
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
@@ -333,7 +334,7 @@ def _plots(runs: dict[str, dict], out: Path) -> dict[str, Path]:
     ax.grid(alpha=0.3)
     fig.tight_layout()
     p2 = out / "accuracy_vs_asd.png"
-    fig.savefig(p2, dpi=110)
+    save_figure(fig, p2, dpi=110)
     plt.close(fig)
     return {"plot_pair_type": p1, "plot_tradeoff": p2}
 

@@ -38,6 +38,7 @@ import numpy as np
 from personal.verification.schema import (
     CAPTURE_HW, RANGES, SECTOR_ORDER, SECTOR_WIDTH_DEG, capture_tag, mask_threshold,
 )
+from personal.runs.output import write_file
 
 FORMAT_VERSION = 2  # 2: public layout (habitat-frame captures, query texts in text_pos)
 GENERATOR = "personal.verification.writer (synthetic)"
@@ -232,7 +233,7 @@ def capture_episode(backend, scene, obj, ep_dir: Path, base_seed: int, min_navig
         "viewpoints": viewpoints,
         "captures": [public_capture(v) for v in viewpoints if v["navigable"]],
     }
-    (ep_dir / "meta.json").write_text(json.dumps(meta, indent=1))
+    write_file(ep_dir / "meta.json", json.dumps(meta, indent=1))
     return meta
 
 
@@ -323,12 +324,12 @@ def write_dataset(out: str | Path, n_targets: int = 100, seed: int = 0, max_scen
             with open(out / "val" / f"pv_index_{n}.jsonl", "w") as fh:
                 for line in lines[:n]:
                     fh.write(json.dumps(line) + "\n")
-    (out / "object_descriptions.json").write_text(json.dumps(descriptions, indent=1))
-    (out / "object_descriptions_with_category.json").write_text(json.dumps(
+    write_file(out / "object_descriptions.json", json.dumps(descriptions, indent=1))
+    write_file(out / "object_descriptions_with_category.json", json.dumps(
         {gid: {"descriptions": d, "category": pool[gid].category} for gid, d in descriptions.items()}, indent=1))
     summary = {"targets": len(targets), "pairs": len(lines), "scenes": scenes_used, "virtual_neg_same": n_virtual,
                "index": str(out / "val" / "pv_index_all.jsonl"), "seed": seed}
-    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    write_file(out / "summary.json", json.dumps(summary, indent=1))
     return summary
 
 

@@ -28,6 +28,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from personal.world.model import SPLITS, Box
+from personal.runs.output import save_figure, write_file
 
 SUCCESS_RADIUS_M = 1.0
 TOP_N = 3
@@ -424,19 +425,19 @@ def write_report(
     if upper_bound is not None:
         summary["upper_bound"] = upper_bound.summary(methods)
         (run / "upper_bound").mkdir(exist_ok=True)
-        (run / "upper_bound" / "results.json").write_text(
+        write_file(run / "upper_bound" / "results.json",
             json.dumps([r.to_dict() for r in upper_bound.results], indent=1, allow_nan=True))
     if other_style is not None:
         summary["other_summary_style"] = other_style.summary(methods)
         (run / "other_summary_style").mkdir(exist_ok=True)
-        (run / "other_summary_style" / "results.json").write_text(
+        write_file(run / "other_summary_style" / "results.json",
             json.dumps([r.to_dict() for r in other_style.results], indent=1, allow_nan=True))
     holds, lines = ordering_analysis(summary)
     summary["ordering_holds"] = holds
-    (run / "results.json").write_text(json.dumps([r.to_dict() for r in results], indent=1, allow_nan=True))
-    (run / "summary.json").write_text(json.dumps(summary, indent=2, allow_nan=True))
+    write_file(run / "results.json", json.dumps([r.to_dict() for r in results], indent=1, allow_nan=True))
+    write_file(run / "summary.json", json.dumps(summary, indent=2, allow_nan=True))
     plot_sr_by_split(summary, run / "sr_by_split.png", title=report_title(meta))
-    (run / "report.md").write_text(render_report(summary, results, holds, lines))
+    write_file(run / "report.md", render_report(summary, results, holds, lines))
     return summary
 
 
@@ -534,7 +535,7 @@ def plot_sr_by_split(summary: dict, path: str | Path, title: str = "POG SR") -> 
     axes[1].legend(fontsize=8, loc="upper right")
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    save_figure(fig, path, dpi=90)
     plt.close(fig)
 
 
@@ -580,7 +581,7 @@ def plot_episode_map(
     ax.set_title(title, fontsize=8)
     ax.legend(fontsize=7, loc="upper right")
     fig.tight_layout()
-    fig.savefig(path, dpi=80)
+    save_figure(fig, path, dpi=80)
     plt.close(fig)
 
 

@@ -27,6 +27,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from personal.world.model import SPLITS, Box, Episode, Scene
+from personal.runs.output import save_figure, write_file
 
 SUCCESS_RADIUS_M = 1.0
 RELAXED_RADIUS_M = 1.5  # PersONAL's view point radius for large HM3D objects
@@ -335,7 +336,7 @@ def write_report(out_dir: str | Path, results: Sequence[PanEpisodeResult], meta:
     if upper_bound is not None:
         summary["upper_bound"] = upper_bound.summary(methods)
         (out / "upper_bound").mkdir(exist_ok=True)
-        (out / "upper_bound" / "results.json").write_text(
+        write_file(out / "upper_bound" / "results.json",
             json.dumps([r.to_dict() for r in upper_bound.results], indent=1, default=_json_default))
     if view_points:
         summary["success_definition"] = VIEW_POINT_SUCCESS_STATEMENT
@@ -344,9 +345,9 @@ def write_report(out_dir: str | Path, results: Sequence[PanEpisodeResult], meta:
     holds, lines = ordering_check(summary, explorers=explorers)
     summary["ordering_holds"] = holds
     summary["ordering"] = lines
-    (out / "results.json").write_text(json.dumps([r.to_dict() for r in results], indent=1, default=_json_default))
-    (out / "summary.json").write_text(json.dumps(summary, indent=1, default=_json_default))
-    (out / "report.md").write_text(render_report(summary, results, labels or {}))
+    write_file(out / "results.json", json.dumps([r.to_dict() for r in results], indent=1, default=_json_default))
+    write_file(out / "summary.json", json.dumps(summary, indent=1, default=_json_default))
+    write_file(out / "report.md", render_report(summary, results, labels or {}))
     return summary
 
 
@@ -474,7 +475,7 @@ def plot_trajectory(path: str | Path, *, scene, episode, runs: dict[str, dict], 
                  "red = target (dotted: 1 m success outline), orange = same category; o = success stop, X = failure, * = detection",
                  fontsize=7)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: never over the target
-    fig.savefig(path, dpi=80, bbox_inches="tight")
+    save_figure(fig, path, dpi=80, bbox_inches="tight")
     plt.close(fig)
     return Path(path)
 
