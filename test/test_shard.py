@@ -155,3 +155,34 @@ def test_dask_shards_merge_to_the_serial_results_after_a_worker_is_killed(serial
     assert _records(out) == two  # Dask shards, one of them rerun after its worker died: the serial results
     assert "shard folders left in the workers' local directories: []" in proc.stdout
     assert not (tmp_path / "cluster").exists()
+
+
+def test_a_dask_task_hands_the_runs_secrets_to_its_child_graphs_environment_only(tmp_path, monkeypatch):
+    """A Dask worker does not inherit the coordinator's environment: the secrets travel as the task's
+    argument and reach the child graph's environment, never its command line (run as a worker would,
+    with the child graph replaced by a recorder)."""
+    import personal.runner
+    from personal.runs.shard import Kind, run_shard_task, secret_environment
+
+    seen = {}
+
+    def fake_child(cmd, env, timeout_s, log, keep):
+        seen.update(cmd=cmd, env=env)
+        return 0, []
+
+    monkeypatch.setattr(personal.runner, "run_child", fake_child)
+    monkeypatch.delenv("PERSONAL_MQTT_PASSWORD", raising=False)
+
+    class Probe(Kind):
+        graph = "home_eval"
+
+        @staticmethod
+        def collect(out_dir):
+            return {"records": [{"ok": 1}]}
+
+    secrets = secret_environment({"mqtt_password": "hunter2-s3cret", "mqtt_username": "me", "api_token": ""})
+    assert secrets == {"PERSONAL_MQTT_PASSWORD": "hunter2-s3cret"}
+    out = run_shard_task(Probe(), {"mqtt_username": "me"}, Shard("s0", ("synth_0",), ("e0",)), {}, 60.0, secrets)
+    assert out["code"] == 0 and out["records"] == [{"ok": 1}]
+    assert seen["env"]["PERSONAL_MQTT_PASSWORD"] == "hunter2-s3cret"
+    assert not any("hunter2" in a for a in seen["cmd"]) and "PERSONAL_MQTT_PASSWORD" not in os.environ

@@ -234,10 +234,12 @@ def shard_command(graph: str, args: Mapping[str, str], out_dir: Path) -> list[st
 
 
 def run_shard(kind: Kind, args: Mapping[str, str], shard: Shard, payload: Any, work_dir: Path, timeout_s: float,
-              log: Callable[[str], None] | None = None) -> dict:
+              log: Callable[[str], None] | None = None, secrets: Mapping[str, str] | None = None) -> dict:
     """Run one shard as a child graph on a ROS domain of its own, in ``work_dir``: give it its input
     (the kind's ``prepare``), launch, and return {code, records, meta, images, seconds, errors, where}.
-    Safe to run twice: each run writes into a fresh folder under ``work_dir/runs``."""
+    ``secrets``: ``PERSONAL_<NAME>`` variables (:func:`secret_environment`) for the child's
+    environment only, never its command line. Safe to run twice: each run writes into a fresh
+    folder under ``work_dir/runs``."""
     import socket
     import tempfile
 
@@ -252,6 +254,7 @@ def run_shard(kind: Kind, args: Mapping[str, str], shard: Shard, payload: Any, w
     try:
         with child_domain() as env:
             env["PYTHONUNBUFFERED"] = "1"
+            env.update(secrets or {})
             code, tail = run_child(cmd, env, timeout_s, log, keep=lambda line: True)
     finally:
         reclaim_shared_memory()  # a killed shard leaves its Fast DDS segments behind
@@ -268,9 +271,13 @@ def run_shard(kind: Kind, args: Mapping[str, str], shard: Shard, payload: Any, w
     return out
 
 
-def run_shard_task(kind: Kind, args: Mapping[str, str], shard: Shard, payload: Any, timeout_s: float) -> dict:
+def run_shard_task(kind: Kind, args: Mapping[str, str], shard: Shard, payload: Any, timeout_s: float,
+                   secrets: Mapping[str, str] | None = None) -> dict:
     """A Dask task: ``run_shard`` in a scratch folder of the worker's local directory, which is
-    removed afterwards; progress goes to the client as ``shard-progress`` events."""
+    removed afterwards; progress goes to the client as ``shard-progress`` events. A worker does not
+    inherit the coordinator's environment, so the run's secrets travel as the task's ``secrets``
+    argument (encrypted on the wire with a ``tls://`` scheduler) and reach only the child graph's
+    environment."""
     import tempfile
 
     try:
@@ -282,7 +289,7 @@ def run_shard_task(kind: Kind, args: Mapping[str, str], shard: Shard, payload: A
     except (ImportError, ValueError):
         base, emit = None, None
     with tempfile.TemporaryDirectory(prefix=f"shard-{shard.name}-", dir=base) as tmp:
-        return run_shard(kind, args, shard, payload, Path(tmp), timeout_s, emit)
+        return run_shard(kind, args, shard, payload, Path(tmp), timeout_s, emit, secrets)
 
 
 # -- the coordinator ---------------------------------------------------------------------------------------
@@ -413,7 +420,7 @@ class ShardedRun:
             futures = {}
             for s in todo:
                 fut = client.submit(run_shard_task, self.kind, self.args, s, self.kind.payload(self.context, self.episodes, s),
-                                    self.timeout_s,
+                                    self.timeout_s, secret_environment(self.values),
                                     key=f"shard-{self.digest}-{s.name}", pure=False)
                 futures[fut] = s
             out = []
