@@ -143,9 +143,7 @@ class NavigationLoop:
         if fm is None or fm.embeddings.size == 0:
             return None
         r, c = fm.geometry.cell(float(point[0]), float(point[1]))
-        if not (0 <= r < fm.embeddings.shape[0] and 0 <= c < fm.embeddings.shape[1]):
-            return None
-        return fm.embeddings[r, c]
+        return fm.embeddings[r, c] if fm.geometry.inside(r, c) else None
 
 
 def frame_from_observation(obs, with_features: bool = True) -> Frame:
