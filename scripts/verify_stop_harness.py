@@ -51,6 +51,9 @@ class CollectingVerifier:
 
         fm = self.loop.mapper.feature_map
         r, c = fm.geometry.cell(point[0], point[1])
+        maps = self.loop.policy.last_maps  # the grounded score the stop was made on (a lower threshold's replay)
+        mr, mc = int((point[1] - maps.origin[1]) // maps.resolution), int((point[0] - maps.origin[0]) // maps.resolution)
+        score = float(maps.detect[mr, mc])
         x, y, _ = frame.pose
         older = list(self.recent)[:-1]
         np.savez_compressed(
@@ -62,7 +65,7 @@ class CollectingVerifier:
             prev_depth=np.stack([np.asarray(f.depth, np.float32) for f in older]) if older else np.zeros((0,)),
             prev_T=np.stack([f.T_map_camera for f in older]) if older else np.zeros((0,)),
             stop_dist=min(b.distance_2d(x, y) for b in self.boxes),
-            cand_dist=min(b.distance_2d(point[0], point[1]) for b in self.boxes),
+            cand_dist=min(b.distance_2d(point[0], point[1]) for b in self.boxes), score=score,
             meta=json.dumps(self.meta))
         self.n += 1
         out = StopCheck("no" if self.n < self.per_episode else "yes", "collected", tuple(point), step)
@@ -73,7 +76,9 @@ class CollectingVerifier:
         return check.verdict == "no"
 
 
-def collect(seeds, out: Path, max_steps: int, per_episode: int) -> None:
+def collect(seeds, out: Path, max_steps: int, per_episode: int, threshold: float | None = None) -> None:
+    """``threshold``: the explorer's detection threshold (default: the calibrated one); a lower
+    one records the moments a lower +verify threshold would add (each with its grounded score)."""
     from personal.navigation.eval.pan import GoalGeometry
     from personal.navigation.eval.pan_run import build_loop, make_components
     from personal.navigation.loop import run_episode
@@ -88,6 +93,8 @@ def collect(seeds, out: Path, max_steps: int, per_episode: int) -> None:
     comps = make_components("lit")
     sim = make_backend("synthetic")
     loop = build_loop("value-map-rpg-owner", comps, max_steps=max_steps)
+    if threshold is not None:
+        loop.policy.vcfg.threshold = threshold
     loop.stop_verifier = CollectingVerifier(loop, out, per_episode)
     for seed in seeds:
         scene = generate_scene(seed)
@@ -156,11 +163,12 @@ if __name__ == "__main__":
     c.add_argument("--out", type=Path, required=True)
     c.add_argument("--max-steps", type=int, default=350)
     c.add_argument("--per-episode", type=int, default=6)
+    c.add_argument("--threshold", type=float, default=None, help="detection threshold (default: calibrated)")
     e = sub.add_parser("eval")
     e.add_argument("folder", type=Path)
     e.add_argument("--kw", default="{}", help="StopVerifier keyword arguments as JSON")
     a = p.parse_args()
     if a.cmd == "collect":
-        collect(_seeds(a.seeds), a.out, a.max_steps, a.per_episode)
+        collect(_seeds(a.seeds), a.out, a.max_steps, a.per_episode, a.threshold)
     else:
         evaluate(a.folder, **json.loads(a.kw))
