@@ -46,7 +46,7 @@ class CollectingVerifier:
     def observe(self, frame) -> None:
         self.recent.append(frame)
 
-    def check(self, frame, point, floor_z=None, step: int = 0):
+    def check(self, frame, point, floor_z=None, step: int = 0, cell_feature=None):  # saves its own cell feature
         from personal.navigation.verify_stop import StopCheck
 
         fm = self.loop.mapper.feature_map
@@ -116,11 +116,16 @@ def load_moments(folder: Path):
         prev = [Frame(tuple(z["pose"]), d, z["K"], T, rgb=rgb)
                 for rgb, d, T in zip(z["prev_rgb"], z["prev_depth"], z["prev_T"])] if z["prev_rgb"].ndim == 4 else []
         floor_z = float(z["floor_z"])
+        score = float(z["score"]) if "score" in z.files else float("nan")
         yield f.stem, json.loads(str(z["meta"])), frame, prev, tuple(z["point"]), z["cell_feature"], \
-            (None if np.isnan(floor_z) else floor_z), float(z["stop_dist"])
+            (None if np.isnan(floor_z) else floor_z), float(z["stop_dist"]), score
 
 
-def evaluate(folder: Path, **verifier_kw) -> dict:
+def evaluate(folder: Path, min_score: float = -1.0, replay=(), **verifier_kw) -> dict:
+    """Verdict counts on the moments whose grounded score is >= ``min_score``. ``replay``: detection
+    thresholds to replay per episode — the first moment at or above the threshold that the verifier
+    does not reject is the stop (an approximation: a higher threshold's search would not have
+    approached the lower-scored candidates, so its later moments could differ)."""
     from personal.grounding.extract import make_extractor
     from personal.grounding.pipeline import query_owner
     from personal.navigation.eval.pan_run import make_components
@@ -129,8 +134,11 @@ def evaluate(folder: Path, **verifier_kw) -> dict:
     comps = make_components("lit")
     extractor = make_extractor("builtin")
     counts = {"right": Counter(), "wrong": Counter()}
-    rows = []
-    for name, meta, frame, prev, point, cell_feature, floor_z, stop_dist in load_moments(folder):
+    rows, episodes = [], {}
+    for name, meta, frame, prev, point, cell_feature, floor_z, stop_dist, score in load_moments(folder):
+        episodes.setdefault(meta["episode_id"], [])
+        if not score >= min_score and not np.isnan(score):
+            continue
         kw = dict(verifier_kw)
         encoder = None if kw.pop("no_encoder", False) else comps.encoder  # no_encoder: the nearest proposal
         v = StopVerifier(encoder=encoder, **kw)
@@ -142,10 +150,22 @@ def evaluate(folder: Path, **verifier_kw) -> dict:
         check = v.check(frame, point, floor_z, cell_feature=cell_feature)
         truth = "right" if stop_dist <= SUCCESS_RADIUS_M else "wrong"
         counts[truth][check.verdict] += 1
-        rows.append((name, truth, check.verdict, f"gap {v.last_gap}" if v.last_gap is not None else "", check.reason))
+        episodes[meta["episode_id"]].append((score, truth, v.rejects(check)))
+        gaps = f"gap {v.last_gap}" if v.last_gap is not None else ""
+        if v.last_instance_gap is not None:
+            gaps += f" instance {v.last_instance_gap:+.3f}"
+        rows.append((name, f"score {score:.3f}", truth, check.verdict, gaps, check.reason))
     for r in rows:
         print(*r, sep="\t")
     summary = {k: dict(c) for k, c in counts.items()}
+    for t in replay:  # per episode: right / wrong stop / no stop
+        out = Counter()
+        for moments in episodes.values():
+            stop = next((truth for sc, truth, rejected in moments if sc >= t and not rejected), "no stop")
+            out[stop] += 1
+        summary[f"replay {t:g} (verified)"] = dict(out)
+        plain = Counter(next((truth for sc, truth, _ in moments if sc >= t), "no stop") for moments in episodes.values())
+        summary[f"replay {t:g} (plain)"] = dict(plain)
     print(json.dumps(summary))
     return summary
 
@@ -167,8 +187,10 @@ if __name__ == "__main__":
     e = sub.add_parser("eval")
     e.add_argument("folder", type=Path)
     e.add_argument("--kw", default="{}", help="StopVerifier keyword arguments as JSON")
+    e.add_argument("--min-score", type=float, default=-1.0, help="only moments whose grounded score is at least this")
+    e.add_argument("--replay", default="", help="comma-separated detection thresholds to replay per episode")
     a = p.parse_args()
     if a.cmd == "collect":
         collect(_seeds(a.seeds), a.out, a.max_steps, a.per_episode, a.threshold)
     else:
-        evaluate(a.folder, **json.loads(a.kw))
+        evaluate(a.folder, a.min_score, [float(t) for t in a.replay.split(",") if t], **json.loads(a.kw))
