@@ -99,3 +99,14 @@ def test_the_cell_sweep_finds_the_margin_that_skips_a_generic_cell():
     for m in ("rpg", "rpg-owner"):
         assert res["chosen"][m]["margin"] == 0.05 and res["chosen"][m]["proxy_sr"] == 100.0
     assert res["chosen"]["qs"]["proxy_sr"] == 0.0  # QS has no margin: the generic cell first
+
+
+def test_a_verify_threshold_applies_to_verifying_policies_only():
+    from personal.navigation.policies import make_policy
+    from personal.navigation.thresholds import DetectionThresholds, ScorerRule
+
+    th = DetectionThresholds(0.2, 0.1, "test", by_scorer=(("rpg-owner", ScorerRule(0.125, 0.2, 0.0, verify_threshold=0.1)),))
+    kw = dict(embed=lambda texts: None, extractor=object(), thresholds=th)
+    assert make_policy("value-map-rpg-owner", **kw).vcfg.threshold == 0.125
+    assert make_policy("value-map-rpg-owner", verify=True, **kw).vcfg.threshold == 0.1
+    assert make_policy("value-map-qs", verify=True, **kw).vcfg.threshold == 0.2  # no verify threshold chosen: its own
