@@ -54,6 +54,7 @@ class CollectingVerifier:
         maps = self.loop.policy.last_maps  # the grounded score the stop was made on (a lower threshold's replay)
         mr, mc = int((point[1] - maps.origin[1]) // maps.resolution), int((point[0] - maps.origin[0]) // maps.resolution)
         score = float(maps.detect[mr, mc])
+        gates = [float(a[mr, mc]) if a is not None else np.inf for a in (maps.phrase_sim, maps.relative)]
         x, y, _ = frame.pose
         older = list(self.recent)[:-1]
         np.savez_compressed(
@@ -65,7 +66,7 @@ class CollectingVerifier:
             prev_depth=np.stack([np.asarray(f.depth, np.float32) for f in older]) if older else np.zeros((0,)),
             prev_T=np.stack([f.T_map_camera for f in older]) if older else np.zeros((0,)),
             stop_dist=min(b.distance_2d(x, y) for b in self.boxes),
-            cand_dist=min(b.distance_2d(point[0], point[1]) for b in self.boxes), score=score,
+            cand_dist=min(b.distance_2d(point[0], point[1]) for b in self.boxes), score=score, phrase_sim=gates[0], relative=gates[1],
             meta=json.dumps(self.meta))
         self.n += 1
         out = StopCheck("no" if self.n < self.per_episode else "yes", "collected", tuple(point), step)
@@ -76,9 +77,11 @@ class CollectingVerifier:
         return check.verdict == "no"
 
 
-def collect(seeds, out: Path, max_steps: int, per_episode: int, threshold: float | None = None) -> None:
-    """``threshold``: the explorer's detection threshold (default: the calibrated one); a lower
-    one records the moments a lower +verify threshold would add (each with its grounded score)."""
+def collect(seeds, out: Path, max_steps: int, per_episode: int, threshold: float | None = None,
+            phrase_floor: float | None = None, relative_margin: float | None = None) -> None:
+    """``threshold`` / ``phrase_floor`` / ``relative_margin``: the explorer's detection rule (default:
+    the calibrated one); a looser one records the moments a looser +verify rule would add (each with
+    its grounded score, phrase similarity and relative margin, for ``eval --replay``)."""
     from personal.navigation.eval.pan import GoalGeometry
     from personal.navigation.eval.pan_run import build_loop, make_components
     from personal.navigation.loop import run_episode
@@ -95,6 +98,10 @@ def collect(seeds, out: Path, max_steps: int, per_episode: int, threshold: float
     loop = build_loop("value-map-rpg-owner", comps, max_steps=max_steps)
     if threshold is not None:
         loop.policy.vcfg.threshold = threshold
+    if phrase_floor is not None:
+        loop.policy.scorer.phrase_floor = phrase_floor
+    if relative_margin is not None:
+        loop.policy.scorer.relative_margin = relative_margin
     loop.stop_verifier = CollectingVerifier(loop, out, per_episode)
     for seed in seeds:
         scene = generate_scene(seed)
@@ -116,16 +123,16 @@ def load_moments(folder: Path):
         prev = [Frame(tuple(z["pose"]), d, z["K"], T, rgb=rgb)
                 for rgb, d, T in zip(z["prev_rgb"], z["prev_depth"], z["prev_T"])] if z["prev_rgb"].ndim == 4 else []
         floor_z = float(z["floor_z"])
-        score = float(z["score"]) if "score" in z.files else float("nan")
+        rule = tuple(float(z[k]) if k in z.files else np.inf for k in ("score", "phrase_sim", "relative"))
         yield f.stem, json.loads(str(z["meta"])), frame, prev, tuple(z["point"]), z["cell_feature"], \
-            (None if np.isnan(floor_z) else floor_z), float(z["stop_dist"]), score
+            (None if np.isnan(floor_z) else floor_z), float(z["stop_dist"]), rule
 
 
 def evaluate(folder: Path, min_score: float = -1.0, replay=(), **verifier_kw) -> dict:
     """Verdict counts on the moments whose grounded score is >= ``min_score``. ``replay``: detection
-    thresholds to replay per episode — the first moment at or above the threshold that the verifier
-    does not reject is the stop (an approximation: a higher threshold's search would not have
-    approached the lower-scored candidates, so its later moments could differ)."""
+    rules (threshold, phrase floor, relative margin) to replay per episode — the first moment that
+    passes the rule and that the verifier does not reject is the stop (an approximation: a tighter
+    rule's search would not have approached the other candidates, so its later moments could differ)."""
     from personal.grounding.extract import make_extractor
     from personal.grounding.pipeline import query_owner
     from personal.navigation.eval.pan_run import make_components
@@ -135,9 +142,10 @@ def evaluate(folder: Path, min_score: float = -1.0, replay=(), **verifier_kw) ->
     extractor = make_extractor("builtin")
     counts = {"right": Counter(), "wrong": Counter()}
     rows, episodes = [], {}
-    for name, meta, frame, prev, point, cell_feature, floor_z, stop_dist, score in load_moments(folder):
+    for name, meta, frame, prev, point, cell_feature, floor_z, stop_dist, rule in load_moments(folder):
         episodes.setdefault(meta["episode_id"], [])
-        if not score >= min_score and not np.isnan(score):
+        score = rule[0]
+        if score < min_score:
             continue
         kw = dict(verifier_kw)
         encoder = None if kw.pop("no_encoder", False) else comps.encoder  # no_encoder: the nearest proposal
@@ -150,22 +158,23 @@ def evaluate(folder: Path, min_score: float = -1.0, replay=(), **verifier_kw) ->
         check = v.check(frame, point, floor_z, cell_feature=cell_feature)
         truth = "right" if stop_dist <= SUCCESS_RADIUS_M else "wrong"
         counts[truth][check.verdict] += 1
-        episodes[meta["episode_id"]].append((score, truth, v.rejects(check)))
+        episodes[meta["episode_id"]].append((rule, truth, v.rejects(check)))
         gaps = f"gap {v.last_gap}" if v.last_gap is not None else ""
         if v.last_instance_gap is not None:
             gaps += f" instance {v.last_instance_gap:+.3f}"
-        rows.append((name, f"score {score:.3f}", truth, check.verdict, gaps, check.reason))
+        rows.append((name, "score / phrase / relative " + " ".join(f"{x:.3f}" for x in rule), truth, check.verdict,
+                     gaps, check.reason))
     for r in rows:
         print(*r, sep="\t")
     summary = {k: dict(c) for k, c in counts.items()}
-    for t in replay:  # per episode: right / wrong stop / no stop
-        out = Counter()
-        for moments in episodes.values():
-            stop = next((truth for sc, truth, rejected in moments if sc >= t and not rejected), "no stop")
-            out[stop] += 1
-        summary[f"replay {t:g} (verified)"] = dict(out)
-        plain = Counter(next((truth for sc, truth, _ in moments if sc >= t), "no stop") for moments in episodes.values())
-        summary[f"replay {t:g} (plain)"] = dict(plain)
+    for r in replay:  # per episode (with moments): right / wrong stop / no stop
+        def passes(rule):
+            return all(x >= y for x, y in zip(rule, r))
+
+        for label, verified in (("verified", True), ("plain", False)):
+            summary[f"replay {r} ({label})"] = dict(Counter(
+                next((truth for rule, truth, rejected in moments if passes(rule) and not (verified and rejected)), "no stop")
+                for moments in episodes.values()))
     print(json.dumps(summary))
     return summary
 
@@ -184,13 +193,16 @@ if __name__ == "__main__":
     c.add_argument("--max-steps", type=int, default=350)
     c.add_argument("--per-episode", type=int, default=6)
     c.add_argument("--threshold", type=float, default=None, help="detection threshold (default: calibrated)")
+    c.add_argument("--phrase-floor", type=float, default=None, help="RPG phrase floor (default: calibrated)")
+    c.add_argument("--relative-margin", type=float, default=None, help="RPG relative margin (default: calibrated)")
     e = sub.add_parser("eval")
     e.add_argument("folder", type=Path)
     e.add_argument("--kw", default="{}", help="StopVerifier keyword arguments as JSON")
     e.add_argument("--min-score", type=float, default=-1.0, help="only moments whose grounded score is at least this")
-    e.add_argument("--replay", default="", help="comma-separated detection thresholds to replay per episode")
+    e.add_argument("--replay", default="", help="detection rules to replay per episode: threshold[:floor[:margin]],...")
     a = p.parse_args()
     if a.cmd == "collect":
-        collect(_seeds(a.seeds), a.out, a.max_steps, a.per_episode, a.threshold)
+        collect(_seeds(a.seeds), a.out, a.max_steps, a.per_episode, a.threshold, a.phrase_floor, a.relative_margin)
     else:
-        evaluate(a.folder, a.min_score, [float(t) for t in a.replay.split(",") if t], **json.loads(a.kw))
+        evaluate(a.folder, a.min_score, [tuple(float(x) for x in r.split(":")) for r in a.replay.split(",") if r],
+                 **json.loads(a.kw))

@@ -101,12 +101,14 @@ def test_the_cell_sweep_finds_the_margin_that_skips_a_generic_cell():
     assert res["chosen"]["qs"]["proxy_sr"] == 0.0  # QS has no margin: the generic cell first
 
 
-def test_a_verify_threshold_applies_to_verifying_policies_only():
+def test_a_verify_rule_applies_to_verifying_policies_only():
     from personal.navigation.policies import make_policy
     from personal.navigation.thresholds import DetectionThresholds, ScorerRule
 
-    th = DetectionThresholds(0.2, 0.1, "test", by_scorer=(("rpg-owner", ScorerRule(0.125, 0.2, 0.0, verify_threshold=0.1)),))
+    loose = ScorerRule(0.1, 0.15, -0.05)
+    th = DetectionThresholds(0.2, 0.1, "test", by_scorer=(("rpg-owner", ScorerRule(0.125, 0.2, 0.0, verify_rule=loose)),))
     kw = dict(embed=lambda texts: None, extractor=object(), thresholds=th)
-    assert make_policy("value-map-rpg-owner", **kw).vcfg.threshold == 0.125
-    assert make_policy("value-map-rpg-owner", verify=True, **kw).vcfg.threshold == 0.1
-    assert make_policy("value-map-qs", verify=True, **kw).vcfg.threshold == 0.2  # no verify threshold chosen: its own
+    plain, verifying = make_policy("value-map-rpg-owner", **kw), make_policy("value-map-rpg-owner", verify=True, **kw)
+    assert (plain.vcfg.threshold, plain.scorer.phrase_floor, plain.scorer.relative_margin) == (0.125, 0.2, 0.0)
+    assert (verifying.vcfg.threshold, verifying.scorer.phrase_floor, verifying.scorer.relative_margin) == (0.1, 0.15, -0.05)
+    assert make_policy("value-map-qs", verify=True, **kw).vcfg.threshold == 0.2  # no verify rule chosen: its own

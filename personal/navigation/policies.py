@@ -527,7 +527,7 @@ def make_policy(name: str, *, embed=None, extractor=None, seed: int = 0, value_c
     encoder's detection pair, ``personal.navigation.thresholds.thresholds_for``) sets their
     detection threshold and phrase floor (default: the ORACLE encoder's). The ``oracle``
     still needs ``set_ground_truth`` per episode. ``verify``: the policy verifies before it stops
-    (its scorer rule's ``verify_threshold``, where one was chosen, replaces the threshold)."""
+    (its scorer rule's ``verify_rule``, where one was chosen, replaces the rule)."""
     key = name.strip().lower()
     if key == "random-frontier":
         return RandomFrontierPolicy(seed=seed)
@@ -539,11 +539,11 @@ def make_policy(name: str, *, embed=None, extractor=None, seed: int = 0, value_c
         th = thresholds or ORACLE_THRESHOLDS
         method = key[len("value-map-"):]
         rule = th.rule(method)
+        rule = rule.verify_rule if verify and rule.verify_rule is not None else rule
         scorer = GroundingScorer(method, phrase_floor=rule.phrase_floor, relative_margin=rule.relative_margin)
         if scorer.method != "qs" and extractor is None:
             raise ValueError(f"policy {name!r} needs an ownership-phrase extractor (extractor=...)")
-        threshold = rule.verify_threshold if verify and rule.verify_threshold is not None else rule.threshold
-        cfg = replace(value_config or ValueMapConfig(), threshold=threshold)
+        cfg = replace(value_config or ValueMapConfig(), threshold=rule.threshold)
         explorer = ValueMapExplorer(scorer, embed, extractor, cfg)
         explorer.thresholds = th
         return explorer

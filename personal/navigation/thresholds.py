@@ -23,7 +23,7 @@ class ScorerRule:
     threshold: float
     phrase_floor: float
     relative_margin: float | None = None
-    verify_threshold: float | None = None  # a "+verify" policy's threshold (the verifier filters more candidates)
+    verify_rule: "ScorerRule | None" = None  # a "+verify" policy's rule (the verifier filters more candidates)
 
 
 @dataclass(frozen=True)
