@@ -49,6 +49,9 @@ class DetectionThresholds:
                 txt += f", phrase floor {r.phrase_floor:g}"
                 if r.relative_margin is not None:
                     txt += f", relative margin {r.relative_margin:g}"
+                if r.verify_rule is not None:
+                    v = r.verify_rule
+                    txt += f" (+verify: score ≥ {v.threshold:g}, phrase floor {v.phrase_floor:g}, relative margin {v.relative_margin})"
             parts.append(txt)
         return "; ".join(parts)
 
@@ -68,7 +71,9 @@ BY_ENCODER: dict[str, DetectionThresholds] = {
                     "calibrate --relative` (docs/navigation.md)",
         by_scorer=(("qs", ScorerRule(0.175, -1.0)),
                    ("rpg", ScorerRule(0.125, 0.2, 0.0)),
-                   ("rpg-owner", ScorerRule(0.125, 0.2, 0.0)))),
+                   # +verify: phrase floor 0.18, chosen on validation stop moments 20000-20017
+                   # (scripts/verify_stop_harness.py --replay; docs/navigation.md "Verify before stop")
+                   ("rpg-owner", ScorerRule(0.125, 0.2, 0.0, verify_rule=ScorerRule(0.125, 0.18, 0.0))))),
 }
 
 
