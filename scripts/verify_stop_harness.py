@@ -11,6 +11,10 @@ counts for right candidates (stop within 1 m of the target) and wrong ones: seco
 
     .venv/bin/python scripts/verify_stop_harness.py collect --seeds 20000-20017 --out runs/vs_harness
     .venv/bin/python scripts/verify_stop_harness.py eval runs/vs_harness
+    # a looser rule's moments, then replay rules (threshold:phrase floor:relative margin) on them
+    .venv/bin/python scripts/verify_stop_harness.py collect --out runs/vs_loose --threshold 0.10 \
+        --phrase-floor 0.15 --relative-margin -0.05 --per-episode 8
+    .venv/bin/python scripts/verify_stop_harness.py eval runs/vs_loose --replay 0.125:0.2:0,0.125:0.18:0
 """
 from __future__ import annotations
 
