@@ -71,9 +71,9 @@ BY_ENCODER: dict[str, DetectionThresholds] = {
                     "calibrate --relative` (docs/navigation.md)",
         by_scorer=(("qs", ScorerRule(0.175, -1.0)),
                    ("rpg", ScorerRule(0.125, 0.2, 0.0)),
-                   # +verify: phrase floor 0.18, chosen on validation stop moments 20000-20017
-                   # (scripts/verify_stop_harness.py --replay; docs/navigation.md "Verify before stop")
-                   ("rpg-owner", ScorerRule(0.125, 0.2, 0.0, verify_rule=ScorerRule(0.125, 0.18, 0.0))))),
+                   # +verify keeps this rule: a looser phrase floor for +verify (0.18, chosen on validation
+                   # stop moments) lost SR on held-out homes (docs/navigation.md "Verify before stop")
+                   ("rpg-owner", ScorerRule(0.125, 0.2, 0.0)))),
 }
 
 
