@@ -11,6 +11,10 @@ counts for right candidates (stop within 1 m of the target) and wrong ones: seco
 
     .venv/bin/python scripts/verify_stop_harness.py collect --seeds 20000-20017 --out runs/vs_harness
     .venv/bin/python scripts/verify_stop_harness.py eval runs/vs_harness
+    # a looser rule's moments, then replay rules (threshold:phrase floor:relative margin) on them
+    .venv/bin/python scripts/verify_stop_harness.py collect --out runs/vs_loose --threshold 0.10 \
+        --phrase-floor 0.15 --relative-margin -0.05 --per-episode 8
+    .venv/bin/python scripts/verify_stop_harness.py eval runs/vs_loose --replay 0.125:0.2:0,0.125:0.18:0
 """
 from __future__ import annotations
 
@@ -46,11 +50,15 @@ class CollectingVerifier:
     def observe(self, frame) -> None:
         self.recent.append(frame)
 
-    def check(self, frame, point, floor_z=None, step: int = 0):
+    def check(self, frame, point, floor_z=None, step: int = 0, cell_feature=None):  # saves its own cell feature
         from personal.navigation.verify_stop import StopCheck
 
         fm = self.loop.mapper.feature_map
         r, c = fm.geometry.cell(point[0], point[1])
+        maps = self.loop.policy.last_maps  # the grounded score the stop was made on (a lower threshold's replay)
+        mr, mc = int((point[1] - maps.origin[1]) // maps.resolution), int((point[0] - maps.origin[0]) // maps.resolution)
+        score = float(maps.detect[mr, mc])
+        gates = [float(a[mr, mc]) if a is not None else np.inf for a in (maps.phrase_sim, maps.relative)]
         x, y, _ = frame.pose
         older = list(self.recent)[:-1]
         np.savez_compressed(
@@ -62,7 +70,7 @@ class CollectingVerifier:
             prev_depth=np.stack([np.asarray(f.depth, np.float32) for f in older]) if older else np.zeros((0,)),
             prev_T=np.stack([f.T_map_camera for f in older]) if older else np.zeros((0,)),
             stop_dist=min(b.distance_2d(x, y) for b in self.boxes),
-            cand_dist=min(b.distance_2d(point[0], point[1]) for b in self.boxes),
+            cand_dist=min(b.distance_2d(point[0], point[1]) for b in self.boxes), score=score, phrase_sim=gates[0], relative=gates[1],
             meta=json.dumps(self.meta))
         self.n += 1
         out = StopCheck("no" if self.n < self.per_episode else "yes", "collected", tuple(point), step)
@@ -73,7 +81,11 @@ class CollectingVerifier:
         return check.verdict == "no"
 
 
-def collect(seeds, out: Path, max_steps: int, per_episode: int) -> None:
+def collect(seeds, out: Path, max_steps: int, per_episode: int, threshold: float | None = None,
+            phrase_floor: float | None = None, relative_margin: float | None = None) -> None:
+    """``threshold`` / ``phrase_floor`` / ``relative_margin``: the explorer's detection rule (default:
+    the calibrated one); a looser one records the moments a looser +verify rule would add (each with
+    its grounded score, phrase similarity and relative margin, for ``eval --replay``)."""
     from personal.navigation.eval.pan import GoalGeometry
     from personal.navigation.eval.pan_run import build_loop, make_components
     from personal.navigation.loop import run_episode
@@ -88,6 +100,12 @@ def collect(seeds, out: Path, max_steps: int, per_episode: int) -> None:
     comps = make_components("lit")
     sim = make_backend("synthetic")
     loop = build_loop("value-map-rpg-owner", comps, max_steps=max_steps)
+    if threshold is not None:
+        loop.policy.vcfg.threshold = threshold
+    if phrase_floor is not None:
+        loop.policy.scorer.phrase_floor = phrase_floor
+    if relative_margin is not None:
+        loop.policy.scorer.relative_margin = relative_margin
     loop.stop_verifier = CollectingVerifier(loop, out, per_episode)
     for seed in seeds:
         scene = generate_scene(seed)
@@ -109,11 +127,16 @@ def load_moments(folder: Path):
         prev = [Frame(tuple(z["pose"]), d, z["K"], T, rgb=rgb)
                 for rgb, d, T in zip(z["prev_rgb"], z["prev_depth"], z["prev_T"])] if z["prev_rgb"].ndim == 4 else []
         floor_z = float(z["floor_z"])
+        rule = tuple(float(z[k]) if k in z.files else np.inf for k in ("score", "phrase_sim", "relative"))
         yield f.stem, json.loads(str(z["meta"])), frame, prev, tuple(z["point"]), z["cell_feature"], \
-            (None if np.isnan(floor_z) else floor_z), float(z["stop_dist"])
+            (None if np.isnan(floor_z) else floor_z), float(z["stop_dist"]), rule
 
 
-def evaluate(folder: Path, **verifier_kw) -> dict:
+def evaluate(folder: Path, min_score: float = -1.0, replay=(), **verifier_kw) -> dict:
+    """Verdict counts on the moments whose grounded score is >= ``min_score``. ``replay``: detection
+    rules (threshold, phrase floor, relative margin) to replay per episode — the first moment that
+    passes the rule and that the verifier does not reject is the stop (an approximation: a tighter
+    rule's search would not have approached the other candidates, so its later moments could differ)."""
     from personal.grounding.extract import make_extractor
     from personal.grounding.pipeline import query_owner
     from personal.navigation.eval.pan_run import make_components
@@ -122,8 +145,12 @@ def evaluate(folder: Path, **verifier_kw) -> dict:
     comps = make_components("lit")
     extractor = make_extractor("builtin")
     counts = {"right": Counter(), "wrong": Counter()}
-    rows = []
-    for name, meta, frame, prev, point, cell_feature, floor_z, stop_dist in load_moments(folder):
+    rows, episodes = [], {}
+    for name, meta, frame, prev, point, cell_feature, floor_z, stop_dist, rule in load_moments(folder):
+        episodes.setdefault(meta["episode_id"], [])
+        score = rule[0]
+        if score < min_score:
+            continue
         kw = dict(verifier_kw)
         encoder = None if kw.pop("no_encoder", False) else comps.encoder  # no_encoder: the nearest proposal
         v = StopVerifier(encoder=encoder, **kw)
@@ -135,10 +162,23 @@ def evaluate(folder: Path, **verifier_kw) -> dict:
         check = v.check(frame, point, floor_z, cell_feature=cell_feature)
         truth = "right" if stop_dist <= SUCCESS_RADIUS_M else "wrong"
         counts[truth][check.verdict] += 1
-        rows.append((name, truth, check.verdict, f"gap {v.last_gap}" if v.last_gap is not None else "", check.reason))
+        episodes[meta["episode_id"]].append((rule, truth, v.rejects(check)))
+        gaps = f"gap {v.last_gap}" if v.last_gap is not None else ""
+        if v.last_instance_gap is not None:
+            gaps += f" instance {v.last_instance_gap:+.3f}"
+        rows.append((name, "score / phrase / relative " + " ".join(f"{x:.3f}" for x in rule), truth, check.verdict,
+                     gaps, check.reason))
     for r in rows:
         print(*r, sep="\t")
     summary = {k: dict(c) for k, c in counts.items()}
+    for r in replay:  # per episode (with moments): right / wrong stop / no stop
+        def passes(rule):
+            return all(x >= y for x, y in zip(rule, r))
+
+        for label, verified in (("verified", True), ("plain", False)):
+            summary[f"replay {r} ({label})"] = dict(Counter(
+                next((truth for rule, truth, rejected in moments if passes(rule) and not (verified and rejected)), "no stop")
+                for moments in episodes.values()))
     print(json.dumps(summary))
     return summary
 
@@ -156,11 +196,17 @@ if __name__ == "__main__":
     c.add_argument("--out", type=Path, required=True)
     c.add_argument("--max-steps", type=int, default=350)
     c.add_argument("--per-episode", type=int, default=6)
+    c.add_argument("--threshold", type=float, default=None, help="detection threshold (default: calibrated)")
+    c.add_argument("--phrase-floor", type=float, default=None, help="RPG phrase floor (default: calibrated)")
+    c.add_argument("--relative-margin", type=float, default=None, help="RPG relative margin (default: calibrated)")
     e = sub.add_parser("eval")
     e.add_argument("folder", type=Path)
     e.add_argument("--kw", default="{}", help="StopVerifier keyword arguments as JSON")
+    e.add_argument("--min-score", type=float, default=-1.0, help="only moments whose grounded score is at least this")
+    e.add_argument("--replay", default="", help="detection rules to replay per episode: threshold[:floor[:margin]],...")
     a = p.parse_args()
     if a.cmd == "collect":
-        collect(_seeds(a.seeds), a.out, a.max_steps, a.per_episode)
+        collect(_seeds(a.seeds), a.out, a.max_steps, a.per_episode, a.threshold, a.phrase_floor, a.relative_margin)
     else:
-        evaluate(a.folder, **json.loads(a.kw))
+        evaluate(a.folder, a.min_score, [tuple(float(x) for x in r.split(":")) for r in a.replay.split(",") if r],
+                 **json.loads(a.kw))

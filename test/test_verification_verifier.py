@@ -120,6 +120,18 @@ def test_builtin_parser_evidence_is_verbatim():
     assert predict_category(descs) == "backpack"
 
 
+def test_predict_category_reads_the_object_not_its_support():
+    # the relation's object ("on the kitchen counter") is a support, not the described object
+    assert predict_category(["red coffee maker with a black carafe on the kitchen counter"]) == "coffee maker"
+    assert predict_category(["the blue mug in the kitchen cabinet"]) == "mug"
+    assert predict_category(["On the desk, a red mug"]) == "mug"
+    assert predict_category(["white sideboard next to the ottoman"]) == "sideboard"
+    assert predict_category(["a mug with a teddy bear print"]) == "mug"  # a tie goes to the earliest mention
+    assert predict_category(["a pillow on the sofa", "the sofa's pillow"]) == "pillow"
+    assert predict_category(["something on the desk"]) == "desk"  # only a support named: still a category
+    assert predict_category(["a shiny thing"]) is None
+
+
 def test_validation_rejects_hallucinated_evidence():
     descs = ["a red mug"]
     kept, rejected = validate_attributes([A("color", "red"), A("logo", "nike logo", "logo_text"), A("x", "red", "flavour")], descs)

@@ -180,10 +180,41 @@ def test_the_candidate_is_the_proposal_whose_embedding_made_the_detection(views)
             want = int(near[-1]) if near[-1] != a else int(near[0])
             feature = np.eye(64, dtype=np.float32)[list(near).index(want)]
             v = StopVerifier(encoder=OneHotEncoder())
-            mask, _ = v._candidate(frame, np.asarray(frame.depth), point, 0.0, feature)
+            mask, *_ = v._candidate(frame, np.asarray(frame.depth), point, 0.0, feature)
             assert (mask == (seg.full_labels(frame.depth.shape) == want)).all()
-            mask, _ = StopVerifier()._candidate(frame, np.asarray(frame.depth), point, 0.0, None)
+            mask, *_ = StopVerifier()._candidate(frame, np.asarray(frame.depth), point, 0.0, None)
             assert (mask == (seg.full_labels(frame.depth.shape) == a)).all(), "without the feature: the nearest"
             tried += 1
             break
     assert tried >= 3
+
+
+def test_the_instance_check_says_no_when_another_described_object_fits_the_crop_better(views):
+    """The learned check: the candidate's crop embedding against the text of every described object;
+    another one beating the owner's by the margin rejects even where the colour matched."""
+    from types import SimpleNamespace
+
+    class TextEncoder:  # every crop embeds as e0; "the other" text is e0 too, the owner's halfway off
+        config = SimpleNamespace(image_size=48)
+
+        def embed_crops(self, crops, masks):
+            return np.tile(np.eye(8, dtype=np.float32)[0], (len(crops), 1)), np.ones(len(crops))
+
+        def encode_text(self, texts):
+            own, other = np.eye(8, dtype=np.float32)[[0, 1]].sum(0), np.eye(8, dtype=np.float32)[0]
+            return np.stack([other if t == "white sideboard" else own for t in texts])
+
+    frame, o = views[0]
+    point = (o.box.center[0], o.box.center[1])
+    own = f"{o.color} {o.category}"
+    phrases = [OwnershipPhrase("Lily", own), OwnershipPhrase("Tom", "white sideboard")]
+    v = StopVerifier(encoder=TextEncoder(), instance_margin=0.2)
+    v.prepare(f"Find Lily's {o.category}.", phrases, "Lily")
+    assert v.descriptions == [own] and v.others == ["white sideboard"]
+    check = v.check(frame, point, floor_z=0.0)
+    assert check.verdict == "no" and "white sideboard" in check.reason
+    assert abs(v.last_instance_gap - (1 - 2 ** -0.5)) < 1e-5
+    off = StopVerifier(encoder=TextEncoder(), instance_margin=0.5)  # the gap (0.29) is below this margin
+    off.prepare(f"Find Lily's {o.category}.", phrases, "Lily")
+    assert "white sideboard" not in off.check(frame, point, floor_z=0.0).reason
+    assert StopVerifier(encoder=TextEncoder()).instance_margin is None  # off by default

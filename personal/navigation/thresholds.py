@@ -23,6 +23,7 @@ class ScorerRule:
     threshold: float
     phrase_floor: float
     relative_margin: float | None = None
+    verify_rule: "ScorerRule | None" = None  # a "+verify" policy's rule (the verifier filters more candidates)
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,9 @@ class DetectionThresholds:
                 txt += f", phrase floor {r.phrase_floor:g}"
                 if r.relative_margin is not None:
                     txt += f", relative margin {r.relative_margin:g}"
+                if r.verify_rule is not None:
+                    v = r.verify_rule
+                    txt += f" (+verify: score ≥ {v.threshold:g}, phrase floor {v.phrase_floor:g}, relative margin {v.relative_margin})"
             parts.append(txt)
         return "; ".join(parts)
 
@@ -67,6 +71,8 @@ BY_ENCODER: dict[str, DetectionThresholds] = {
                     "calibrate --relative` (docs/navigation.md)",
         by_scorer=(("qs", ScorerRule(0.175, -1.0)),
                    ("rpg", ScorerRule(0.125, 0.2, 0.0)),
+                   # +verify keeps this rule: a looser phrase floor for +verify (0.18, chosen on validation
+                   # stop moments) lost SR on held-out homes (docs/navigation.md "Verify before stop")
                    ("rpg-owner", ScorerRule(0.125, 0.2, 0.0)))),
 }
 

@@ -55,7 +55,8 @@ def target_descriptions(query: str, phrases, owner: str | None) -> list[str]:
 
 class StopVerifier:
     def __init__(self, reject_unsure: bool = False, decomposer: str = "builtin", encoder=None,
-                 colour_margin: float = 0.0, second_view: bool = True, part_rejects: bool = False):
+                 colour_margin: float = 0.0, second_view: bool = True, part_rejects: bool = False,
+                 instance_margin: float | None = None):
         from personal.verification.attributes import make_decomposer
         from personal.verification.verifier import BuiltinImageVerifier
 
@@ -65,6 +66,12 @@ class StopVerifier:
         self.second_view = second_view
         self.part_rejects = part_rejects  # a part colour's "No" may reject (else it counts as unsure)
         self.last_gap: float | None = None
+        # learned instance check (None: off): the candidate's crop embedding is compared with the text
+        # embeddings of every object the summary describes; another one beating the owner's by this
+        # margin is a "no" whatever the colours say (colour alone cannot tell two white objects apart)
+        self.instance_margin = instance_margin
+        self.others: list[str] = []
+        self.last_instance_gap: float | None = None
         self.decomposer = make_decomposer(decomposer)
         # colour evidence only: the shape check and the category gate are tuned to whole-object masks,
         # and a depth proposal often joins an object to its support or shows a part of it
@@ -75,6 +82,7 @@ class StopVerifier:
 
     def prepare(self, query: str, phrases, owner: str | None) -> None:
         self.descriptions = target_descriptions(query, phrases, owner)
+        self.others = list(dict.fromkeys(p.object for p in phrases if p.object not in self.descriptions))
         self.checks = []
         self.recent.clear()
 
@@ -124,7 +132,7 @@ class StopVerifier:
         found = self._candidate(frame, depth, point, floor_z, cell_feature)
         if isinstance(found, str):
             return StopCheck("unsure", found, point)
-        mask, centroid = found
+        mask, centroid, seg, k = found
         cam = np.asarray(frame.T_map_camera)[:3, 3]
         h, w = depth.shape
         view = ViewInput(rgb=np.asarray(frame.rgb), mask=mask, depth=depth,
@@ -137,7 +145,29 @@ class StopVerifier:
             judged = self.verifier.verify(view, attrs, category, context=attrs).judgements
             judged = [(j.name, self._margin_gate(j, a, view), j.reason) for a, j in zip(attrs, judged)]
             verdicts.append((text, judged))
-        return _decide(verdicts, point)
+        out = _decide(verdicts, point)
+        if self.instance_margin is not None and out.verdict != "no":
+            why = self._instance_no(frame, seg, k)
+            if why:
+                return StopCheck("no", why, point, judgements=out.judgements)
+        return out
+
+    def _instance_no(self, frame, seg, k) -> str:
+        """Why the candidate's crop looks like another described object more than the owner's, or ""."""
+        enc = self.encoder
+        self.last_instance_gap = None
+        if enc is None or not self.others or not hasattr(enc, "embed_crops") or not hasattr(enc, "encode_text"):
+            return ""
+        crop = _unit(_crop_embeddings(enc, frame.rgb, seg, np.array([k]))[0])
+        texts = self.descriptions + self.others
+        t = np.asarray(enc.encode_text(texts), np.float32)
+        sims = (t / np.maximum(np.linalg.norm(t, axis=1, keepdims=True), 1e-8)) @ crop
+        own, j = float(sims[: len(self.descriptions)].max()), int(np.argmax(sims[len(self.descriptions):]))
+        gap = float(sims[len(self.descriptions) + j]) - own
+        self.last_instance_gap = gap
+        if gap < self.instance_margin:
+            return ""
+        return f"the crop is more like '{self.others[j]}' than the owner's object (cosine gap {gap:.3f})"
 
     def _candidate(self, frame, depth, point, floor_z, cell_feature):
         """(mask, map centroid) of the candidate proposal, or why there is none. Proposals whose
@@ -161,7 +191,7 @@ class StopVerifier:
         k = int(objects[int(np.argmin(dist))])
         if enc is not None and len(near) > 1 and hasattr(enc, "embed_crops"):
             k = int(near[int(np.argmax(_proposal_similarity(enc, frame.rgb, seg, near, cell_feature)))])
-        return seg.full_labels(depth.shape) == k, seg.centroid[k]
+        return seg.full_labels(depth.shape) == k, seg.centroid[k], seg, k
 
     def _margin_gate(self, judgement, attribute, view) -> str:
         """A colour "No" stands only if the mask's pixels are clearly nearer another colour name
@@ -178,13 +208,21 @@ class StopVerifier:
         return judgement.status if gap is not None and gap >= self.colour_margin else "Unsure"
 
 
-def _proposal_similarity(enc, rgb, seg, which, cell_feature) -> np.ndarray:
-    """Cosine of each proposal's crop embedding to the detected cell's feature."""
+def _crop_embeddings(enc, rgb, seg, which) -> np.ndarray:
     from personal.perception.crops import frame_rgb, segment_crops
 
     crops, masks = segment_crops(frame_rgb(np.asarray(rgb, np.uint8)), seg, which, size=int(enc.config.image_size))
     emb, _ = enc.embed_crops(crops, masks)
-    emb = np.asarray(emb, np.float32)
+    return np.asarray(emb, np.float32)
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    return v / max(float(np.linalg.norm(v)), 1e-8)
+
+
+def _proposal_similarity(enc, rgb, seg, which, cell_feature) -> np.ndarray:
+    """Cosine of each proposal's crop embedding to the detected cell's feature."""
+    emb = _crop_embeddings(enc, rgb, seg, which)
     f = np.asarray(cell_feature, np.float32)
     return emb @ f / np.maximum(np.linalg.norm(emb, axis=1) * np.linalg.norm(f), 1e-8)
 

@@ -103,20 +103,39 @@ def validate_attributes(attrs: list[Attribute], descriptions: list[str]) -> tupl
     return kept[:MAX_ATTRIBUTES], rejected
 
 
+# a category noun right after one of these (+ article, up to two words) names a support or landmark
+# ("... on the kitchen counter", "in the toy chest"), not the described object
+_RELATION_BEFORE = re.compile(
+    r"\b(?:on top of|on|in front of|in|inside|under|underneath|beneath|next to|beside|near|behind|by|against|at|"
+    r"above|below|over|between)\s+(?:(?:the|a|an|his|her|their|its|[a-z]+'s)\s+)?(?:[a-z-]+\s+){0,2}$")
+
+
 def predict_category(descriptions: list[str]) -> str | None:
-    """Most frequently mentioned category noun (longest names first, e.g. "teddy bear")."""
-    counts: dict[str, int] = {}
+    """The category noun of the described object: the one most often mentioned outside a relation
+    ("red coffee maker ... on the kitchen counter" -> "coffee maker"), then most often at all, then
+    the earliest mentioned (longest names are matched first, e.g. "teddy bear")."""
+    obj: dict[str, int] = {}
+    total: dict[str, int] = {}
+    first: dict[str, int] = {}
     for d in descriptions:
-        low = _norm(d)
+        text = _norm(d)
+        low = text
         for name in CATEGORY_NAMES:
             for variant in (name, name + "s", name + "es"):
-                if re.search(rf"\b{re.escape(variant)}\b", low):
-                    counts[name] = counts.get(name, 0) + 1
-                    low = re.sub(rf"\b{re.escape(variant)}\b", " ", low)
-                    break
-    if not counts:
+                hits = list(re.finditer(rf"\b{re.escape(variant)}\b", low))
+                if not hits:
+                    continue
+                for m in hits:
+                    total[name] = total.get(name, 0) + 1
+                    if not _RELATION_BEFORE.search(text[: m.start()]):
+                        obj[name] = obj.get(name, 0) + 1
+                        first[name] = min(first.get(name, m.start()), m.start())
+                # blank it out (same length, so positions stay) so that "bear" does not re-match "teddy bear"
+                low = re.sub(rf"\b{re.escape(variant)}\b", lambda m: " " * len(m.group()), low)
+                break
+    if not total:
         return None
-    return max(counts, key=lambda n: (counts[n], len(n)))
+    return max(total, key=lambda n: (obj.get(n, 0), total[n], -first.get(n, 10**6), len(n)))
 
 
 _MODIFIERS = sorted(set(MATERIALS) | set(PATTERN_ADJECTIVES) | {"woollen", "wooden", "small", "large", "big", "little", "old", "new", "soft", "shiny"}, key=len, reverse=True)

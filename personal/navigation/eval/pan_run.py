@@ -76,7 +76,7 @@ def build_loop(name: str, comps: PanComponents, seed: int = 0, max_steps: int = 
         value_config = ValueMapConfig(relook_margin=memory.relook_margin, relook_max=memory.relook_max,
                                       relook_guide_floor=memory.relook_guide_floor)
     policy = make_policy(name, embed=comps.embed, extractor=comps.extractor, seed=seed, thresholds=thresholds,
-                         value_config=value_config)
+                         value_config=value_config, verify=verify)
     fade = memory.fade if memory is not None else 1.0
     mapper = None
     if policy.needs_map:
