@@ -37,6 +37,11 @@ class MemoryRule:
     relook_margin: float | None = None
     relook_max: int = 4
     relook_guide_floor: float | None = None  # also remembered cells whose guide value reaches this
+    # fallback to exploring as if blind: from step ``reopen_after``, obstacle cells whose feature
+    # confidence (after the fade) is below ``reopen_conf`` count as unexplored (ValueMapConfig)
+    reopen_conf: float | None = None
+    reopen_after: int = 0
+    reopen_new: bool = False  # compare only the confidence gained in this request (as if blind)
 
 
 NO_MEMORY_RULE = MemoryRule()  # the map kept as it is (the first measurement)
@@ -89,7 +94,7 @@ def run_sequences(scenes: dict[str, Scene], episodes: Sequence[Episode], method:
                 "condition": condition, "success": bool(r.success), "spl": float(r.spl), "steps": int(r.steps),
                 "wall_s": round(time.perf_counter() - t0, 2), "stopped": bool(traj.stopped),
                 "target_seen": diag, "relook_candidates": len(traj.info.get("relook_candidates", [])),
-                "relooked": int(traj.info.get("relooked", 0))}
+                "relooked": int(traj.info.get("relooked", 0)), "reopened_cells": int(traj.info.get("reopened_cells", 0))}
 
     def keep(rec: dict) -> None:
         records.append(rec)
