@@ -99,3 +99,73 @@ def test_sequences_can_run_one_condition():
     recs = run_sequences(scenes, eps, "value-map-rpg-owner", comps, k=2, max_steps=20, conditions=("memory",))
     assert [(r["position"], r["condition"]) for r in recs] == [(1, "memory"), (2, "memory")]
     assert all("target_seen" in r and "closest_m" in r["target_seen"] for r in recs)
+
+
+def _reopen_world():
+    """A 2 m x 2 m occupancy map (0.05 m cells), all free but two obstacles: one at (0.4, 0.4) whose
+    feature cell (0.25 m) was seen poorly, one at (1.6, 1.6) seen well; a third at (1.6, 0.4) has
+    no feature at all."""
+    from personal.mapping.grid import GridGeometry
+    from personal.mapping.occupancy import FREE, OCCUPIED
+
+    geo = GridGeometry(0.05, (0.0, 0.0), (40, 40))
+    state = np.full((40, 40), FREE, np.int8)
+    for x, y in ((0.4, 0.4), (1.6, 1.6), (1.6, 0.4)):
+        r, c = geo.cell(x, y)
+        state[r - 1 : r + 2, c - 1 : c + 2] = OCCUPIED
+    m = OnlineMapper(features=lambda *a: None, feature_dim=4)
+    m.feature_map.integrate(np.array([[0.4, 0.4], [1.6, 1.6]]), np.array([50.0, 5000.0]), np.eye(4, dtype=np.float32)[:2])
+    return geo, state, m.feature_map
+
+
+def test_reopen_turns_poorly_seen_obstacles_into_frontiers():
+    from personal.mapping.frontier import frontier_mask
+    from personal.mapping.occupancy import OCCUPIED, UNKNOWN
+    from personal.navigation.policies import reopen_poorly_seen
+
+    geo, state, fm = _reopen_world()
+    assert not frontier_mask(state).any()  # a fully mapped home: nothing left to explore
+    out = reopen_poorly_seen(state, geo, fm, floor=1000.0)
+    poor, good, blank = geo.cell(0.4, 0.4), geo.cell(1.6, 1.6), geo.cell(1.6, 0.4)
+    assert out[poor] == UNKNOWN and out[good] == OCCUPIED and out[blank] == OCCUPIED
+    assert state[poor] == OCCUPIED  # the planning map is left as it is
+    fr = np.argwhere(frontier_mask(out))
+    xs, ys = geo.center(fr[:, 0], fr[:, 1])
+    assert len(fr) and np.all(np.hypot(xs - 0.4, ys - 0.4) < 0.2)  # the frontier rings the poorly seen one only
+    assert (reopen_poorly_seen(state, geo, fm, floor=10.0) == state).all()  # both seen well enough
+    assert reopen_poorly_seen(state, geo, None, floor=1e9) is state  # no feature map: nothing to judge by
+
+
+def test_reopen_new_counts_only_what_this_request_saw():
+    from personal.mapping.occupancy import OCCUPIED, UNKNOWN
+    from personal.navigation.policies import reopen_poorly_seen
+
+    geo, state, fm = _reopen_world()
+    before = (fm.confidence.copy(), fm.geometry)
+    out = reopen_poorly_seen(state, geo, fm, floor=100.0, before=before)  # nothing seen yet in this request
+    assert out[geo.cell(1.6, 1.6)] == UNKNOWN and out[geo.cell(0.4, 0.4)] == UNKNOWN
+    fm.ensure_contains(-3.0, -3.0, 3.0, 3.0)  # the map grows meanwhile (origin moves): still matched by position
+    fm.integrate(np.array([[1.6, 1.6]]), np.array([400.0]), np.eye(4, dtype=np.float32)[2:3])  # seen again now
+    out = reopen_poorly_seen(state, geo, fm, floor=100.0, before=before)
+    assert out[geo.cell(1.6, 1.6)] == OCCUPIED and out[geo.cell(0.4, 0.4)] == UNKNOWN
+
+
+def test_reopen_only_with_a_kept_map_and_after_its_step():
+    from personal.navigation.eval.pan_run import build_loop, make_components
+    from personal.navigation.eval.pan_sequence import MemoryRule
+    from personal.navigation.policies import StepInput
+
+    geo, state, fm = _reopen_world()
+    comps = make_components("oracle")
+    pol = build_loop("value-map-rpg-owner", comps, memory=MemoryRule(reopen_conf=1000.0, reopen_after=10)).policy
+    assert pol.vcfg.reopen_conf == 1000.0 and pol.vcfg.reopen_after == 10 and ValueMapConfig().reopen_conf is None
+
+    class _M:
+        feature_map, occupancy = fm, type("O", (), {"geometry": geo})()
+
+    pol.reset(EpisodeSpec("e", "Find Ana's mug."))  # scratch: the state as it is
+    assert pol._reopened(StepInput((0, 0, 0), 50, 500, _M()), state) is state
+    pol.reset(EpisodeSpec("e", "Find Ana's mug.", map_kept=True))
+    assert pol._reopened(StepInput((0, 0, 0), 9, 500, _M()), state) is state  # memory first
+    assert (pol._reopened(StepInput((0, 0, 0), 10, 500, _M()), state) != state).any()
+    assert pol.info["reopened_cells"] == 9

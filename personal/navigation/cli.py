@@ -134,6 +134,14 @@ def sequence(
     relook_guide: float = typer.Option(None, "--relook-guide",
                                        help="Kept map: also re-look at remembered cells whose guide value reaches this."),
     relook_max: int = typer.Option(None, "--relook-max", min=0, help="Kept map: most cells re-looked at (0: off)."),
+    reopen_conf: float = typer.Option(None, "--reopen-conf", min=0.0,
+                                      help="Kept map: obstacle cells with a feature confidence below this count as "
+                                           "unexplored for frontiers (default: the chosen rule's; 0: off)."),
+    reopen_after: int = typer.Option(None, "--reopen-after", min=0,
+                                     help="Kept map: re-open poorly seen cells from this step of a request on."),
+    reopen_new: bool = typer.Option(None, "--reopen-new/--reopen-total",
+                                    help="Kept map: re-open by the confidence gained in this request (as if blind) "
+                                         "or by the total."),
     conditions: str = typer.Option("scratch,memory", "--conditions",
                                    help="Conditions to run (validation sweeps may run memory alone)."),
 ) -> None:
@@ -159,7 +167,10 @@ def sequence(
     relook_max = chosen.relook_max if relook_max is None else relook_max
     rule = MemoryRule(chosen.fade if fade is None else fade,
                       (chosen.relook_margin if relook_margin is None else relook_margin) if relook_max else None, relook_max,
-                      (chosen.relook_guide_floor if relook_guide is None else relook_guide) if relook_max else None)
+                      (chosen.relook_guide_floor if relook_guide is None else relook_guide) if relook_max else None,
+                      (chosen.reopen_conf if reopen_conf is None else reopen_conf or None),
+                      chosen.reopen_after if reopen_after is None else reopen_after,
+                      chosen.reopen_new if reopen_new is None else reopen_new)
     conds = [c.strip() for c in conditions.split(",") if c.strip()]
     records = run_sequences(scene_map, eps, method, comps, k=k, max_steps=max_steps, progress=typer.echo,
                             on_record=log.append, memory=rule, conditions=conds)
@@ -168,7 +179,9 @@ def sequence(
             + (" (ORACLE: ground-truth captions)" if encoder == "oracle" else " (learned, from RGB)"),
             "homes": f"generated households {seed}-{seed + scenes - 1}", "requests per home": k,
             "step budget": max_steps, "memory rule": f"fade {rule.fade:g}, re-look margin {rule.relook_margin}, "
-                                                       f"re-look guide floor {rule.relook_guide_floor}, re-look max {rule.relook_max}",
+                                                       f"re-look guide floor {rule.relook_guide_floor}, re-look max {rule.relook_max}, "
+                                                       f"re-open conf {rule.reopen_conf} ({'gained in the request' if rule.reopen_new else 'total'}) "
+                                                       f"from step {rule.reopen_after}",
             "conditions": ",".join(conds), "wall time (s)": round(time.perf_counter() - t0, 1)}
     (out / "summary.json").write_text(json.dumps({"meta": meta, **summarize_sequences(records)}, indent=1))
     typer.echo(write_sequence_report(out, records, meta).read_text())

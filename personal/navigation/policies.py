@@ -274,6 +274,17 @@ class ValueMapConfig:
     relook_guide_floor: float | None = None  # also cells whose guide value (query / phrase likeness) reaches this
     relook_max: int = 4
     relook_radius_m: float = 1.0  # drive to a navigable pose this close, then face the cell
+    # memory, then a fallback to exploring as if blind: with a kept map the home is already mapped,
+    # so no frontier is left near the objects the earlier requests saw only from far. From step
+    # ``reopen_after`` of the request, obstacle cells whose feature confidence is below
+    # ``reopen_conf`` (seen, but poorly or long ago: a faded map) count as unknown for choosing
+    # frontiers, so the explorer goes to look at them closely; planning still treats them as
+    # obstacles. Cells with no feature at all stay known (a wall the encoder never scored would
+    # be a frontier forever). None: off. ``reopen_new``: count only the confidence gained during
+    # this request (as if blind: every remembered object must be seen again), not the total.
+    reopen_conf: float | None = None
+    reopen_after: int = 0
+    reopen_new: bool = False
 
 
 class ValueMapExplorer(FrontierPolicy):
@@ -299,10 +310,14 @@ class ValueMapExplorer(FrontierPolicy):
         self.info.update({"detections": [], "scorer_failure": self.scorer.failure, "stop_reason": ""})
         self.last_maps: ScoreMaps | None = None
         self._relooks: list[tuple[float, float]] | None = None  # chosen on first need (kept map only)
+        self._conf0 = None  # (feature confidence, its geometry) at the request's first step (reopen_new)
 
     def act(self, inp: StepInput) -> int:
         x, y, _ = inp.pose
-        maps = self.scorer.maps(inp.mapper.feature_map)
+        fm = inp.mapper.feature_map
+        if self.vcfg.reopen_new and self._conf0 is None and fm is not None and getattr(self.spec, "map_kept", False):
+            self._conf0 = (fm.confidence.copy(), fm.geometry)  # what the earlier requests left (first frame: now)
+        maps = self.scorer.maps(fm)
         self.last_maps = maps
         if maps is not None and maps.failure and not self.info.get("scorer_failure"):
             self.info["scorer_failure"] = maps.failure
@@ -318,7 +333,18 @@ class ValueMapExplorer(FrontierPolicy):
             a = self._relook(inp, grid, field, maps)
             if a is not None:
                 return a
-        return self._drive_to_frontier(inp, grid, field, state)
+        return self._drive_to_frontier(inp, grid, field, self._reopened(inp, state))
+
+    def _reopened(self, inp: StepInput, state: np.ndarray) -> np.ndarray:
+        """The occupancy state for choosing frontiers: with a kept map and ``reopen_conf`` set,
+        poorly seen obstacle cells become unknown again (see ``ValueMapConfig.reopen_conf``)."""
+        v = self.vcfg
+        if v.reopen_conf is None or not getattr(self.spec, "map_kept", False) or inp.step < v.reopen_after:
+            return state
+        out = reopen_poorly_seen(state, inp.mapper.occupancy.geometry, inp.mapper.feature_map, v.reopen_conf,
+                                 before=self._conf0)
+        self.info["reopened_cells"] = max(self.info.get("reopened_cells", 0), int((out != state).sum()))
+        return out
 
     # -- memory: look again at remembered candidates ----------------------------------------
     def _relook(self, inp: StepInput, grid, field, maps: ScoreMaps) -> int | None:
@@ -423,6 +449,35 @@ class ValueMapExplorer(FrontierPolicy):
             if g is not None:
                 return g
         return None
+
+
+def reopen_poorly_seen(state: np.ndarray, geometry, feature_map, floor: float, before=None) -> np.ndarray:
+    """A copy of ``state`` in which OCCUPIED cells whose feature-map cell has a confidence in
+    (0, ``floor``) are UNKNOWN (the free cells next to them become frontiers). ``before``:
+    (confidence, geometry) of an earlier moment; then the confidence gained since is compared."""
+    from personal.mapping.occupancy import OCCUPIED, UNKNOWN
+
+    if feature_map is None:
+        return state
+    rows, cols = np.nonzero(state == OCCUPIED)
+    if not len(rows):
+        return state
+    xs, ys = geometry.center(rows, cols)
+    fr, fc = feature_map.geometry.cells(np.stack([xs, ys], 1))
+    h, w = feature_map.confidence.shape
+    ok = (fr >= 0) & (fc >= 0) & (fr < h) & (fc < w)
+    conf = np.zeros(len(rows), np.float32)
+    conf[ok] = feature_map.confidence[fr[ok], fc[ok]]
+    gained = conf.copy()
+    if before is not None:
+        c0, g0 = before
+        br, bc = g0.cells(np.stack([xs, ys], 1))
+        ok0 = (br >= 0) & (bc >= 0) & (br < c0.shape[0]) & (bc < c0.shape[1])
+        gained[ok0] -= c0[br[ok0], bc[ok0]]
+    poor = (conf > 0) & (gained < floor)
+    out = state.copy()
+    out[rows[poor], cols[poor]] = UNKNOWN
+    return out
 
 
 def relook_candidates(maps: ScoreMaps, floor: float, max_n: int, exclude=(), spacing_m: float = 1.0,
