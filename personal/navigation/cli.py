@@ -147,7 +147,7 @@ def sequence(
 ) -> None:
     """k requests per home with the map kept between them, against the same requests each from scratch."""
     passive_openmp()
-    from personal.runs.output import OutputDirError, ResultLog, writable_dir
+    from personal.runs.output import OutputDirError, ResultLog, writable_dir, write_file
     from personal.navigation.eval.pan_run import generate_pan_set, make_components
     from personal.navigation.eval.pan_sequence import (MEMORY_RULE, MemoryRule, run_sequences, summarize_sequences,
                                                         write_sequence_report)
@@ -183,5 +183,5 @@ def sequence(
                                                        f"re-open conf {rule.reopen_conf} ({'gained in the request' if rule.reopen_new else 'total'}) "
                                                        f"from step {rule.reopen_after}",
             "conditions": ",".join(conds), "wall time (s)": round(time.perf_counter() - t0, 1)}
-    (out / "summary.json").write_text(json.dumps({"meta": meta, **summarize_sequences(records)}, indent=1))
+    write_file(out / "summary.json", json.dumps({"meta": meta, **summarize_sequences(records)}, indent=1))
     typer.echo(write_sequence_report(out, records, meta).read_text())

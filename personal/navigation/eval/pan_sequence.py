@@ -19,6 +19,7 @@ from typing import Callable, Sequence
 
 from personal.navigation.eval.pan import GoalGeometry, score_episode
 from personal.navigation.eval.pan_run import PanComponents, build_loop
+from personal.runs.output import write_file
 from personal.world.episodes import Episode
 from personal.world.model import Scene
 
@@ -190,5 +191,5 @@ def write_sequence_report(out_dir: Path, records: Sequence[dict], meta: dict) ->
         lines.append(f"| {r['scene_id']} | {r['position']} | {r['query']} | {r['condition']} | {r['success']} | "
                      f"{r['spl']:.2f} | {r['steps']} |")
     path = Path(out_dir) / "report.md"
-    path.write_text("\n".join(lines) + "\n")
+    write_file(path, "\n".join(lines) + "\n")
     return path
