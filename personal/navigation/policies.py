@@ -464,15 +464,14 @@ def reopen_poorly_seen(state: np.ndarray, geometry, feature_map, floor: float, b
         return state
     xs, ys = geometry.center(rows, cols)
     fr, fc = feature_map.geometry.cells(np.stack([xs, ys], 1))
-    h, w = feature_map.confidence.shape
-    ok = (fr >= 0) & (fc >= 0) & (fr < h) & (fc < w)
+    ok = feature_map.geometry.inside(fr, fc)
     conf = np.zeros(len(rows), np.float32)
     conf[ok] = feature_map.confidence[fr[ok], fc[ok]]
     gained = conf.copy()
     if before is not None:
         c0, g0 = before
         br, bc = g0.cells(np.stack([xs, ys], 1))
-        ok0 = (br >= 0) & (bc >= 0) & (br < c0.shape[0]) & (bc < c0.shape[1])
+        ok0 = g0.inside(br, bc)  # g0 is the geometry c0 was copied with
         gained[ok0] -= c0[br[ok0], bc[ok0]]
     poor = (conf > 0) & (gained < floor)
     out = state.copy()
