@@ -100,15 +100,3 @@ def test_the_cell_sweep_finds_the_margin_that_skips_a_generic_cell():
         assert res["chosen"][m]["margin"] == 0.05 and res["chosen"][m]["proxy_sr"] == 100.0
     assert res["chosen"]["qs"]["proxy_sr"] == 0.0  # QS has no margin: the generic cell first
 
-
-def test_a_verify_rule_applies_to_verifying_policies_only():
-    from personal.navigation.policies import make_policy
-    from personal.navigation.thresholds import DetectionThresholds, ScorerRule
-
-    loose = ScorerRule(0.1, 0.15, -0.05)
-    th = DetectionThresholds(0.2, 0.1, "test", by_scorer=(("rpg-owner", ScorerRule(0.125, 0.2, 0.0, verify_rule=loose)),))
-    kw = dict(embed=lambda texts: None, extractor=object(), thresholds=th)
-    plain, verifying = make_policy("value-map-rpg-owner", **kw), make_policy("value-map-rpg-owner", verify=True, **kw)
-    assert (plain.vcfg.threshold, plain.scorer.phrase_floor, plain.scorer.relative_margin) == (0.125, 0.2, 0.0)
-    assert (verifying.vcfg.threshold, verifying.scorer.phrase_floor, verifying.scorer.relative_margin) == (0.1, 0.15, -0.05)
-    assert make_policy("value-map-qs", verify=True, **kw).vcfg.threshold == 0.2  # no verify rule chosen: its own

@@ -575,13 +575,12 @@ DEFAULT_POLICIES = POLICIES
 
 
 def make_policy(name: str, *, embed=None, extractor=None, seed: int = 0, value_config: ValueMapConfig | None = None,
-                thresholds: DetectionThresholds | None = None, verify: bool = False) -> NavPolicy:
+                thresholds: DetectionThresholds | None = None) -> NavPolicy:
     """Build a policy by name. ``embed`` (a TextEmbedder) is needed by the value-map
     explorers, ``extractor`` (ownership phrases) by the RPG ones; ``thresholds`` (the
     encoder's detection pair, ``personal.navigation.thresholds.thresholds_for``) sets their
     detection threshold and phrase floor (default: the ORACLE encoder's). The ``oracle``
-    still needs ``set_ground_truth`` per episode. ``verify``: the policy verifies before it stops
-    (its scorer rule's ``verify_rule``, where one was chosen, replaces the rule)."""
+    still needs ``set_ground_truth`` per episode."""
     key = name.strip().lower()
     if key == "random-frontier":
         return RandomFrontierPolicy(seed=seed)
@@ -593,7 +592,6 @@ def make_policy(name: str, *, embed=None, extractor=None, seed: int = 0, value_c
         th = thresholds or ORACLE_THRESHOLDS
         method = key[len("value-map-"):]
         rule = th.rule(method)
-        rule = rule.verify_rule if verify and rule.verify_rule is not None else rule
         scorer = GroundingScorer(method, phrase_floor=rule.phrase_floor, relative_margin=rule.relative_margin)
         if scorer.method != "qs" and extractor is None:
             raise ValueError(f"policy {name!r} needs an ownership-phrase extractor (extractor=...)")

@@ -23,7 +23,6 @@ class ScorerRule:
     threshold: float
     phrase_floor: float
     relative_margin: float | None = None
-    verify_rule: "ScorerRule | None" = None  # a "+verify" policy's rule (the verifier filters more candidates)
 
 
 @dataclass(frozen=True)
@@ -49,9 +48,6 @@ class DetectionThresholds:
                 txt += f", phrase floor {r.phrase_floor:g}"
                 if r.relative_margin is not None:
                     txt += f", relative margin {r.relative_margin:g}"
-                if r.verify_rule is not None:
-                    v = r.verify_rule
-                    txt += f" (+verify: score ≥ {v.threshold:g}, phrase floor {v.phrase_floor:g}, relative margin {v.relative_margin})"
             parts.append(txt)
         return "; ".join(parts)
 

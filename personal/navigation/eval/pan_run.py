@@ -78,7 +78,7 @@ def build_loop(name: str, comps: PanComponents, seed: int = 0, max_steps: int = 
                                       reopen_conf=memory.reopen_conf, reopen_after=memory.reopen_after,
                                       reopen_new=memory.reopen_new)
     policy = make_policy(name, embed=comps.embed, extractor=comps.extractor, seed=seed, thresholds=thresholds,
-                         value_config=value_config, verify=verify)
+                         value_config=value_config)
     fade = memory.fade if memory is not None else 1.0
     mapper = None
     if policy.needs_map:
