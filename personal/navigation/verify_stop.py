@@ -72,6 +72,7 @@ class StopVerifier:
         self.instance_margin = instance_margin
         self.others: list[str] = []
         self.last_instance_gap: float | None = None
+        self._text_emb: np.ndarray | None = None
         self.decomposer = make_decomposer(decomposer)
         # colour evidence only: the shape check and the category gate are tuned to whole-object masks,
         # and a depth proposal often joins an object to its support or shows a part of it
@@ -83,6 +84,7 @@ class StopVerifier:
     def prepare(self, query: str, phrases, owner: str | None) -> None:
         self.descriptions = target_descriptions(query, phrases, owner)
         self.others = list(dict.fromkeys(p.object for p in phrases if p.object not in self.descriptions))
+        self._text_emb = None  # the instance check's text embeddings: one encoding per episode, not per check
         self.checks = []
         self.recent.clear()
 
@@ -159,9 +161,10 @@ class StopVerifier:
         if enc is None or not self.others or not hasattr(enc, "embed_crops") or not hasattr(enc, "encode_text"):
             return ""
         crop = _unit(_crop_embeddings(enc, frame.rgb, seg, np.array([k]))[0])
-        texts = self.descriptions + self.others
-        t = np.asarray(enc.encode_text(texts), np.float32)
-        sims = (t / np.maximum(np.linalg.norm(t, axis=1, keepdims=True), 1e-8)) @ crop
+        if self._text_emb is None:
+            t = np.asarray(enc.encode_text(self.descriptions + self.others), np.float32)
+            self._text_emb = t / np.maximum(np.linalg.norm(t, axis=1, keepdims=True), 1e-8)
+        sims = self._text_emb @ crop
         own, j = float(sims[: len(self.descriptions)].max()), int(np.argmax(sims[len(self.descriptions):]))
         gap = float(sims[len(self.descriptions) + j]) - own
         self.last_instance_gap = gap
