@@ -97,3 +97,31 @@ def test_short_randomised_training_run_uses_paraphrases_and_lowers_the_loss(rand
     unseen = res["unseen_colour"]
     assert unseen["proposals"] == res["proposals"] > 0 and 0 <= unseen["top1"] <= 1 and unseen["captions_changed"] > 0.5
     assert res["instances"] > 0 and res["views"] == 10
+
+
+def test_camera_overrides_fix_the_camera_and_bad_values_name_the_option(tmp_path):
+    rand = CameraRandomisation.from_options(heights="1.25", hfovs="69", pitches="0", presets="ideal")
+    assert rand.height_m == (1.25, 1.25) and rand.hfov_deg == (69.0, 69.0) and rand.presets == (("ideal", 1.0),)
+    write_dataset(tmp_path, [10_000], views_per_scene=4, width=80, height=64, progress=lambda m: None, randomise=rand)
+    with np.load(tmp_path / "synth_10000.npz") as d:
+        np.testing.assert_allclose(d["cam_height"], 1.25)
+        np.testing.assert_allclose(d["cam_hfov"], 69.0)
+        assert (d["cam_preset"] == 0).all()
+    assert json.loads((tmp_path / "dataset.json").read_text())["randomise"]["height_m"] == [1.25, 1.25]
+    assert CameraRandomisation.from_options(pitches="-10:5").pitch_deg == (-10.0, 5.0)
+    for kwargs, words in (({"heights": "tall"}, "--heights"), ({"hfovs": "90:60"}, "--hfovs"),
+                          ({"presets": "kinect:1"}, "'kinect' unknown"), ({"presets": "d435:0"}, "must be > 0")):
+        with pytest.raises(ValueError, match=words):
+            CameraRandomisation.from_options(**kwargs)
+
+
+def test_parallel_workers_write_the_same_shards(tmp_path):
+    rand = CameraRandomisation.from_options(presets="ideal:0.5,d435:0.5")
+    for name, workers in (("one", 1), ("two", 2)):
+        write_dataset(tmp_path / name, [10_000, 10_001], views_per_scene=2, width=80, height=64,
+                      progress=lambda m: None, randomise=rand, workers=workers)
+    a, b = (json.loads((tmp_path / n / "dataset.json").read_text()) for n in ("one", "two"))
+    assert a == b and [s["seed"] for s in a["scenes"]] == [10_000, 10_001]
+    for s in a["scenes"]:
+        with np.load(tmp_path / "one" / s["file"]) as x, np.load(tmp_path / "two" / s["file"]) as y:
+            assert x.files == y.files and all(np.array_equal(x[k], y[k]) for k in x.files)

@@ -16,14 +16,26 @@ def dataset(out: Path = typer.Option(..., help="folder to write <scene_id>.npz s
             width: int = typer.Option(320), height: int = typer.Option(240),
             allow_eval_seeds: bool = typer.Option(False, help="only for held-out evaluation sets, never for training"),
             randomise: bool = typer.Option(False, help="domain randomisation: camera height, field of view, pitch and "
-                                                       "sensor preset per view (personal.perception.dataset.CameraRandomisation)")) -> None:
+                                                       "sensor preset per view (personal.perception.dataset.CameraRandomisation)"),
+            heights: str = typer.Option("", help="--randomise: camera heights 'lo:hi' in metres (default 0.6:1.4)"),
+            hfovs: str = typer.Option("", help="--randomise: horizontal fields of view 'lo:hi' in degrees (default 60:90)"),
+            pitches: str = typer.Option("", help="--randomise: mounting pitches 'lo:hi' in degrees (default -10:5)"),
+            presets: str = typer.Option("", help="--randomise: sensor presets and weights, e.g. 'ideal:0.5,d435:0.5' "
+                                                 "(default ideal:0.34,d435:0.43,d435-harsh:0.23)"),
+            workers: int = typer.Option(1, min=1, help="households rendered in parallel processes")) -> None:
     """Render views of generated households (RGB, depth, instance ids, captions, structure labels)
     and the segmenter's proposals on them (crops + targets)."""
     from personal.perception.dataset import CameraRandomisation, write_dataset
     from personal.perception.splits import parse_seeds
 
+    if not randomise and (heights or hfovs or pitches or presets):
+        raise typer.BadParameter("--heights / --hfovs / --pitches / --presets need --randomise")
+    try:
+        rand = CameraRandomisation.from_options(heights, hfovs, pitches, presets) if randomise else None
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
     write_dataset(out, parse_seeds(seeds), views, width, height, allow_eval_seeds=allow_eval_seeds,
-                  randomise=CameraRandomisation() if randomise else None)
+                  randomise=rand, workers=workers)
     typer.echo(f"dataset: {out / 'dataset.json'}")
 
 

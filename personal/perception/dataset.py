@@ -60,6 +60,42 @@ class CameraRandomisation:
     def record(self) -> dict:
         return asdict(self)
 
+    @classmethod
+    def from_options(cls, heights: str = "", hfovs: str = "", pitches: str = "", presets: str = "") -> "CameraRandomisation":
+        """The default distribution with the CLI's overrides: ranges ``"lo:hi"`` (``"1.25"`` for one
+        value) and presets ``"ideal:0.5,d435:0.5"`` (weights, any positive scale)."""
+        from personal.sim.sensor_model import PRESETS
+
+        def span(text: str, name: str):
+            lo, _, hi = text.partition(":")
+            try:
+                lo, hi = float(lo), float(hi or lo)
+            except ValueError:
+                raise ValueError(f"--{name}: {text!r} is not a range 'lo:hi' or one value") from None
+            if lo > hi:
+                raise ValueError(f"--{name}: {text!r} has its low end above its high end")
+            return (lo, hi)
+
+        changes = {}
+        for text, name, field in ((heights, "heights", "height_m"), (hfovs, "hfovs", "hfov_deg"), (pitches, "pitches", "pitch_deg")):
+            if text:
+                changes[field] = span(text, name)
+        if presets:
+            pairs = []
+            for item in presets.split(","):
+                name, _, w = item.strip().partition(":")
+                if name not in PRESETS:
+                    raise ValueError(f"--presets: {name!r} unknown (presets: {', '.join(PRESETS)})")
+                try:
+                    weight = float(w or 1.0)
+                except ValueError:
+                    raise ValueError(f"--presets: weight {w!r} of {name!r} is not a number") from None
+                if weight <= 0:
+                    raise ValueError(f"--presets: weight of {name!r} must be > 0")
+                pairs.append((name, weight))
+            changes["presets"] = tuple(pairs)
+        return replace(cls(), **changes)
+
 
 def _camera(width: int, height: int):
     from personal.sim.backends.base import CameraSpec
@@ -207,12 +243,13 @@ def view_proposals(rgb, depth, K, T, ids, structure, seg_cfg=None):
 
 def write_dataset(out_dir: str | Path, seeds, views_per_scene: int = 150, width: int = 320, height: int = 240,
                   seed: int = 0, allow_eval_seeds: bool = False, progress=print,
-                  randomise: CameraRandomisation | None = None) -> Path:
+                  randomise: CameraRandomisation | None = None, workers: int = 1) -> Path:
     """Render ``views_per_scene`` views of each household ``seeds`` into ``out_dir`` with the
-    proposals made on them (through randomised cameras with ``randomise``)."""
+    proposals made on them (through randomised cameras with ``randomise``). ``workers`` > 1 renders
+    households in that many processes; every household's views depend only on its seed, so the
+    shards are the same either way."""
     from personal.perception.segment import SegmentConfig
     from personal.perception.splits import check_training_seeds
-    from personal.world.generator import generate_scene
 
     seeds = list(seeds)
     if not allow_eval_seeds:
@@ -226,40 +263,62 @@ def write_dataset(out_dir: str | Path, seeds, views_per_scene: int = 150, width:
              "structure_classes": ["object", "wall", "floor", "ceiling", "door"], "scenes": [],
              "randomise": randomise.record() if randomise else None}
     t0 = time.perf_counter()
-    for k, s in enumerate(seeds):
-        scene = generate_scene(s)
-        rng = random.Random(f"views:{s}:{seed}")
-        if randomise:
-            poses = sample_poses(scene, views_per_scene, rng)
-            arrays = render_randomised_views(scene, poses, randomise, random.Random(f"camera:{s}:{seed}"), width, height,
-                                             seg_cfg.work_width, seg_cfg, seed)
-            _write_shard(out, scene, s, arrays, index, views_per_scene, progress, k, len(seeds), t0)
-            continue
-        views = render_views(scene, sample_poses(scene, views_per_scene, rng), width, height, seg_cfg.work_width)
-        crop_parts = {k2: [] for k2 in ("crops", "crop_masks", "crop_view", "crop_labels", "crop_counts")}
-        for v in range(views_per_scene):
-            _, which, crops, masks, labels, counts = view_proposals(
-                views["rgb"][v], views["depth"][v], K, views["poses"][v].astype(np.float64), views["ids"][v],
-                views["structure"][v], seg_cfg)
-            crop_parts["crops"].append(crops)
-            crop_parts["crop_masks"].append(np.packbits(masks, axis=-1))
-            crop_parts["crop_view"].append(np.full(len(which), v, np.int32))
-            crop_parts["crop_labels"].append(labels)
-            crop_parts["crop_counts"].append(counts)
-        crops = {k2: np.concatenate(v2) for k2, v2 in crop_parts.items()}
-        _write_shard(out, scene, s, {**views, **crops}, index, views_per_scene, progress, k, len(seeds), t0)
+    job = dict(out=out, views_per_scene=views_per_scene, width=width, height=height, seed=seed, randomise=randomise)
+    if workers <= 1:
+        entries = (write_household(s, **job) for s in seeds)
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        # spawn, not fork: a process that has rendered or segmented already runs GNU OpenMP, which aborts a fork
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+        entries = pool.map(write_household, seeds, *([v] * len(seeds) for v in job.values()))
+    for k, entry in enumerate(entries):  # in seed order either way
+        index["scenes"].append(entry)
+        progress(f"dataset: {k + 1}/{len(seeds)} households ({entry['scene_id']}, {views_per_scene} views, "
+                 f"{entry['n_crops']} proposals, {time.perf_counter() - t0:.0f} s)")
+    if workers > 1:
+        pool.shutdown()
     (out / "dataset.json").write_text(json.dumps(index, indent=1))
     return out
 
 
-def _write_shard(out: Path, scene, seed: int, arrays: dict, index: dict, n_views: int, progress, k: int, n: int, t0: float) -> None:
+def write_household(s: int, out: Path, views_per_scene: int, width: int, height: int, seed: int,
+                    randomise: CameraRandomisation | None) -> dict:
+    """Render and write the shard of household ``s``; returns its ``dataset.json`` entry."""
+    from personal.perception.segment import SegmentConfig
+    from personal.world.generator import generate_scene
+
+    seg_cfg = SegmentConfig()
+    scene = generate_scene(s)
+    rng = random.Random(f"views:{s}:{seed}")
+    poses = sample_poses(scene, views_per_scene, rng)
+    if randomise:
+        arrays = render_randomised_views(scene, poses, randomise, random.Random(f"camera:{s}:{seed}"), width, height,
+                                         seg_cfg.work_width, seg_cfg, seed)
+        return _write_shard(out, scene, s, arrays, views_per_scene)
+    K = working_intrinsics(width, height, seg_cfg.work_width)
+    views = render_views(scene, poses, width, height, seg_cfg.work_width)
+    crop_parts = {k2: [] for k2 in ("crops", "crop_masks", "crop_view", "crop_labels", "crop_counts")}
+    for v in range(views_per_scene):
+        _, which, crops, masks, labels, counts = view_proposals(
+            views["rgb"][v], views["depth"][v], K, views["poses"][v].astype(np.float64), views["ids"][v],
+            views["structure"][v], seg_cfg)
+        crop_parts["crops"].append(crops)
+        crop_parts["crop_masks"].append(np.packbits(masks, axis=-1))
+        crop_parts["crop_view"].append(np.full(len(which), v, np.int32))
+        crop_parts["crop_labels"].append(labels)
+        crop_parts["crop_counts"].append(counts)
+    crops = {k2: np.concatenate(v2) for k2, v2 in crop_parts.items()}
+    return _write_shard(out, scene, s, {**views, **crops}, views_per_scene)
+
+
+def _write_shard(out: Path, scene, seed: int, arrays: dict, n_views: int) -> dict:
     objects = [{"instance_id": o.instance_id, "caption": o.caption, "category": o.category} for o in scene.objects]
     path = out / f"{scene.scene_id}.npz"
     np.savez_compressed(path, objects=np.array(json.dumps(objects)), **arrays)
-    index["scenes"].append({"scene_id": scene.scene_id, "seed": seed,
-                            "file": path.name, "n_views": n_views, "n_crops": int(len(arrays["crops"]))})
-    progress(f"dataset: {k + 1}/{n} households ({scene.scene_id}, {n_views} views, "
-             f"{len(arrays['crops'])} proposals, {time.perf_counter() - t0:.0f} s)")
+    return {"scene_id": scene.scene_id, "seed": seed, "file": path.name, "n_views": n_views,
+            "n_crops": int(len(arrays["crops"]))}
 
 
 class DatasetError(ValueError):

@@ -151,7 +151,8 @@ def explore_scene_maps(scene: Scene, encoder_names: Sequence[str], resolution: f
     {encoder name: (MapView, MapBuilder)}, info. The camera is ``sensor``'s (a
     personal.sim.sensor_model.SensorSpec: field of view, height, pitch, noise; default ideal) at
     ``width``×``height``. ``model_paths``: {encoder name: checkpoint} for encoders not to load their
-    default checkpoint."""
+    default checkpoint. A name ``<encoder>@<label>`` (``lit@finetuned``) is encoder ``<encoder>`` under
+    its own key, so two checkpoints of one encoder map the same frames."""
     from personal.mapping.exploration import ExplorerConfig, FrontierExplorer
     from personal.mapping.pipeline import MapBuilder, MapConfig
     from personal.mapping.session import explore
@@ -161,9 +162,9 @@ def explore_scene_maps(scene: Scene, encoder_names: Sequence[str], resolution: f
 
     builders = {}
     for name in encoder_names:
-        path = (model_paths or {}).get(name)
-        enc = make_encoder(name, scene=scene) if "oracle" in name else make_encoder(name, model_path=path) if path \
-            else make_encoder(name)
+        path, kind = (model_paths or {}).get(name), name.split("@", 1)[0]
+        enc = make_encoder(kind, scene=scene) if "oracle" in kind else make_encoder(kind, model_path=path) if path \
+            else make_encoder(kind)
         builders[name] = MapBuilder(MapConfig(stride=max(1, width // 160), feature_resolution=resolution), feature_dim=enc.dim,
                                     encoder_name=enc.name, features=enc.frame_features)
     backend = make_sensor_backend("synthetic", sensor, width, height)
