@@ -1,0 +1,66 @@
+"""Two crop-tower checkpoints on the same POG frames, under several cameras and both summary styles.
+
+Usage: .venv/bin/python scripts/tower_compare.py FIRST_SEED N_HOUSEHOLDS OUT_JSON CANDIDATE_CKPT [CONDITIONS]
+
+CONDITIONS (default ``ideal,d435,ideal:height_m=1.25,ideal:hfov_deg=69``): camera presets of
+personal/sim/sensor_model.py, each optionally with ``:overrides``. Per condition and household one
+pre-exploration (frontier explorer, 320x240) is mapped with the shipped ``lit`` tower, the candidate
+(``lit@candidate``) and the ORACLE from the same frames; the households' episodes (3 splits x 10) are
+grounded on each map with verbatim and varied summaries. Writes
+{condition: {style: {encoder: {method: SR@top-1 total}}}} after every condition (partial results
+survive an interrupted run) and prints one line per condition.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from personal.grounding.eval.pog import summarize
+from personal.grounding.eval.pog_run import explore_scene_maps, generate_episode_set, make_components
+from personal.grounding.pipeline import evaluate_offline
+from personal.runs.output import write_file
+from personal.sim.sensor_model import sensor_spec
+
+METHODS = ["qs", "rpg", "rpg-owner", "rpg-scene"]
+CONDITIONS = "ideal,d435,ideal:height_m=1.25,ideal:hfov_deg=69"
+MAPPED = ("lit", "lit@candidate", "oracle")
+
+
+def main(first: int, n: int, out: str, candidate: str, conditions: list[str]) -> dict:
+    styles = {style: generate_episode_set(n, ("easy", "medium", "hard"), 10, first, summary_style=style)
+              for style in ("verbatim", "varied")}
+    scenes, verbatim = styles["verbatim"]
+    components = {name: make_components(name.split("@")[0], "builtin", candidate if "@" in name else "")
+                  for name in MAPPED}
+    table: dict = {"households": [first, first + n - 1], "episodes": len(verbatim), "candidate": candidate}
+    for cond in conditions:
+        preset, _, overrides = cond.partition(":")
+        spec = sensor_spec(preset, overrides)
+        maps: dict = {name: {} for name in MAPPED}
+        t0 = time.time()
+        for sid, scene in scenes.items():
+            start = next(e for e in verbatim if e.scene_id == sid)
+            built, info = explore_scene_maps(scene, list(MAPPED), 0.5, start, 320, 240, max_steps=2500, sensor=spec,
+                                             model_paths={"lit@candidate": candidate})
+            for name, (view, _) in built.items():
+                maps[name][sid] = view
+            print(f"{cond} {sid}: {info['steps']} steps, {info['seconds']} s", flush=True)
+        row = {}
+        for style, (_, eps) in styles.items():
+            for name in MAPPED:
+                enc, ext = components[name]
+                res = evaluate_offline(eps, scenes, maps[name], ext, enc, METHODS)
+                row.setdefault(style, {})[name] = {m: v["total"]["sr_top1"] for m, v in summarize(res, METHODS)["methods"].items()}
+        table[cond] = row
+        write_file(Path(out), json.dumps(table, indent=1))
+        print(f"== {cond} ({time.time() - t0:.0f} s): " + "; ".join(
+            f"{style} rpg-scene " + " / ".join(f"{name} {row[style][name]['rpg-scene']:.1f}" for name in MAPPED)
+            for style in row), flush=True)
+    return table
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4],
+         (sys.argv[5] if len(sys.argv) > 5 else CONDITIONS).split(","))
