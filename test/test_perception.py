@@ -101,6 +101,24 @@ def test_conv_tower_trains_saves_and_loads_through_the_hf_adapter(tiny_dataset, 
     assert regions.shape == s["rgb"].shape[1:3] and len(e2) == len(w) and regions.max() < len(e2)
 
 
+def test_anchor_loss_pulls_crops_towards_their_caption_texts(tiny_dataset):
+    """With anchor_weight the loss adds 1 - cos(crop, its target texts); training lowers it, and with
+    weight 0 it is neither computed nor logged."""
+    from personal.perception.train import TrainConfig, Trainer
+
+    _, shards = load_dataset(tiny_dataset)
+    base = dict(max_steps=10, batch=6, lr=3e-3, warmup=2, arch="cnn", widths=(8, 16), eval_every_s=1e9, minutes=10)
+    tr = Trainer(shards, shards, TrainConfig(**base, anchor_weight=1.0), log=lambda m: None)
+    tr.fit()
+    anchor = [h["anchor"] for h in tr.history]
+    assert all(0.0 <= a <= 2.0 for a in anchor) and np.mean(anchor[-3:]) < np.mean(anchor[:3]) - 0.05, anchor
+    total_minus_parts = [h["loss"] - h["caption"] - 0.5 * h["category"] - 0.5 * h["objectness"] for h in tr.history]
+    np.testing.assert_allclose(total_minus_parts, anchor, atol=2e-3)  # the anchor term, weight 1, is in the loss
+    plain = Trainer(shards, shards, TrainConfig(**{**base, "max_steps": 2}), log=lambda m: None)
+    plain.fit()
+    assert "anchor" not in plain.history[-1]
+
+
 @pytest.fixture(scope="module")
 def shipped():
     if not (shipped_checkpoint() / "config.json").exists():

@@ -56,7 +56,9 @@ def train(data: Path = typer.Option(..., help="training dataset (personal percep
           warmup: int = typer.Option(60, help="linear warm-up steps before the cosine decay"),
           init_from: str = typer.Option("", help="continue training this saved checkpoint (weights and temperature)"),
           paraphrases: int = typer.Option(0, help="wording randomisation: paraphrases per training caption (0 = off)"),
-          paraphrase_p: float = typer.Option(0.5, help="probability that a caption target is swapped for a paraphrase")) -> None:
+          paraphrase_p: float = typer.Option(0.5, help="probability that a caption target is swapped for a paraphrase"),
+          anchor_weight: float = typer.Option(0.0, min=0.0, help="weight of the anchor loss 1 - cos(crop, its caption's "
+                                                                 "text embedding) (0 = off)")) -> None:
     """Train the locked-text crop tower (frozen MiniLM texts) on a dataset's proposals; writes the
     checkpoint, training_log.json and loss.png."""
     from personal.perception.dataset import load_dataset
@@ -74,7 +76,7 @@ def train(data: Path = typer.Option(..., help="training dataset (personal percep
     cfg = TrainConfig(minutes=minutes, max_steps=max_steps, batch=batch, lr=lr, threads=threads, layers=layers, seed=seed,
                       eval_every_s=eval_every_s, budget_clock=budget_clock, max_wall_minutes=max_wall_minutes,
                       warmup=warmup, init_from=init_from, arch=arch, category_weight=category_weight,
-                      paraphrases=paraphrases, paraphrase_p=paraphrase_p)
+                      paraphrases=paraphrases, paraphrase_p=paraphrase_p, anchor_weight=anchor_weight)
     trainer = Trainer(shards, vshards, cfg, log=typer.echo)
     info = trainer.fit()
     save_checkpoint(trainer, out, info, idx, vidx)

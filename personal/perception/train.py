@@ -62,6 +62,10 @@ class TrainConfig:
     # or re-ordered); each caption target is swapped for one of them with probability paraphrase_p
     paraphrases: int = 0
     paraphrase_p: float = 0.5
+    # weight of the anchor loss 1 - cos(crop embedding, its target text's embedding): InfoNCE only ranks a
+    # crop among its household's texts, so the crop may sit far from every text; anchored, it stays near
+    # its caption in MiniLM's space, where words the tower never saw ("crimson") lie near ones it did
+    anchor_weight: float = 0.0
 
 
 def build_model(cfg: TrainConfig):
@@ -180,7 +184,13 @@ class Trainer:
         loss_cat = -(cq * F.log_softmax((f @ C.T) * scale, -1)).sum(-1).mean()
         loss_obj = F.binary_cross_entropy_with_logits(obj.float(), torch.from_numpy(s.objfrac[idx].astype(np.float32)))
         total = loss_cap + self.cfg.category_weight * loss_cat + self.cfg.objectness_weight * loss_obj
-        return total, {"caption": loss_cap.detach(), "category": loss_cat.detach(), "objectness": loss_obj.detach()}
+        parts = {"caption": loss_cap.detach(), "category": loss_cat.detach(), "objectness": loss_obj.detach()}
+        if self.cfg.anchor_weight:
+            target = F.normalize(q @ self.text_emb, dim=-1)  # the soft target's texts, mixed as the target mixes them
+            loss_anchor = (1 - (f * target).sum(-1)).mean()
+            total = total + self.cfg.anchor_weight * loss_anchor
+            parts["anchor"] = loss_anchor.detach()
+        return total, parts
 
     def _reword(self, text: np.ndarray, allowed):
         """Caption targets swapped for one of their paraphrases (probability ``paraphrase_p``): the
