@@ -318,6 +318,7 @@ class GraphRunner:
         self.children: list[_Child] = []
         self._secrets_dir: Path | None = None  # 0700 folder of the secret parameter files, removed at the end
         self.dead_node: str | None = None  # a needed (non-required) node that exited while the graph ran
+        self._stacks_requested = False  # SIGUSR1 to the runner: forward to the nodes (supervise)
         self._lock = threading.Lock()
         self._width = max((len(n.name) for n in self.nodes), default=0)
 
@@ -384,6 +385,8 @@ class GraphRunner:
                 break
             if sig != signal.SIGINT:
                 stuck = [c.node.name for c in self.children if c.proc.poll() is None]
+                if sig == signal.SIGTERM:  # where a node hangs, before it is killed (personal/stacks.py)
+                    self.request_stacks(f"{', '.join(stuck)} still running {self.sigint_timeout:g} s after SIGINT")
                 self.log(f"sending {signal.Signals(sig).name} to {', '.join(stuck)}")
             self._signal_all(sig)
             self._wait_all(timeout)
@@ -394,10 +397,26 @@ class GraphRunner:
                 child.reported = True
                 self.log(f"{child.node.name} stopped (exit code {child.proc.returncode})")
 
+    def request_stacks(self, why: str, wait_s: float = 1.0) -> list[str]:
+        """Ask every running node for its Python stacks (SIGUSR1, personal/stacks.py); they follow
+        in the log under each node's name. Returns the nodes asked."""
+        from personal.stacks import dump_stacks
+
+        running = {c.proc.pid: c.node.name for c in self.children if c.proc.poll() is None}
+        asked = [running[pid] for pid in dump_stacks(running)]
+        self.log(f"{why}: Python stacks of {', '.join(asked) or 'no node (none catches SIGUSR1)'} follow")
+        if asked:
+            time.sleep(wait_s)  # the dumps reach the log through the reader threads
+        return asked
+
     def supervise(self, poll: float = 0.05) -> int:
         """Wait until a required node exits (its exit code), any other node exits (a failure:
-        the graph cannot do its work without it), or Ctrl-C."""
+        the graph cannot do its work without it), or Ctrl-C. A SIGUSR1 to the runner asks every
+        node for its stacks."""
         while True:
+            if self._stacks_requested:
+                self._stacks_requested = False
+                self.request_stacks("SIGUSR1 to the runner")
             for child in self.children:
                 code = child.proc.poll()
                 if code is None or child.reported:
@@ -422,6 +441,8 @@ class GraphRunner:
 
     def run(self) -> int:
         previous = _raise_on_termination()
+        if threading.current_thread() is threading.main_thread():
+            previous[STACK_REQUEST] = signal.signal(STACK_REQUEST, self._on_stack_request)
         try:
             self.reclaim("start")
             self.start()
@@ -439,6 +460,13 @@ class GraphRunner:
                 shutil.rmtree(self._secrets_dir, ignore_errors=True)
             _restore_handlers(previous)
         return code
+
+
+    def _on_stack_request(self, signum, frame) -> None:
+        self._stacks_requested = True  # handled by supervise: a signal handler must not take the log's lock
+
+
+STACK_REQUEST = signal.SIGUSR1  # `kill -USR1 <runner>`: every node's Python stacks into the log
 
 
 class _Terminated(Exception):

@@ -179,11 +179,22 @@ class LoggedProcess:
         try:
             wait_for(lambda: text in self.log() or self.proc.poll() is not None, timeout)
         except TimeoutError:
-            raise AssertionError(f"{self.name} did not log {text!r} within {timeout:g} s:\n{self.log()[-6000:]}") from None
+            self.dump_stacks()
+            raise AssertionError(f"{self.name} did not log {text!r} within {timeout:g} s:\n{self.log()[-12000:]}") from None
         out = self.log()
         if text not in out:
             raise AssertionError(f"{self.name} exited ({self.proc.returncode}) before logging {text!r}:\n{out}")
         return out
+
+    def dump_stacks(self, wait_s: float = 2.0) -> bool:
+        """Ask the process (a node, or a graph runner, which asks its nodes) for its Python stacks
+        into its log (personal/stacks.py): what a hung test's log then says."""
+        from personal.stacks import dump_stacks
+
+        if not dump_stacks([self.proc.pid]):
+            return False
+        time.sleep(wait_s)
+        return True
 
     def stop(self, timeout: float = 8.0) -> int:
         if self.proc.poll() is None:

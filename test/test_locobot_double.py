@@ -65,8 +65,11 @@ def test_pan_episode_end_to_end_against_the_double(private_ros_context, base):
         # the navigation node keeps the start and begins once it has a camera frame and odometry
         start.publish(NavigationStart(episode_id=ep.episode_id, policy="", max_steps=4, query=ep.query,
                                       summary=ep.summary, owner=""))
-        wait_for(lambda: results or graph.proc.poll() is not None, 240)
-        assert results, graph.log()[-4000:]
+        try:
+            wait_for(lambda: results or graph.proc.poll() is not None, 240)
+        except TimeoutError:
+            graph.dump_stacks()  # where each node is, in the log below
+        assert results, graph.log()[-12000:]
         r = results[0]
         assert r["failure_reason"] == "", (r, graph.log()[-4000:])
         assert r["steps"] >= 1 and len(r["actions"]) == r["steps"]

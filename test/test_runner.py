@@ -1,10 +1,12 @@
 """The graph runner: argument formation, required-node exit, Ctrl-C handling."""
+import glob
 import io
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -24,12 +26,16 @@ DUMMY = textwrap.dedent(
     if mode.startswith("exit"):
         print("args", " ".join(sys.argv[1:]), flush=True)
         # exit only once another dummy has its SIGINT handling in place (python start-up takes
-        # seconds on a loaded machine; a fixed sleep raced it)
+        # seconds on a loaded machine; a fixed sleep raced it); "exitgo": once the test says go
         deadline = time.monotonic() + 60
-        while not glob.glob(os.path.join(ready_dir, "ready-*")) and time.monotonic() < deadline:
+        wanted = "go" if mode.startswith("exitgo") else "ready-*"
+        while not glob.glob(os.path.join(ready_dir, wanted)) and time.monotonic() < deadline:
             time.sleep(0.02)
-        sys.exit(int(mode[4:]))
-    if mode == "ignore_int":
+        sys.exit(int(mode[6:] if mode.startswith("exitgo") else mode[4:]))
+    if mode.endswith("_stacks"):  # as every node process does (nodes/__init__.py)
+        from personal.stacks import enable_stack_dumps
+        enable_stack_dumps()
+    if mode.startswith("ignore_int"):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         print("args", " ".join(sys.argv[1:]), flush=True)  # inside try: SIGINT may follow at once
@@ -166,6 +172,47 @@ def test_sigterm_then_sigkill_escalation(dummy_pkg):
     assert runner.run() == 0
     assert "sending SIGTERM to stubborn" in out.getvalue()
     assert runner.children[0].proc.returncode == -signal.SIGTERM
+
+
+def test_a_node_hung_after_sigint_gives_its_stacks_before_sigterm(dummy_pkg):
+    # one node that prints its stacks on SIGUSR1 (as every node process does) and one that would die of it
+    runner, out = _runner([
+        NodeSpec("hung", "x", "dummy_node", remappings=_with_mode("ignore_int_stacks")),
+        NodeSpec("plain", "x", "dummy_node", remappings=_with_mode("ignore_int")),
+        NodeSpec("boss", "x", "dummy_node", remappings=_with_mode("exit0"), required=True),
+    ])
+    assert runner.run() == 0
+    text = out.getvalue()
+    asked = text.index("still running 5 s after SIGINT: Python stacks of hung follow")
+    assert "plain" not in text[asked:].split("\n")[0].split("stacks of")[1]  # it does not catch SIGUSR1: not signalled
+    assert asked < text.index("sending SIGTERM to hung, plain")
+    assert "dummy_node.py" in text[asked:] and "most recent call first" in text[asked:], text[asked:]  # faulthandler's dump, under the node's name
+    # SIGUSR1 did not end either: both ended by the SIGTERM that followed
+    assert [c.proc.returncode for c in runner.children[:2]] == [-signal.SIGTERM, -signal.SIGTERM]
+
+
+def test_sigusr1_to_the_runner_asks_every_node_for_its_stacks(dummy_pkg):
+    runner, out = _runner([
+        NodeSpec("sleeper", "x", "dummy_node", remappings=_with_mode("wait_stacks")),
+        NodeSpec("boss", "x", "dummy_node", remappings=_with_mode("exitgo0"), required=True),
+    ])
+
+    def poke():
+        deadline = time.monotonic() + 60
+        while not glob.glob(str(dummy_pkg / "ready-*")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGUSR1)  # what `kill -USR1 <runner pid>` does
+        while "dummy_node.py" not in out.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (dummy_pkg / "go").touch()
+
+    t = threading.Thread(target=poke)
+    t.start()
+    assert runner.run() == 0
+    t.join()
+    text = out.getvalue()
+    assert "SIGUSR1 to the runner: Python stacks of sleeper follow" in text and "dummy_node.py" in text
+    assert signal.getsignal(signal.SIGUSR1) is not runner._on_stack_request  # restored after the run
 
 
 def test_ctrl_c_stops_every_node(dummy_pkg, tmp_path):
