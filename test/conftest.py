@@ -106,14 +106,23 @@ class RosTestContext:
         rclpy.init(context=self.context, domain_id=domain_id)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.nodes: list = []
+        self.error: str = ""  # the traceback that ended the spin thread before close()
+        self._closing = False
         self._thread = threading.Thread(target=self._spin, name="ros_context_spin", daemon=True)
         self._thread.start()
 
     def _spin(self) -> None:
         try:
             self.executor.spin()
-        except Exception:  # executor shut down under us at teardown
-            pass
+        except Exception:  # noqa: BLE001
+            if self._closing:  # executor shut down under us at teardown
+                return
+            # a callback of a node in this process (a double, a test subscriber) raised: every node here
+            # stops with it, so say so (it once looked like a hung graph: nothing published any more)
+            import traceback
+
+            self.error = traceback.format_exc()
+            print(f"ros_context_spin died:\n{self.error}", file=sys.stderr, flush=True)
 
     def make_node(self, name: str, **kwargs):
         node = self.rclpy.create_node(name, context=self.context, **kwargs)
@@ -127,11 +136,14 @@ class RosTestContext:
         return node
 
     def close(self) -> None:
+        self._closing = True
         self.executor.shutdown(timeout_sec=5.0)
         self._thread.join(timeout=10.0)
         for node in self.nodes:
             node.destroy_node()
         self.rclpy.try_shutdown(context=self.context)
+        if self.error:
+            raise AssertionError(f"the test's ROS executor thread died while the test ran:\n{self.error}")
 
 
 @pytest.fixture
