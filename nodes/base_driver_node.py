@@ -75,7 +75,10 @@ class BaseDriver(Node):
         self.camera_frame = str(p["camera_frame"])
         self.tf = TfLookup(self) if self.camera_pose == "tf" else None
         self.tf_pending: list = []  # odometry messages whose camera transform had not arrived yet
-        self.pose_source = self.camera_pose  # "tf" once TF gave a pose; "fixed"; "none" while the chain is missing
+        # "tf" once TF gave a pose (logged once, at that moment: operators and tests wait for that line);
+        # "fixed"; "none" until then or while the chain is missing. Starting at "tf" hid the line whenever the
+        # chain was already complete at the first odometry (a test then waited 120 s for it: a CI flake)
+        self.pose_source = "fixed" if self.camera_pose == "fixed" else "none"
         self.poses_published = 0
         self.request_id = ""
         self.odom_z = 0.0

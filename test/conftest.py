@@ -201,8 +201,12 @@ class LoggedProcess:
     def dump_stacks(self, wait_s: float = 2.0) -> bool:
         """Ask the process (a node, or a graph runner, which asks its nodes) for its Python stacks
         into its log (personal/stacks.py): what a hung test's log then says."""
+        import faulthandler
+
         from personal.stacks import dump_stacks
 
+        # this test process's own threads too (in-process doubles spin here): into the captured stderr
+        faulthandler.dump_traceback(file=sys.__stderr__, all_threads=True)
         if not dump_stacks([self.proc.pid]):
             return False
         time.sleep(wait_s)

@@ -71,6 +71,45 @@ def test_missing_camera_frames_are_named_and_no_pose_is_guessed(ros_context):
     assert T[2, 3] == pytest.approx(T_root_optical("create3")[2, 3])
 
 
+def test_the_first_camera_pose_from_tf_is_announced_even_when_the_chain_was_complete_at_once(ros_context):
+    """The base's TF chain is whole before the driver's first odometry: the driver still logs "camera pose
+    from TF" once (it stayed silent when the first lookup succeeded, and an end-to-end test waiting for
+    that line timed out now and then)."""
+    ctx = ros_context.context
+    ros_context.add_node(KinematicBaseNode(context=ctx))  # odometry and the whole TF chain
+    from nodes.tf import TfLookup
+
+    probe = ros_context.make_node("probe")
+    tf = TfLookup(probe, prefer_tf2_ros=False)
+
+    def chain_complete():
+        try:
+            tf.lookup_matrix(C.odom_frame("locobot"), C.COLOR_OPTICAL_FRAME, 0)
+            return True
+        except Exception:  # noqa: BLE001 - not yet
+            return False
+
+    wait_for(chain_complete, 20)
+    driver = BaseDriver(context=ctx)
+    infos = []
+    real = driver.get_logger()
+
+    class _Spy:
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def info(self, msg, **kw):
+            infos.append(msg)
+            return real.info(msg, **kw)
+
+    driver.get_logger = lambda: _Spy()  # noqa: E731 - record what the node says
+    assert driver.pose_source == "none"  # no pose yet
+    ros_context.add_node(driver)
+    wait_for(lambda: driver.poses_published > 3, 20)
+    assert driver.pose_source == "tf"
+    assert sum("camera pose from TF" in m for m in infos) == 1, infos
+
+
 def test_look_down_commands_the_camera_group_and_waits_for_joint_states(ros_context):
     ctx = ros_context.context
     base = ros_context.add_node(KinematicBaseNode(context=ctx, parameter_overrides=_params(tilt_rate=1.0)))
