@@ -1,6 +1,7 @@
 """Two crop-tower checkpoints on the same POG frames, under several cameras and both summary styles.
 
 Usage: .venv/bin/python scripts/tower_compare.py FIRST_SEED N_HOUSEHOLDS OUT_JSON CANDIDATE_CKPT [CONDITIONS]
+       .venv/bin/python scripts/tower_compare.py table METHOD OUT.json [OUT.json ...]   (pooled table)
 
 CONDITIONS (default ``ideal,d435,ideal:height_m=1.25,ideal:hfov_deg=69``): camera presets of
 personal/sim/sensor_model.py, each optionally with ``:overrides``. Per condition and household one
@@ -61,6 +62,42 @@ def main(first: int, n: int, out: str, candidate: str, conditions: list[str]) ->
     return table
 
 
+def pooled_table(method: str, paths: list[str]) -> str:
+    """One markdown table of ``method``'s SR@top-1 pooled over several runs' households (weighted by
+    episodes), per condition, style and map; each condition's ratio to the ideal camera is taken on
+    the households that ran both."""
+    runs = [json.loads(Path(p).read_text()) for p in paths]
+    # a run may hold several conditions, and the ideal camera may be in another run of the same households
+    by_households: dict = {}
+    for run in runs:
+        by_households.setdefault(tuple(run["households"]), {"episodes": run["episodes"]}).update(
+            {c: r for c, r in run.items() if isinstance(r, dict) and "verbatim" in r})
+    conditions = list(dict.fromkeys(c for h in by_households.values() for c in h if c != "episodes"))
+
+    def pool(cond: str, style: str, name: str, need: tuple = ()) -> tuple[float, int]:
+        tot = n = 0
+        for h in by_households.values():
+            if cond in h and all(c in h for c in need):
+                tot, n = tot + h[cond][style][name][method] * h["episodes"], n + h["episodes"]
+        return (tot / n if n else float("nan")), n
+
+    lines = ["| camera | summaries | episodes | shipped `lit` | candidate | ORACLE | shipped / its ideal | candidate / its ideal |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for cond in conditions:
+        for style in ("verbatim", "varied"):
+            (lit, n), (cand, _), (orc, _) = (pool(cond, style, m) for m in MAPPED)
+            ratio = []
+            for name in ("lit", "lit@candidate"):
+                v, _ = pool(cond, style, name, ("ideal",))
+                base, _ = pool("ideal", style, name, (cond,))
+                ratio.append(f"{100 * v / base:.0f} %" if base else "-")
+            lines.append(f"| {cond} | {style} | {n} | {lit:.1f} | {cand:.1f} | {orc:.1f} | {ratio[0]} | {ratio[1]} |")
+    return "\n".join(lines) + "\n"
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "table":
+        print(pooled_table(sys.argv[2], sys.argv[3:]), end="")
+        sys.exit(0)
     main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4],
          (sys.argv[5] if len(sys.argv) > 5 else CONDITIONS).split(","))
