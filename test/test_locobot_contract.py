@@ -28,6 +28,24 @@ def _params(**kw):
     return [Parameter(k, value=v) for k, v in kw.items()]
 
 
+def record_logs(node, level: str) -> list[str]:
+    """The messages ``node`` logs at ``level`` (``info`` / ``warning``) from now on; they are still logged."""
+    said, real = [], node.get_logger()
+
+    class _Spy:
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+    def record(msg, **kw):
+        said.append(msg)
+        return getattr(real, level)(msg, **kw)
+
+    spy = _Spy()
+    setattr(spy, level, record)
+    node.get_logger = lambda: spy  # noqa: E731 - record what the node says
+    return said
+
+
 def test_missing_camera_frames_are_named_and_no_pose_is_guessed(ros_context):
     """The RealSense driver is not running (its camera_<robot>_link -> optical frames are absent): the
     old driver published a pose 0.3 m off from camera_xyz; now nothing is published and the warning
@@ -35,19 +53,7 @@ def test_missing_camera_frames_are_named_and_no_pose_is_guessed(ros_context):
     ctx = ros_context.context
     base = ros_context.add_node(KinematicBaseNode(context=ctx, parameter_overrides=_params(publish_camera_tf=False)))
     driver = ros_context.add_node(BaseDriver(context=ctx))
-    warnings = []
-    real_warning = driver.get_logger().warning
-
-    class _Spy:
-        def __getattr__(self, name):
-            return getattr(real, name)
-
-        def warning(self, msg, **kw):
-            warnings.append(msg)
-            return real_warning(msg, **kw)
-
-    real = driver.get_logger()
-    driver.get_logger = lambda: _Spy()  # noqa: E731 - record what the node says
+    warnings = record_logs(driver, "warning")
     probe = ros_context.make_node("probe")
     poses = []
     probe.create_subscription(PoseStamped, "camera/pose", poses.append, 10)
@@ -91,18 +97,7 @@ def test_the_first_camera_pose_from_tf_is_announced_even_when_the_chain_was_comp
 
     wait_for(chain_complete, 20)
     driver = BaseDriver(context=ctx)
-    infos = []
-    real = driver.get_logger()
-
-    class _Spy:
-        def __getattr__(self, name):
-            return getattr(real, name)
-
-        def info(self, msg, **kw):
-            infos.append(msg)
-            return real.info(msg, **kw)
-
-    driver.get_logger = lambda: _Spy()  # noqa: E731 - record what the node says
+    infos = record_logs(driver, "info")
     assert driver.pose_source == "none"  # no pose yet
     ros_context.add_node(driver)
     wait_for(lambda: driver.poses_published > 3, 20)
@@ -155,18 +150,7 @@ def test_no_odometry_is_a_loud_warning_naming_the_topic(ros_context):
     """issue 26: on a Kobuki with the Create 3 topics, odometry never arrived and nothing said so."""
     driver = ros_context.add_node(BaseDriver(context=ros_context.context, namespace="locobot",
                                              parameter_overrides=_params(base="create3")))
-    warnings = []
-    real = driver.get_logger()
-
-    class _Spy:
-        def __getattr__(self, name):
-            return getattr(real, name)
-
-        def warning(self, msg, **kw):
-            warnings.append(msg)
-            return real.warning(msg, **kw)
-
-    driver.get_logger = lambda: _Spy()  # noqa: E731
+    warnings = record_logs(driver, "warning")
     wait_for(lambda: any("no odometry received" in w for w in warnings), 10)
     w = next(w for w in warnings if "no odometry received" in w)
     assert "/locobot/odom" in w and "base:=create3" in w  # unremapped here: the node's own topic, named
