@@ -130,6 +130,19 @@ class RosTestContext:
         self.executor.add_node(node)
         return node
 
+    def action_client(self, node_name: str, action_type, name: str):
+        """An ActionClient on a new node of this context. The node joins the spinning executor only once
+        the client is built: rclpy's ActionClient.__init__ adds itself to its node before it has its
+        lock (rclpy/action/client.py), so a spin that meets it half-built dies with AttributeError
+        '_lock' (seen once in CI, then every action in the test timed out)."""
+        from rclpy.action import ActionClient
+
+        node = self.rclpy.create_node(node_name, context=self.context)
+        client = ActionClient(node, action_type, name)
+        self.nodes.append(node)
+        self.executor.add_node(node)
+        return client
+
     def add_node(self, node):
         self.nodes.append(node)
         self.executor.add_node(node)

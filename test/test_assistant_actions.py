@@ -15,12 +15,9 @@ LOUD = {"appliance": "speaker", "feature": "set_volume", "category": ["ROUTINE"]
 
 
 def _client(ros_context):
-    from rclpy.action import ActionClient
-
     from personal.action import RunRoutine
 
-    node = ros_context.make_node(f"routine_client_{len(ros_context.nodes)}")
-    client = ActionClient(node, RunRoutine, "assistant/run_routine")
+    client = ros_context.action_client(f"routine_client_{len(ros_context.nodes)}", RunRoutine, "assistant/run_routine")
     assert client.wait_for_server(timeout_sec=30), "assistant/run_routine never came up"
     _wait_until_feedback_flows(client)
     return client

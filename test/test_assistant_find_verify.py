@@ -27,10 +27,7 @@ def _graph(run_node, tmp_path, seed: int):
 
 
 def _client(ros_context, action_type, name):
-    from rclpy.action import ActionClient
-
-    node = ros_context.make_node(f"assistant_client_{len(ros_context.nodes)}")
-    client = ActionClient(node, action_type, name)
+    client = ros_context.action_client(f"assistant_client_{len(ros_context.nodes)}", action_type, name)
     assert client.wait_for_server(timeout_sec=30), f"{name} never came up"
     return client
 

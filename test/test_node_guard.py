@@ -33,7 +33,6 @@ def test_every_subscription_and_service_goes_through_the_guard():
 
 def test_an_action_goal_whose_callback_raises_is_aborted_with_the_reason(ros_context):
     from action_msgs.msg import GoalStatus
-    from rclpy.action import ActionClient
 
     from nodes.lifecycle import dropped_messages, serve_action
     from personal.action import VerifyObject
@@ -44,7 +43,7 @@ def test_an_action_goal_whose_callback_raises_is_aborted_with_the_reason(ros_con
         raise RuntimeError("the verifier crashed")
 
     serve_action(server, VerifyObject, "guarded/verify", broken)
-    client = ActionClient(ros_context.make_node("guarded_action_client"), VerifyObject, "guarded/verify")
+    client = ros_context.action_client("guarded_action_client", VerifyObject, "guarded/verify")
     assert client.wait_for_server(timeout_sec=10)
     for _ in range(2):  # the server keeps serving after a failed goal
         sent = client.send_goal_async(VerifyObject.Goal(query="a mug"))
