@@ -37,6 +37,7 @@ import yaml
 
 from personal.graphs import Graph, ResolvedNode
 from personal.ros_env import ros_environment
+from personal.stacks import STACK_SIGNAL, dump_stacks
 
 _COLOURS = ("36", "33", "35", "32", "34", "31", "96", "93", "95", "92")
 
@@ -400,8 +401,6 @@ class GraphRunner:
     def request_stacks(self, why: str, wait_s: float = 1.0) -> list[str]:
         """Ask every running node for its Python stacks (SIGUSR1, personal/stacks.py); they follow
         in the log under each node's name. Returns the nodes asked."""
-        from personal.stacks import dump_stacks
-
         running = {c.proc.pid: c.node.name for c in self.children if c.proc.poll() is None}
         asked = [running[pid] for pid in dump_stacks(running)]
         self.log(f"{why}: Python stacks of {', '.join(asked) or 'no node (none catches SIGUSR1)'} follow")
@@ -442,7 +441,7 @@ class GraphRunner:
     def run(self) -> int:
         previous = _raise_on_termination()
         if threading.current_thread() is threading.main_thread():
-            previous[STACK_REQUEST] = signal.signal(STACK_REQUEST, self._on_stack_request)
+            previous[STACK_SIGNAL] = signal.signal(STACK_SIGNAL, self._on_stack_request)
         try:
             self.reclaim("start")
             self.start()
@@ -461,12 +460,9 @@ class GraphRunner:
             _restore_handlers(previous)
         return code
 
-
     def _on_stack_request(self, signum, frame) -> None:
-        self._stacks_requested = True  # handled by supervise: a signal handler must not take the log's lock
-
-
-STACK_REQUEST = signal.SIGUSR1  # `kill -USR1 <runner>`: every node's Python stacks into the log
+        # `kill -USR1 <runner>`: handled by supervise, as a signal handler must not take the log's lock
+        self._stacks_requested = True
 
 
 class _Terminated(Exception):

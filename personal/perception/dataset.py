@@ -264,6 +264,7 @@ def write_dataset(out_dir: str | Path, seeds, views_per_scene: int = 150, width:
              "randomise": randomise.record() if randomise else None}
     t0 = time.perf_counter()
     job = dict(out=out, views_per_scene=views_per_scene, width=width, height=height, seed=seed, randomise=randomise)
+    pool = None
     if workers <= 1:
         entries = (write_household(s, **job) for s in seeds)
     else:
@@ -273,12 +274,14 @@ def write_dataset(out_dir: str | Path, seeds, views_per_scene: int = 150, width:
         # spawn, not fork: a process that has rendered or segmented already runs GNU OpenMP, which aborts a fork
         pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
         entries = pool.map(write_household, seeds, *([v] * len(seeds) for v in job.values()))
-    for k, entry in enumerate(entries):  # in seed order either way
-        index["scenes"].append(entry)
-        progress(f"dataset: {k + 1}/{len(seeds)} households ({entry['scene_id']}, {views_per_scene} views, "
-                 f"{entry['n_crops']} proposals, {time.perf_counter() - t0:.0f} s)")
-    if workers > 1:
-        pool.shutdown()
+    try:
+        for k, entry in enumerate(entries):  # in seed order either way
+            index["scenes"].append(entry)
+            progress(f"dataset: {k + 1}/{len(seeds)} households ({entry['scene_id']}, {views_per_scene} views, "
+                     f"{entry['n_crops']} proposals, {time.perf_counter() - t0:.0f} s)")
+    finally:  # a household that fails stops the others too
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
     (out / "dataset.json").write_text(json.dumps(index, indent=1))
     return out
 
