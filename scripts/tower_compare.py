@@ -36,9 +36,9 @@ def main(first: int, n: int, out: str, candidate: str, conditions: list[str]) ->
     components = {name: make_components(name.split("@")[0], "builtin", candidate if "@" in name else "")
                   for name in MAPPED}
     table: dict = {"households": [first, first + n - 1], "episodes": len(verbatim), "candidate": candidate}
-    for cond in conditions:
-        preset, _, overrides = cond.partition(":")
-        spec = sensor_spec(preset, overrides)
+    # every camera checked before any work, as `personal pog robustness` does (a bad last one would end an hour in)
+    specs = {cond: sensor_spec(*cond.partition(":")[::2]) for cond in conditions}
+    for cond, spec in specs.items():
         maps: dict = {name: {} for name in MAPPED}
         t0 = time.time()
         for sid, scene in scenes.items():
