@@ -47,3 +47,22 @@ def test_memory_keeps_the_map_and_scratch_starts_blind(tmp_path):
     assert summary["later_requests"] == 1 and set(summary["memory"]) == {"sr", "spl", "steps"}
     report = write_sequence_report(tmp_path, records, {"method": "value-map-rpg-owner", "encoder": "oracle (ORACLE)"}).read_text()
     assert "| memory |" in report and "| scratch |" in report and "SPL memory / scratch" in report
+
+
+def test_the_first_step_snapshot_does_not_follow_the_live_feature_map():
+    """A kept map fuses new views into the same confidence array in place: the diagnosis's
+    'start' must keep the values of the first step, not read the request's end."""
+    from personal.navigation.eval.pan_sequence import _box_cells, frozen_maps
+    from personal.navigation.scoring import ScoreMaps
+
+    live = np.full((4, 4), 10.0, np.float32)
+    maps = ScoreMaps(detect=np.zeros((4, 4)), guide=np.zeros((4, 4)), origin=(0.0, 0.0), resolution=1.0, confidence=live)
+    start = frozen_maps(maps)
+    live *= 50.0  # the request's views fused in place
+
+    class Box:
+        min, max = (0.0, 0.0, 0.0), (1.0, 1.0, 1.0)
+
+    assert _box_cells(start, [Box()], 0.0)["conf"] == 10.0
+    assert _box_cells(maps, [Box()], 0.0)["conf"] == 500.0
+    assert frozen_maps(None) is None

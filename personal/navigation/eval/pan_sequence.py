@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -85,7 +85,7 @@ def run_sequences(scenes: dict[str, Scene], episodes: Sequence[Episode], method:
         t0 = time.perf_counter()
         start_maps: dict = {}
         traj = run_episode(sim, ep, loop, keep_map=keep_map, on_first_step=lambda: start_maps.update(
-            maps=getattr(loop.policy, "last_maps", None)))
+            maps=frozen_maps(getattr(loop.policy, "last_maps", None))))
         geo = GoalGeometry(sim, ep)
         r = score_episode(episode=ep, method=method, poses=traj.poses, stopped=traj.stopped, steps=traj.steps,
                           target_boxes=geo.boxes, shortest=geo.shortest, geodesic_to_goal=geo.geodesic_to_goal,
@@ -124,6 +124,12 @@ def run_sequences(scenes: dict[str, Scene], episodes: Sequence[Episode], method:
             for position, ep in enumerate(seq[1:], start=2):  # scratch: every later request starts blind
                 keep(drive(loop, ep, position, "scratch", keep_map=False))
     return records
+
+
+def frozen_maps(maps):
+    """``maps`` with its own copy of the confidence: ScoreMaps shares the live feature-map array,
+    which a kept map updates in place, so an uncopied first-step snapshot would read the end."""
+    return None if maps is None else replace(maps, confidence=maps.confidence.copy())
 
 
 def target_diagnosis(loop, boxes, poses, start_maps=None, margin_m: float = 0.25) -> dict:
