@@ -169,3 +169,60 @@ def test_reopen_only_with_a_kept_map_and_after_its_step():
     assert pol._reopened(StepInput((0, 0, 0), 9, 500, _M()), state) is state  # memory first
     assert (pol._reopened(StepInput((0, 0, 0), 10, 500, _M()), state) != state).any()
     assert pol.info["reopened_cells"] == 9
+
+
+def test_occupancy_remembers_what_the_current_task_saw():
+    from personal.mapping.occupancy import FREE, OccupancyGrid, UNKNOWN
+
+    g = OccupancyGrid(0.05)
+    g.mark_free_disc(0.0, 0.0, 0.3)
+    assert g.recent.any() and (g.recent == g.seen).all()
+    g.forget_recent()  # a new request on the kept map
+    assert g.seen.any() and not g.recent.any()
+    assert (g.recent_state() == UNKNOWN).all() and (g.state() == FREE).any()
+    g.mark_free_disc(2.0, 2.0, 0.3)  # the grid grows: the mask follows the geometry
+    assert g.recent.shape == g.seen.shape
+    assert g.recent[g.geometry.cell(2.0, 2.0)] and not g.recent[g.geometry.cell(0.0, 0.0)]
+    assert g.seen[g.geometry.cell(0.0, 0.0)]
+    pts = np.array([[1.0, 0.0, 0.0], [1.2, 0.0, 0.0], [1.2, 0.3, 0.5]])  # floor and an obstacle, seen now
+    g.integrate(pts, np.array([0.0, 0.0, 0.9]))
+    assert all(g.recent[g.geometry.cell(x, y)] for x, y, _ in pts)
+
+
+def test_frontiers_as_if_blind_ring_only_what_this_request_saw():
+    from personal.mapping.frontier import frontier_mask
+    from personal.mapping.occupancy import FREE, UNKNOWN
+    from personal.navigation.policies import as_if_blind
+
+    state = np.full((40, 40), FREE, np.int8)  # a fully mapped home: no frontier
+    recent = np.zeros((40, 40), bool)
+    recent[15:25, 15:25] = True  # what the request has seen so far
+    assert not frontier_mask(state).any()
+    out = as_if_blind(state, recent)
+    assert (out[~recent] == UNKNOWN).all() and (out[recent] == FREE).all() and (state == FREE).all()
+    fr = np.argwhere(frontier_mask(out))
+    assert len(fr) and fr.min() >= 15 and fr.max() <= 24  # on the edge of the seen square
+    with pytest.raises(ValueError, match="recent mask"):
+        as_if_blind(state, recent[:10])
+
+
+def test_blind_frontiers_only_with_a_kept_map_and_after_their_step():
+    from personal.mapping.occupancy import OccupancyGrid, UNKNOWN
+    from personal.navigation.eval.pan_run import build_loop, make_components
+    from personal.navigation.eval.pan_sequence import MemoryRule
+    from personal.navigation.policies import StepInput
+
+    comps = make_components("oracle")
+    loop = build_loop("value-map-rpg-owner", comps, memory=MemoryRule(blind_after=5))
+    pol, mapper = loop.policy, loop.mapper
+    assert pol.vcfg.blind_after == 5 and ValueMapConfig().blind_after is None
+    mapper.occupancy.mark_free_disc(0.0, 0.0, 1.0)
+    state = mapper.state()
+    loop.reset(EpisodeSpec("e", "Find Ana's mug."), keep_map=True)  # the loop forgets what is recent
+    assert not mapper.occupancy.recent.any() and mapper.occupancy.seen.any()
+    assert pol._reopened(StepInput((0, 0, 0), 4, 500, mapper), state) is state  # memory first
+    assert (pol._reopened(StepInput((0, 0, 0), 5, 500, mapper), state) == UNKNOWN).all()
+    assert pol.info["blind_from_step"] == 5
+    pol.reset(EpisodeSpec("e", "Find Ana's mug."))  # scratch: the state as it is
+    assert pol._reopened(StepInput((0, 0, 0), 50, 500, mapper), state) is state
+    assert isinstance(mapper.occupancy, OccupancyGrid)

@@ -54,6 +54,9 @@ class OccupancyGrid:
         )
         self.logodds = np.zeros(self.geometry.shape, np.float32)
         self.seen = np.zeros(self.geometry.shape, bool)
+        # cells observed since the last ``forget_recent()``: what this task has seen itself, for a
+        # robot that keeps its map between tasks (frontiers "as if blind", navigation.policies)
+        self.recent = np.zeros(self.geometry.shape, bool)
 
     # -- accumulation -------------------------------------------------------------
     @property
@@ -65,6 +68,7 @@ class OccupancyGrid:
         if geo is not self.geometry:
             self.logodds = grow_array(self.logodds, geo.shape, off, 0.0)
             self.seen = grow_array(self.seen, geo.shape, off, False)
+            self.recent = grow_array(self.recent, geo.shape, off, False)
             self.geometry = geo
 
     def integrate(self, points: np.ndarray, camera_position: np.ndarray, floor_z: float | None = None) -> None:
@@ -102,6 +106,9 @@ class OccupancyGrid:
         seen = self.seen.reshape(-1)
         seen[free] = True
         seen[hit] = True
+        recent = self.recent.reshape(-1)
+        recent[free] = True
+        recent[hit] = True
 
     def _sweep_free(self, cam: np.ndarray, xy: np.ndarray, is_obst: np.ndarray) -> np.ndarray:
         """Flat indices of cells seen free this frame: a 2-D polar sweep from the camera.
@@ -149,6 +156,7 @@ class OccupancyGrid:
         iy, ix = self._disc(x, y, r)
         self.logodds[iy, ix] = np.minimum(self.logodds[iy, ix], self.l_free)
         self.seen[iy, ix] = True
+        self.recent[iy, ix] = True
 
     def mark_occupied_disc(self, x: float, y: float, radius: float) -> None:
         """Record an obstacle the camera could not see (e.g. a collision)."""
@@ -156,6 +164,7 @@ class OccupancyGrid:
         iy, ix = self._disc(x, y, radius)
         self.logodds[iy, ix] = np.maximum(self.logodds[iy, ix], self.l_hit)
         self.seen[iy, ix] = True
+        self.recent[iy, ix] = True
 
     def _disc(self, x: float, y: float, r: float) -> tuple[np.ndarray, np.ndarray]:
         geo = self.geometry
@@ -201,6 +210,17 @@ class OccupancyGrid:
     def reset(self) -> None:
         self.logodds[:] = 0.0
         self.seen[:] = False
+        self.recent[:] = False
+
+    def forget_recent(self) -> None:
+        """Start a new task on the kept map: nothing counts as seen by it yet (``recent``)."""
+        self.recent[:] = False
+
+    def recent_state(self) -> np.ndarray:
+        """``state()`` where this task has observed the cell, UNKNOWN elsewhere."""
+        out = self.state()
+        out[~self.recent] = UNKNOWN
+        return out
 
     # -- export -------------------------------------------------------------------
     def to_occupancy_grid_msg_fields(self) -> dict:
@@ -263,4 +283,5 @@ class OccupancyGrid:
         grid.logodds[p > occ_t] = grid.l_hit
         grid.logodds[p < free_t] = grid.l_free
         grid.seen = (p > occ_t) | (p < free_t)
+        grid.recent = grid.seen.copy()
         return grid

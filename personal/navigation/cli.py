@@ -142,6 +142,9 @@ def sequence(
     reopen_new: bool = typer.Option(None, "--reopen-new/--reopen-total",
                                     help="Kept map: re-open by the confidence gained in this request (as if blind) "
                                          "or by the total."),
+    blind_after: int = typer.Option(None, "--blind-after", min=-1,
+                                    help="Kept map: from this step of a request, choose frontiers from what the request "
+                                         "itself has seen, as if blind (default: the chosen rule's; -1: off)."),
     conditions: str = typer.Option("scratch,memory", "--conditions",
                                    help="Conditions to run (validation sweeps may run memory alone)."),
 ) -> None:
@@ -170,7 +173,8 @@ def sequence(
                       (chosen.relook_guide_floor if relook_guide is None else relook_guide) if relook_max else None,
                       (chosen.reopen_conf if reopen_conf is None else reopen_conf or None),
                       chosen.reopen_after if reopen_after is None else reopen_after,
-                      chosen.reopen_new if reopen_new is None else reopen_new)
+                      chosen.reopen_new if reopen_new is None else reopen_new,
+                      chosen.blind_after if blind_after is None else (None if blind_after < 0 else blind_after))
     conds = [c.strip() for c in conditions.split(",") if c.strip()]
     records = run_sequences(scene_map, eps, method, comps, k=k, max_steps=max_steps, progress=typer.echo,
                             on_record=log.append, memory=rule, conditions=conds)
@@ -181,7 +185,8 @@ def sequence(
             "step budget": max_steps, "memory rule": f"fade {rule.fade:g}, re-look margin {rule.relook_margin}, "
                                                        f"re-look guide floor {rule.relook_guide_floor}, re-look max {rule.relook_max}, "
                                                        f"re-open conf {rule.reopen_conf} ({'gained in the request' if rule.reopen_new else 'total'}) "
-                                                       f"from step {rule.reopen_after}",
+                                                       f"from step {rule.reopen_after}, frontiers as if blind from step "
+                                                       f"{'(off)' if rule.blind_after is None else rule.blind_after}",
             "conditions": ",".join(conds), "wall time (s)": round(time.perf_counter() - t0, 1)}
     write_file(out / "summary.json", json.dumps({"meta": meta, **summarize_sequences(records)}, indent=1))
     typer.echo(write_sequence_report(out, records, meta).read_text())

@@ -85,6 +85,7 @@ class NavigationLoop:
         if self.mapper is not None and keep_map:
             if self.memory_fade < 1.0:
                 self.mapper.fade_features(self.memory_fade)
+            self.mapper.occupancy.forget_recent()  # what this request sees itself (policies.as_if_blind)
             spec = replace(spec, map_kept=True)  # the policy may use what earlier requests saw
         self.policy.reset(spec)
         if self.stop_verifier is not None:

@@ -285,6 +285,10 @@ class ValueMapConfig:
     reopen_conf: float | None = None
     reopen_after: int = 0
     reopen_new: bool = False
+    # the whole fallback: from step ``blind_after`` of a request on a kept map, frontiers are those
+    # of what THIS request has seen (``OccupancyGrid.recent``), as a blind start would have them;
+    # remembered detections still come first and planning still uses the whole map. None: off.
+    blind_after: int | None = None
 
 
 class ValueMapExplorer(FrontierPolicy):
@@ -339,7 +343,11 @@ class ValueMapExplorer(FrontierPolicy):
         """The occupancy state for choosing frontiers: with a kept map and ``reopen_conf`` set,
         poorly seen obstacle cells become unknown again (see ``ValueMapConfig.reopen_conf``)."""
         v = self.vcfg
-        if v.reopen_conf is None or not getattr(self.spec, "map_kept", False) or inp.step < v.reopen_after:
+        kept = getattr(self.spec, "map_kept", False)
+        if kept and v.blind_after is not None and inp.step >= v.blind_after:
+            state = as_if_blind(state, inp.mapper.occupancy.recent)
+            self.info.setdefault("blind_from_step", inp.step)
+        if v.reopen_conf is None or not kept or inp.step < v.reopen_after:
             return state
         out = reopen_poorly_seen(state, inp.mapper.occupancy.geometry, inp.mapper.feature_map, v.reopen_conf,
                                  before=self._conf0)
@@ -449,6 +457,16 @@ class ValueMapExplorer(FrontierPolicy):
             if g is not None:
                 return g
         return None
+
+
+def as_if_blind(state: np.ndarray, recent: np.ndarray) -> np.ndarray:
+    """A copy of ``state`` that is UNKNOWN wherever ``recent`` (cells this request observed) is
+    False: its frontiers are the edge of what the request itself has seen."""
+    from personal.mapping.occupancy import UNKNOWN
+
+    if recent.shape != state.shape:
+        raise ValueError(f"recent mask {recent.shape} does not match the occupancy state {state.shape}")
+    return np.where(recent, state, np.int8(UNKNOWN)).astype(state.dtype)
 
 
 def reopen_poorly_seen(state: np.ndarray, geometry, feature_map, floor: float, before=None) -> np.ndarray:

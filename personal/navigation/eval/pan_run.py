@@ -76,7 +76,7 @@ def build_loop(name: str, comps: PanComponents, seed: int = 0, max_steps: int = 
         value_config = ValueMapConfig(relook_margin=memory.relook_margin, relook_max=memory.relook_max,
                                       relook_guide_floor=memory.relook_guide_floor,
                                       reopen_conf=memory.reopen_conf, reopen_after=memory.reopen_after,
-                                      reopen_new=memory.reopen_new)
+                                      reopen_new=memory.reopen_new, blind_after=memory.blind_after)
     policy = make_policy(name, embed=comps.embed, extractor=comps.extractor, seed=seed, thresholds=thresholds,
                          value_config=value_config)
     fade = memory.fade if memory is not None else 1.0

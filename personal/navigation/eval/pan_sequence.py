@@ -43,6 +43,7 @@ class MemoryRule:
     reopen_conf: float | None = None
     reopen_after: int = 0
     reopen_new: bool = False  # compare only the confidence gained in this request (as if blind)
+    blind_after: int | None = None  # from this step, frontiers of what this request saw (ValueMapConfig)
 
 
 NO_MEMORY_RULE = MemoryRule()  # the map kept as it is (the first measurement)
