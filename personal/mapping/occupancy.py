@@ -216,12 +216,6 @@ class OccupancyGrid:
         """Start a new task on the kept map: nothing counts as seen by it yet (``recent``)."""
         self.recent[:] = False
 
-    def recent_state(self) -> np.ndarray:
-        """``state()`` where this task has observed the cell, UNKNOWN elsewhere."""
-        out = self.state()
-        out[~self.recent] = UNKNOWN
-        return out
-
     # -- export -------------------------------------------------------------------
     def to_occupancy_grid_msg_fields(self) -> dict:
         """Field values for nav_msgs/OccupancyGrid (info + data), ROS-free."""
