@@ -10,6 +10,7 @@ Run through ``personal assistant`` (personal/assistant/cli.py), or ``python -m n
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 
@@ -50,6 +51,45 @@ def result_lines(kind: str, r) -> tuple[list[str], bool]:
     return [f"done {r.done}, refused {r.refused}, failed {r.failed}: {r.message}"], r.success
 
 
+MISSED = " (feedback missed; from the result)"
+
+
+def missed_steps(kind: str, printed: set[int], r) -> list[str]:
+    """RunRoutine steps whose feedback never reached this client, from the result's per-step report.
+    Feedback published before discovery has matched the server's feedback writer to this client is
+    lost (a fast routine can finish first); the result still has every step."""
+    if kind != "routine":
+        return []
+    rows = json.loads(r.report_json or "[]")
+    return [f"step {row['step']}/{r.done + r.refused + r.failed}: {row['appliance']}.{row['feature']} {row['outcome']}{MISSED}"
+            for row in rows if row["step"] not in printed]
+
+
+def wait_result(node, handle, retry_after_s: float = 2.0, spin=None, between=None):
+    """The goal's result, asked again while the goal is already over but no result came. A result
+    response is lost when the goal ends before the server's result writer has matched this client's
+    reader (CI, under load: the CLI then waited forever). The status topic is transient-local, so
+    the terminal status still arrives; the server keeps results (result_timeout), so asking again
+    is answered. ``between`` runs on every spin (a caller's cancel logic)."""
+    import rclpy
+    from action_msgs.msg import GoalStatus
+
+    terminal = (GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_CANCELED, GoalStatus.STATUS_ABORTED)
+    spin = spin or (lambda: rclpy.spin_once(node, timeout_sec=0.05))
+    future, over_since = handle.get_result_async(), None
+    while not future.done():
+        if between is not None:
+            between()
+        spin()
+        if handle.status not in terminal:
+            continue
+        now = time.monotonic()
+        over_since = over_since or now
+        if now - over_since > retry_after_s:
+            future, over_since = handle.get_result_async(), now
+    return future.result()
+
+
 def exit_code(status: int, success: bool) -> int:
     from action_msgs.msg import GoalStatus
 
@@ -77,15 +117,20 @@ def run(kind: str, a) -> int:
             print(f"error: {name} not served within {a.wait:g} s: is the assistant graph running "
                   f"(personal launch assistant)?", file=sys.stderr)
             return exit_codes.FAILED
-        sent = client.send_goal_async(_goal(kind, action, a), feedback_callback=lambda m: print(feedback_line(kind, m.feedback),
-                                                                                                 flush=True))
+        printed: set[int] = set()
+
+        def on_feedback(message):
+            printed.add(getattr(message.feedback, "step", 0))
+            print(feedback_line(kind, message.feedback), flush=True)
+
+        sent = client.send_goal_async(_goal(kind, action, a), feedback_callback=on_feedback)
         handle = _until(node, sent)
         if not handle.accepted:
             print(f"error: {name} rejected the goal", file=sys.stderr)
             return exit_codes.BAD_INPUT
-        answer = _until(node, handle.get_result_async())
+        answer = wait_result(node, handle)
         lines, success = result_lines(kind, answer.result)
-        print("\n".join(lines), flush=True)
+        print("\n".join(missed_steps(kind, printed, answer.result) + lines), flush=True)
         return exit_code(answer.status, success)
     except KeyboardInterrupt:
         if handle is not None and handle.accepted:

@@ -63,9 +63,7 @@ class DayRunner:
         return future.result()
 
     def _goal(self, kind: str, goal, cancel_after: int | None):
-        import rclpy
-
-        from nodes.assistant_client import feedback_line
+        from nodes.assistant_client import feedback_line, wait_result
 
         action, client = self.actions[kind]
         if not client.wait_for_server(timeout_sec=self.wait_s):
@@ -76,14 +74,17 @@ class DayRunner:
         handle = self.in_flight = sent.result()
         if not handle.accepted:
             return "rejected", None, lines
-        answer, cancelled = handle.get_result_async(), False
-        while not answer.done():  # unbounded here: the goal's own limits (max_steps, nav_timeout_s) end it
+        cancelled = []
+
+        def cancel_when_due():
             if cancel_after and len(lines) >= cancel_after and not cancelled:
                 handle.cancel_goal_async()
-                cancelled = True
-            rclpy.spin_once(self.node, timeout_sec=0.05)
+                cancelled.append(True)
+
+        # unbounded here: the goal's own limits (max_steps, nav_timeout_s) end it
+        answer = wait_result(self.node, handle, between=cancel_when_due)
         self.in_flight = None
-        return STATUS.get(answer.result().status, f"status {answer.result().status}"), answer.result().result, lines
+        return STATUS.get(answer.status, f"status {answer.status}"), answer.result, lines
 
     def memory_objects(self) -> list[dict]:
         answer = self._call("query")

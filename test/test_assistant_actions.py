@@ -121,7 +121,59 @@ def test_personal_assistant_cli_streams_feedback_and_exits_with_the_projects_cod
     _start(run_node, tmp_path, [THERMO, UNLOCK, LOUD])
     done = cli("routine", "Anna", "evening")
     assert done.returncode == exit_codes.INCOMPLETE, done.stdout + done.stderr
-    lines = done.stdout.splitlines()
-    assert lines[:3] == ["step 1/3: thermostat.set_target_temperature ok", "step 2/3: door-lock.unlock refused",
-                         "step 3/3: speaker.set_volume failed"], lines
+    from nodes.assistant_client import MISSED
+
+    lines = done.stdout.splitlines()  # a step whose feedback was lost is printed from the result, marked
+    assert sorted(line.replace(MISSED, "") for line in lines[:3]) == [
+        "step 1/3: thermostat.set_target_temperature ok", "step 2/3: door-lock.unlock refused",
+        "step 3/3: speaker.set_volume failed"], lines
     assert lines[3].startswith("done 1, refused 1, failed 1")
+
+
+def test_missed_feedback_steps_are_printed_from_the_result_and_marked():
+    from types import SimpleNamespace
+
+    from nodes.assistant_client import MISSED, missed_steps
+
+    rows = [{"step": 1, "appliance": "thermostat", "feature": "set_target_temperature", "outcome": "ok"},
+            {"step": 2, "appliance": "door-lock", "feature": "unlock", "outcome": "refused"}]
+    result = SimpleNamespace(report_json=json.dumps(rows), done=1, refused=1, failed=0)
+    assert missed_steps("routine", {2}, result) == [f"step 1/2: thermostat.set_target_temperature ok{MISSED}"]
+    assert missed_steps("routine", {1, 2}, result) == [] and missed_steps("find", set(), result) == []
+
+
+def test_wait_result_asks_again_when_the_goal_is_over_but_its_result_was_lost():
+    """The first result response never comes (its writer had not matched this client); the goal's
+    status says it is over, so after retry_after_s the result is asked again, and answered."""
+    from types import SimpleNamespace
+
+    from action_msgs.msg import GoalStatus
+
+    from nodes.assistant_client import wait_result
+
+    class Handle:
+        status = GoalStatus.STATUS_EXECUTING
+        asked = 0
+
+        def get_result_async(self):
+            self.asked += 1
+            return SimpleNamespace(done=lambda: self.asked > 1, result=lambda: "the result")
+
+    handle, spins = Handle(), []
+
+    def spin():
+        spins.append(1)
+        if len(spins) == 3:
+            handle.status = GoalStatus.STATUS_SUCCEEDED
+
+    assert wait_result(None, handle, retry_after_s=0.01, spin=spin) == "the result"
+    assert handle.asked == 2 and len(spins) >= 4
+
+    ticks, asked = [], []
+
+    class Running(Handle):  # no terminal status: one request, however long the goal takes
+        def get_result_async(self):
+            asked.append(1)
+            return SimpleNamespace(done=lambda: len(ticks) > 50, result=lambda: "late")
+
+    assert wait_result(None, Running(), retry_after_s=0.0, spin=lambda: ticks.append(1)) == "late" and len(asked) == 1
