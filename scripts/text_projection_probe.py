@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -32,8 +33,7 @@ def main(dataset: str, train_dataset: str, checkpoint: str = "") -> None:
     from personal.models.oracle import load_sentence_model
     from personal.perception.cropset import CropSet, Vocab, vocab_texts
     from personal.perception.dataset import CROP_KEYS, load_dataset
-    from personal.perception.evaluate import recoloured
-    from personal.world.catalog import CATEGORIES
+    from personal.perception.evaluate import crop_retrieval, recoloured
 
     torch.set_num_threads(1)
     _, shards = load_dataset(dataset, keys=CROP_KEYS)
@@ -48,24 +48,20 @@ def main(dataset: str, train_dataset: str, checkpoint: str = "") -> None:
     words = sorted({w for t in bank_texts for w in WORD.findall(t.lower())})
     print(f"training captions {len(bank_texts)}, words {len(words)}")
     model = load_crop_model(checkpoint or str(shipped_checkpoint())).eval()
-    feats, n_cats = None, len(CATEGORIES)
+    embedded = None
     for name, sh in (("verbatim", shards), ("unseen colour", recoloured(shards))):
         vocab = Vocab(vocab_texts(sh))
         crops = CropSet(sh, vocab, int(model.config.image_size))
-        if feats is None:
-            feats, _ = embed_crops(model, crops.crops, crops.masks)
-        keep = [i for i in range(len(crops)) if crops.text[i, 0] >= 0 and crops.weight[i, 0] >= 0.5
-                and crops.cat[i, 0] < n_cats]
+        embedded = embedded or embed_crops(model, crops.crops, crops.masks)  # same proposals, other captions
 
         def top1(emb):
-            hits = [int((emb[crops.object_rows[crops.hh[i]]] @ feats[i] > emb[int(crops.text[i, 0])] @ feats[i] + 1e-7).sum() == 0)
-                    for i in keep]
-            return round(float(np.mean(hits)), 3)
+            scored = crop_retrieval(model, crops, SimpleNamespace(emb=emb, texts=vocab.texts), embedded=embedded)
+            return round(scored["top1"], 3), scored["proposals"]
 
-        print(f"{name}: {len(keep)} proposals, raw top-1 {top1(vocab.emb)}", flush=True)
+        print(f"{name}: {top1(vocab.emb)[1]} proposals, raw top-1 {top1(vocab.emb)[0]}", flush=True)
         for k, tau, alpha in ((3, 0.1, 0.7), (10, 0.1, 0.7), (30, 0.1, 0.7), (30, 0.1, 0.5), (10, 0.03, 0.0)):
-            print(f"{name}: bank k={k} tau={tau} alpha={alpha} top-1 {top1(project(vocab.emb, bank, k, tau, alpha))}", flush=True)
-        print(f"{name}: word top-1 {top1(enc([substitute(t, words, enc) for t in vocab.texts]))}", flush=True)
+            print(f"{name}: bank k={k} tau={tau} alpha={alpha} top-1 {top1(project(vocab.emb, bank, k, tau, alpha))[0]}", flush=True)
+        print(f"{name}: word top-1 {top1(enc([substitute(t, words, enc) for t in vocab.texts]))[0]}", flush=True)
 
 
 def project(emb: np.ndarray, bank: np.ndarray, k: int, tau: float, alpha: float) -> np.ndarray:

@@ -14,15 +14,18 @@ from pathlib import Path
 import numpy as np
 
 
-def crop_retrieval(model, cropset, vocab, max_crops: int = 0, per_category: dict | None = None) -> dict:
+def crop_retrieval(model, cropset, vocab, max_crops: int = 0, per_category: dict | None = None,
+                   embedded: tuple[np.ndarray, np.ndarray] | None = None) -> dict:
     """Retrieval over a :class:`personal.perception.cropset.CropSet` (every ``len // max_crops``-th
-    proposal when ``max_crops``)."""
+    proposal when ``max_crops``). ``vocab`` needs ``emb`` and ``texts``; ``embedded`` is the picked
+    proposals' (features, objectness) when the caller already has them (the same crops ranked
+    against other text embeddings: scripts/text_projection_probe.py)."""
     from personal.models.lit import embed_crops
     from personal.world.catalog import CATEGORIES
 
     n = len(cropset)
     pick = np.arange(0, n, max(1, n // max_crops)) if max_crops else np.arange(n)
-    feats, obj = embed_crops(model, cropset.crops[pick], cropset.masks[pick])
+    feats, obj = embedded if embedded is not None else embed_crops(model, cropset.crops[pick], cropset.masks[pick])
     objfrac = cropset.objfrac[pick]
     obj_acc = float(((obj > 0.5) == (objfrac > 0.5)).mean()) if len(pick) else 0.0
     cats = sorted(CATEGORIES)
