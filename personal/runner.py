@@ -296,6 +296,7 @@ class _Child:
     proc: subprocess.Popen
     reader: threading.Thread | None = None
     reported: bool = field(default=False)
+    last_line: float = 0.0  # time.monotonic() of its last output line (the stack dumps' wait)
 
 
 class GraphRunner:
@@ -337,6 +338,7 @@ class GraphRunner:
         prefix = self._prefix(index, child.node.name)
         assert child.proc.stdout is not None
         for line in child.proc.stdout:
+            child.last_line = time.monotonic()
             self._emit(prefix, line)
 
     def log(self, message: str) -> None:
@@ -398,15 +400,22 @@ class GraphRunner:
                 child.reported = True
                 self.log(f"{child.node.name} stopped (exit code {child.proc.returncode})")
 
-    def request_stacks(self, why: str, wait_s: float = 1.0) -> list[str]:
+    def request_stacks(self, why: str, wait_s: float = 5.0, quiet_s: float = 0.3) -> list[str]:
         """Ask every running node for its Python stacks (SIGUSR1, personal/stacks.py); they follow
-        in the log under each node's name. Returns the nodes asked."""
-        running = {c.proc.pid: c.node.name for c in self.children if c.proc.poll() is None}
-        asked = [running[pid] for pid in dump_stacks(running)]
-        self.log(f"{why}: Python stacks of {', '.join(asked) or 'no node (none catches SIGUSR1)'} follow")
-        if asked:
-            time.sleep(wait_s)  # the dumps reach the log through the reader threads
-        return asked
+        in the log under each node's name. Waits (at most ``wait_s``) until every node asked has
+        printed since and then been quiet for ``quiet_s``: a loaded machine can take over a second
+        to dump (a fixed 1 s wait lost a dump in CI). Returns the nodes asked."""
+        running = {c.proc.pid: c for c in self.children if c.proc.poll() is None}
+        since = time.monotonic()
+        asked = [running[pid] for pid in dump_stacks({pid: c.node.name for pid, c in running.items()})]
+        self.log(f"{why}: Python stacks of {', '.join(c.node.name for c in asked) or 'no node (none catches SIGUSR1)'} follow")
+        deadline = since + wait_s
+        while asked and time.monotonic() < deadline:
+            now = time.monotonic()
+            if all(c.last_line > since and now - c.last_line > quiet_s for c in asked):
+                break
+            time.sleep(0.05)
+        return [c.node.name for c in asked]
 
     def supervise(self, poll: float = 0.05) -> int:
         """Wait until a required node exits (its exit code), any other node exits (a failure:

@@ -23,6 +23,12 @@ def test_explore_graph_topics_are_typed_and_recorded_typed(run_node, ros_context
                                                       "rate": 10.0})
     run_node("nodes.mapping_node", "mapping", {"encoder": "none", "maps_dir": str(tmp_path / "maps")})
     rec.wait_for_log("recording /map/status", timeout=60)  # explore starts after the mapping node's first frame
+    # the recorder subscribes to /action once discovery shows its type; a silent publisher of that type
+    # makes it subscribe before explore's first action (under load, explore's 20 steps were over first)
+    from personal.msg import DiscreteAction
+
+    ros_context.make_node("action_type_probe").create_publisher(DiscreteAction, "/action", 10)
+    rec.wait_for_log("recording /action", timeout=60)
     explore = run_node("nodes.explore_node", "explore", {"max_steps": 20, "save_on_finish": False, "exit_on_finish": False})
 
     probe = ros_context.make_node("typed_graph_probe")
