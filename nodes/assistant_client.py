@@ -1,7 +1,8 @@
-"""The ROS side of ``personal assistant find|verify|routine``: one goal to a running ``assistant``
+"""The ROS side of ``personal assistant find|verify|routine|handover``: one goal to a running ``assistant``
 graph, its feedback printed line by line, the result, and the project's exit code
 (personal/exit_codes.py): 0 the goal succeeded (a VerifyObject verdict, whichever it is, is an
-answer); 3 a FindObject or RunRoutine goal ended without success (not found, steps refused);
+answer); 3 a FindObject, RunRoutine or HandOver goal ended without success (not found, steps
+refused, task not done);
 1 the goal was aborted (a node did not answer: named in the result) or the action server did not
 come up within ``--wait``; 2 the goal was rejected; 130 Ctrl-C (the goal is cancelled first).
 
@@ -17,7 +18,7 @@ import time
 from personal import exit_codes
 
 ACTIONS = {"find": ("FindObject", "assistant/find_object"), "verify": ("VerifyObject", "assistant/verify_object"),
-           "routine": ("RunRoutine", "assistant/run_routine")}
+           "routine": ("RunRoutine", "assistant/run_routine"), "handover": ("HandOver", "assistant/hand_over")}
 
 
 def _goal(kind: str, action, a):
@@ -28,6 +29,8 @@ def _goal(kind: str, action, a):
         goal.candidate.header.frame_id = "map"
         goal.candidate.point.x, goal.candidate.point.y, goal.candidate.point.z = a.x, a.y, a.z
         return goal
+    if kind == "handover":
+        return action.Goal(person=a.person, mission=a.mission, seed=a.seed, preference=a.preference)
     return action.Goal(person=a.person, routine=a.routine, steps_json=a.steps_json)
 
 
@@ -37,6 +40,8 @@ def feedback_line(kind: str, f) -> str:
         return f"step {f.steps}: {f.status}{best}"
     if kind == "verify":
         return f"view {f.views}: {f.verdict_so_far} (confidence {f.confidence:.2f})"
+    if kind == "handover":
+        return f"step {f.step}: {f.status}" + (f", holding {f.held}" if f.held else "")
     return f"step {f.step}/{f.total}: {f.appliance}.{f.feature} {f.outcome}"
 
 
@@ -48,6 +53,8 @@ def result_lines(kind: str, r) -> tuple[list[str], bool]:
         return [f"{where}; verified: {r.verified}; confidence {r.confidence:.2f}; {r.steps} steps", f"why: {r.why}"], r.success
     if kind == "verify":
         return [f"verdict: {r.verdict} (confidence {r.confidence:.2f}, {r.views} views)", f"why: {r.why}"], True
+    if kind == "handover":
+        return [f"prompt: {r.prompt}", f"{r.message}; SA {r.sa:.2f}"], r.success
     return [f"done {r.done}, refused {r.refused}, failed {r.failed}: {r.message}"], r.success
 
 
@@ -172,6 +179,11 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("person")
     r.add_argument("routine")
     r.add_argument("--steps-json", default="")
+    h = sub.add_parser("handover", help="HandOver: a tabletop task done the way PERSON likes (preferences from the memory)")
+    h.add_argument("person")
+    h.add_argument("mission", choices=("bin", "mat", "handle"))
+    h.add_argument("--seed", type=int, default=0, help="layout seed of the tabletop simulator")
+    h.add_argument("--preference", default="", help="preference ids instead of the memory's (comma separated)")
     return p
 
 
@@ -180,6 +192,8 @@ def main(argv=None) -> None:
     a = p.parse_args(argv)
     if getattr(a, "max_steps", 1) < 1 or getattr(a, "max_views", 1) < 1:
         p.error("--max-steps and --max-views must be at least 1")
+    if getattr(a, "seed", 0) < 0:
+        p.error("--seed must be at least 0")
     sys.exit(run(a.kind, a))
 
 

@@ -12,6 +12,9 @@ Action ``assistant/find_object`` (FindObject, nodes/assistant_find.py): drives t
 rejected candidates and the found object's last-seen pose go to the household memory.
 Action ``assistant/verify_object`` (VerifyObject, nodes/assistant_verify.py): views of a candidate
 point, each judged by the verify-before-stop check, voted into yes / no / unsure.
+Action ``assistant/hand_over`` (HandOver, nodes/assistant_handover.py): a tabletop task run by the
+policy node with the person's manipulation preferences from the memory in the prompt, scored
+with the PeRM preference metrics; cancel stops the arm (``perm/stop``).
 Every goal runs under the reliability layer (nodes/lifecycle.py ``serve_action``: a goal whose
 callback raises is aborted with the reason; every wait on another node is bounded and names it).
 """
@@ -30,6 +33,7 @@ from personal.assistant.routine import RoutineError, RoutineTally, one_step_plan
 from personal.memory.desk import open_household
 from personal.msg import HomePlan, PlanResult
 from nodes.assistant_find import FindServer
+from nodes.assistant_handover import HandOverServer
 from nodes.assistant_verify import VerifyServer
 from nodes.lifecycle import run_node, serve_action, subscribe
 
@@ -49,7 +53,9 @@ class AssistantNode(Node):
         serve_action(self, RunRoutine, "assistant/run_routine", self._run_routine)
         self.find = FindServer(self)
         self.verify = VerifyServer(self, self.find)
-        self.get_logger().info("assistant ready: assistant/run_routine, assistant/find_object, assistant/verify_object"
+        self.handover = HandOverServer(self)
+        self.get_logger().info("assistant ready: assistant/run_routine, assistant/find_object, assistant/verify_object, "
+                               "assistant/hand_over"
                                + (f" (memory {self.memory.path})" if self.memory else " (no memory: goals give steps_json)"))
 
     def _on_plan_result(self, msg: PlanResult) -> None:

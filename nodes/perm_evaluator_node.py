@@ -152,11 +152,7 @@ class PermEvaluatorNode(Node):
         recs = self.records
         tasks = self.rollouts[self.keys[self.k]]
         if recs:
-            traj = Trajectory(eef_pos=[r["eef"] for r in recs], eef_yaw=np.unwrap([r["yaw"] for r in recs]),
-                              gripper=[r["gripper"] for r in recs], held=[r["held"] for r in recs],
-                              objects={n: [r["objects"][n] for r in recs] for n in recs[0]["objects"]},
-                              success=bool(recs[-1]["success"]),
-                              success_step=len(recs) - 1 if recs[-1]["success"] else -1, frames=self.strip)
+            traj = Trajectory.from_states(recs, self.strip)
         for t in tasks:
             if not recs:
                 continue

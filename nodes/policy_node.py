@@ -66,7 +66,7 @@ class PolicyNode(Node):
         self.images = {"observation/image": blank, "observation/wrist_image": blank}
         self.state: np.ndarray | None = None
         self.env_state: np.ndarray | None = None
-        self.prompt, self.layout = "", None
+        self.prompt, self.layout, self.layout_task = "", None, None
         self.queue: list[np.ndarray] = []
         self.latencies: list[float] = []
         self.errors = 0
@@ -112,8 +112,9 @@ class PolicyNode(Node):
 
     def _on_layout(self, msg: TabletopLayout) -> None:
         layout = json.dumps(layout_dict(to_dict(msg)))  # the oracle/layout observation the policies read
-        if layout != self.layout:
-            self.layout, self.queue = layout, []
+        # every episode starts afresh, also one repeating the last layout (a HandOver asked twice)
+        if (layout, msg.task_id) != (self.layout, self.layout_task):
+            self.layout, self.layout_task, self.queue = layout, msg.task_id, []
             self.policy.reset()
             self._retry()
 

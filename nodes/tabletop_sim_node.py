@@ -3,6 +3,8 @@
 Topics (all under the node namespace):
 - sub ``perm/episode`` (personal/msg/PermEpisode: task_id, mission, seed): reset to that layout.
 - sub ``perm/action`` (std_msgs/Float32MultiArray, 7 values or an Hx7 chunk whose first row is used).
+- sub ``perm/stop`` (std_msgs/String: a task id, or "" for whatever runs): end the episode now (a
+  cancelled HandOver); one last state with ``done`` and the arm takes no more actions.
 - pub ``perm/agentview_image``, ``perm/eye_in_hand_image`` (sensor_msgs/Image rgb8, 128x128, every
   ``image_every`` steps: offscreen EGL rendering on the CPU costs ~50 ms per image).
 - pub ``perm/robot_state`` (Float32MultiArray, 8: eef xyz, eef axis-angle, 2 gripper joints).
@@ -21,7 +23,7 @@ import numpy as np
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
-from std_msgs.msg import Float32MultiArray
+from std_msgs.msg import Float32MultiArray, String
 
 from personal.interfaces.convert import from_dict, packed
 from personal.interfaces.tabletop import layout_fields, state_fields
@@ -64,9 +66,10 @@ class TabletopSimNode(Node):
         self.pub_oracle = self.create_publisher(TabletopState, "perm/oracle/state", 50)
         subscribe(self, PermEpisode, "perm/episode", self._on_episode, 10)
         subscribe(self, Float32MultiArray, "perm/action", self._on_action, 10)
+        subscribe(self, String, "perm/stop", self._on_stop, 10)
         self.episode: dict | None = None
         self.step_i = 0
-        self.done = True
+        self.done, self.stopped = True, False
         self.action = np.array([0, 0, 0, 0, 0, 0, -1.0])
         if not p["lockstep"]:
             self.create_timer(1.0 / p["rate"], self._tick)
@@ -79,11 +82,18 @@ class TabletopSimNode(Node):
         except (ValueError, KeyError, TypeError) as exc:
             self.get_logger().error(f"perm/episode: bad episode {ep}: {exc}")
             return
-        self.episode, self.layout, self.step_i, self.done = ep, layout, 0, False
+        self.episode, self.layout, self.step_i, self.done, self.stopped = ep, layout, 0, False, False
         obs = self.backend.reset(layout, render=True)
         self.pub_layout.publish(from_dict(TabletopLayout, layout_fields(layout.to_dict(), ep["task_id"])))
         self._publish(obs)
         self.get_logger().info(f"episode {ep.get('task_id', '?')}: reset")
+
+    def _on_stop(self, msg: String) -> None:
+        if self.done or self.episode is None or msg.data not in ("", self.episode.get("task_id")):
+            return
+        self.stopped = True
+        self.get_logger().info(f"episode {self.episode.get('task_id', '?')}: stopped at step {self.step_i}")
+        self._publish(self.backend.observe(render=True))
 
     def _on_action(self, msg: Float32MultiArray) -> None:
         a = np.asarray(msg.data, dtype=np.float64)
@@ -109,7 +119,7 @@ class TabletopSimNode(Node):
         # the images and the live object positions of the same step are already there)
         stamp = self.get_clock().now().to_msg()
         success = self.backend.success()
-        self.done = success or self.step_i >= self.params["max_steps"]
+        self.done = success or self.stopped or self.step_i >= self.params["max_steps"]
         s = self.backend.oracle_state()
         self.pub_oracle.publish(from_dict(TabletopState, state_fields({
             "task_id": self.episode.get("task_id", ""), "step": self.step_i, "eef": s.eef_pos.tolist(), "yaw": s.eef_yaw,

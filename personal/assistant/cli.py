@@ -1,4 +1,4 @@
-"""``personal assistant find|verify|routine ...``: one goal to a running ``assistant`` graph
+"""``personal assistant find|verify|routine|handover ...``: one goal to a running ``assistant`` graph
 (``personal launch assistant``), feedback streamed, the project's exit code; ``personal assistant
 day SCRIPT``: a scripted household day (personal.assistant.day) and its report.
 
@@ -23,7 +23,8 @@ def client_command(args: list[str]) -> list[str]:
 
 def assistant(ctx: typer.Context) -> None:
     """Send a goal to the assistant graph: find QUERY [--requester NAME] [--max-steps N] [--no-verify] |
-    verify QUERY X Y [--max-views N] | routine PERSON ROUTINE [--steps-json JSON] | day SCRIPT [--out DIR]
+    verify QUERY X Y [--max-views N] | routine PERSON ROUTINE [--steps-json JSON] |
+    handover PERSON bin|mat|handle [--seed N] [--preference IDS] | day SCRIPT [--out DIR]
     (a scripted household day, report in DIR); --help for details."""
     from personal.ros_env import ros_environment
 

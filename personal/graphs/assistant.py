@@ -9,7 +9,9 @@ The bridge takes actions after a STOP (``continue_after_stop``, never scored) so
 can look again at what FindObject found; the memory learns the episode's household once
 (``seed_from_episode``) and FindObject grounds with the memory's current ownership.
 VerifyObject runs the verifier in the assistant (the aiv_verifier node reads PInVerify capture
-episodes, which the live simulator does not produce).
+episodes, which the live simulator does not produce). With ``arm:=sim`` (default) the tabletop
+simulator and the policy node serve HandOver goals (``assistant/hand_over``): a tabletop task
+with the person's manipulation preferences from the memory in the policy's prompt.
 """
 from personal.graphs import SENSOR_ARGUMENTS, Arg, Choice, Graph, NodeSpec, SEED, at_least, positive
 
@@ -19,7 +21,8 @@ VALUE_MAP = ("value-map-qs", "value-map-rpg", "value-map-rpg-owner")
 GRAPH = Graph(
     name="assistant",
     description="Household assistant: sim bridge + mapping + grounding + navigation + appliances + memory + assistant "
-                "node (FindObject / VerifyObject / RunRoutine actions).",
+                "node (FindObject / VerifyObject / RunRoutine / HandOver actions); arm:=sim adds the tabletop simulator and "
+                "the policy node.",
     arguments={
         "episodes_dir": ("", "PersONAL-format episode folder; empty = generate a set"),
         "backend": ("synthetic", "simulator: synthetic | habitat", Choice(("synthetic", "habitat"))),
@@ -40,6 +43,11 @@ GRAPH = Graph(
         "household_seed": (0, "household served by the appliance node", SEED),
         "nav_timeout_s": (20.0, "FindObject aborts when the navigation node is silent this long, s", positive(3600.0)),
         "rate": (2.0, "bridge re-publish rate in Hz (actions are answered at once regardless)", positive(1000.0)),
+        "arm": ("sim", "HandOver's arm: sim (tabletop simulator + policy node) | none", Choice(("sim", "none"))),
+        "arm_backend": ("robosuite", "tabletop simulator of arm:=sim (robosuite | kinematic stand-in)",
+                        Choice(("robosuite", "kinematic"))),
+        "arm_policy": ("learned", "manipulation policy of arm:=sim (learned BC checkpoint | scripted ORACLE)",
+                       Choice(("learned", "scripted"))),
         **SENSOR_ARGUMENTS,
     },
     nodes=[
@@ -61,9 +69,14 @@ GRAPH = Graph(
                  parameters={"seed": Arg("household_seed")}),
         NodeSpec(name="memory", executable="memory_node", module="nodes.memory_node",
                  parameters={"memory_dir": Arg("memory_dir"), "household": Arg("household"), "seed_from_episode": True}),
+        NodeSpec(name="tabletop_sim", executable="tabletop_sim", module="nodes.tabletop_sim_node",
+                 parameters={"backend": Arg("arm_backend"), "image_every": 10, "lockstep": True}, when=("arm", "sim")),
+        NodeSpec(name="policy", executable="policy_node", module="nodes.policy_node",
+                 parameters={"backend": Arg("arm_policy"), "mode": "lockstep"}, when=("arm", "sim")),
         NodeSpec(name="assistant", executable="assistant_node", module="nodes.assistant_node",
                  parameters={"memory_dir": Arg("memory_dir"), "household": Arg("household"), "policy": Arg("policy"),
-                             "nav_timeout_s": Arg("nav_timeout_s")},
+                             "nav_timeout_s": Arg("nav_timeout_s"), "arm_policy": Arg("arm_policy"),
+                             "arm_backend": Arg("arm_backend")},
                  required=True),
     ],
 )

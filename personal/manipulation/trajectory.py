@@ -45,6 +45,18 @@ class Trajectory:
         if bad:
             raise ValueError(f"trajectory fields must all have {n} samples (eef_pos); got {bad}")
 
+    @classmethod
+    def from_states(cls, states: list[dict], frames: list | None = None) -> "Trajectory":
+        """A rollout from the simulator's per-step states (``personal.interfaces.tabletop.state_dict``
+        of ``perm/oracle/state``: eef, yaw, gripper, held, objects, success), as the graph records it."""
+        if not states:
+            raise ValueError("no simulator state recorded: nothing to score")
+        success = bool(states[-1]["success"])
+        return cls(eef_pos=[s["eef"] for s in states], eef_yaw=np.unwrap([s["yaw"] for s in states]),
+                   gripper=[s["gripper"] for s in states], held=[s["held"] for s in states],
+                   objects={n: [s["objects"][n] for s in states] for n in states[0]["objects"]},
+                   success=success, success_step=len(states) - 1 if success else -1, frames=list(frames or []))
+
     def __len__(self) -> int:
         return len(self.eef_pos)
 
