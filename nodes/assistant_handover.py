@@ -97,7 +97,7 @@ class HandOverServer:
                 raise Unanswered(f"nothing subscribes to {what} within {self.start_timeout_s:g} s: "
                                  f"is the graph running with arm:=sim?")
         self.states, self.task_id = [], f"{task.task.task_id}/{uuid.uuid4().hex[:6]}"
-        self.node.get_logger().info(f"hand-over {self.task_id}: {task.prompt!r} (preferences from {task.source})")
+        self.node.get_logger().info(f"hand-over {self.task_id}: {task.prompt!r} ({task.source})")
         handle.publish_feedback(HandOver.Feedback(step=0, status="starting"))
         self.pub_prompt.publish(TaskPrompt(task_id=self.task_id, prompt=task.prompt))
         await sleep(self.node, 0.05)  # the latched prompt lands before the first observation

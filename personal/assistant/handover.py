@@ -30,7 +30,7 @@ class HandOverError(ValueError):
 @dataclass(frozen=True)
 class HandOverTask:
     task: TaskInstance
-    source: str  # where the preferences came from, in words
+    source: str  # where the preferences came from, in words ("preferences from Tom's manipulation.any in the memory")
     left_out: tuple[str, ...] = field(default=())  # stored preferences that do not apply to the mission
 
     @property
@@ -41,12 +41,12 @@ class HandOverTask:
 def stored_preferences(memory, person: str, mission: str) -> tuple[list[str], str]:
     """``person``'s preference ids for ``mission`` from the memory and where they came from."""
     if memory is None or not person:
-        return [], "no person" if not person else "no memory"
+        return [], "no person named" if not person else "no memory to read preferences from"
     stored = memory.preferences(person, MANIPULATION_DOMAIN)
     for key in (mission, ANY_MISSION):
         if key in stored:
             return _ids(stored[key], f"memory: {person}'s {MANIPULATION_DOMAIN}.{key}"), \
-                f"{person}'s {MANIPULATION_DOMAIN}.{key} in the memory"
+                f"preferences from {person}'s {MANIPULATION_DOMAIN}.{key} in the memory"
     return [], f"{person} has no {MANIPULATION_DOMAIN} preference in the memory"
 
 
@@ -57,7 +57,7 @@ def handover_task(memory, person: str, mission: str, seed: int, preference: str 
     if seed < 0:
         raise HandOverError(f"seed must be >= 0, got {seed}")
     if preference.strip():
-        ids, source = _ids(preference, "goal field 'preference'"), "the goal"
+        ids, source = _ids(preference, "goal field 'preference'"), "preferences from the goal"
     else:
         ids, source = stored_preferences(memory, person, mission)
     kept = [p for p in ids if applicable(p, mission)]
@@ -84,7 +84,7 @@ def summary(handover: HandOverTask, result: EpisodeResult) -> str:
         words += "; " + ", ".join(f"{p} d={result.d[p]:g}" for p in result.measured)
     else:
         words += "; no preference asked"
-    words += f" (preferences from {handover.source})"
+    words += f" ({handover.source})"
     if handover.left_out:
         words += f"; left out, not applicable to {handover.task.mission}: {', '.join(handover.left_out)}"
     return words
