@@ -92,6 +92,19 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, period: float 
         time.sleep(period)
 
 
+def cancel_goal(handle, timeout: float = 30.0):
+    """Cancel an accepted action goal and wait for its result: the goal must end CANCELED; returns
+    the result message."""
+    from action_msgs.msg import GoalStatus
+
+    cancel = handle.cancel_goal_async()
+    wait_for(cancel.done, 20)
+    done = handle.get_result_async()
+    wait_for(done.done, timeout)
+    assert done.result().status == GoalStatus.STATUS_CANCELED, done.result().status
+    return done.result().result
+
+
 class RosTestContext:
     """An rclpy Context with nodes spun by a background executor thread."""
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from conftest import wait_for
+from conftest import cancel_goal, wait_for
 
 pytest.importorskip("rclpy")
 
@@ -87,18 +87,11 @@ def test_run_routine_reports_every_step_and_the_safety_layer_refusals(ros_contex
 
 
 def test_run_routine_cancel_stops_between_steps(ros_context, run_node, tmp_path):
-    from action_msgs.msg import GoalStatus
-
     _start(run_node, tmp_path, [THERMO] * 40)
     client, feedback = _client(ros_context), []
     handle = _send(client, feedback, person="Anna", routine="evening")
     wait_for(lambda: len(feedback) >= 2, 60)
-    cancel = handle.cancel_goal_async()
-    wait_for(cancel.done, 20)
-    done = handle.get_result_async()
-    wait_for(done.done, 30)
-    assert done.result().status == GoalStatus.STATUS_CANCELED
-    result = done.result().result
+    result = cancel_goal(handle)
     assert 2 <= result.done < 40 and "cancelled" in result.message and not result.success
 
 

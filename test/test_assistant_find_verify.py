@@ -9,7 +9,7 @@ candidate the verifier accepts; seed 0 "Find Vera's vase." — the verifier turn
 step ~34 (unsure, with reject_unsure) and the search goes on (cancelled here)."""
 import pytest
 
-from conftest import wait_for
+from conftest import cancel_goal, wait_for
 
 pytest.importorskip("rclpy")
 pytestmark = pytest.mark.timeout(90)
@@ -69,20 +69,14 @@ def test_find_object_verifies_before_it_succeeds_and_remembers_where(ros_context
 
 
 def test_find_object_cancel_stops_the_run_and_keeps_the_rejected_candidate(ros_context, run_node, tmp_path):
-    from action_msgs.msg import GoalStatus
-
     from personal.action import FindObject
 
     nav, _ = _graph(run_node, tmp_path, seed=0)
     client, feedback = _client(ros_context, FindObject, "assistant/find_object"), []
     handle = _send(client, FindObject.Goal(query="Find Vera's vase.", max_steps=400, verify=True), feedback)
     wait_for(lambda: any(f.status == "rejected candidate" for f in feedback), 60)
-    cancel = handle.cancel_goal_async()
-    wait_for(cancel.done, 20)
-    done = handle.get_result_async()
-    wait_for(done.done, 20)
-    assert done.result().status == GoalStatus.STATUS_CANCELED
-    assert "cancelled" in done.result().result.why and not done.result().result.success
+    result = cancel_goal(handle, 20)
+    assert "cancelled" in result.why and not result.success
     nav.wait_for_log("failure: cancelled", timeout=10)  # the navigation run itself ended
     with _memory(tmp_path) as mem:
         # the candidate is turned down as "unsure" (reject_unsure): its colours are a part's, which

@@ -114,19 +114,12 @@ def test_hand_over_runs_toms_preference_and_scores_it_as_the_perm_benchmark_does
 
 
 def test_hand_over_cancel_stops_the_arm(ros_context, tmp_path):
-    from action_msgs.msg import GoalStatus
-
-    from conftest import wait_for
+    from conftest import cancel_goal, wait_for
 
     client, feedback = _graph(ros_context, tmp_path, arm_feedback_every=2), []
     handle = _goal(client, feedback, person="Tom", mission="bin", seed=0, preference="slow_down")
     wait_for(lambda: any(f.status == "running" for f in feedback), 60)
-    cancel = handle.cancel_goal_async()
-    wait_for(cancel.done, 20)
-    done = handle.get_result_async()
-    wait_for(done.done, 30)
-    assert done.result().status == GoalStatus.STATUS_CANCELED
-    result = done.result().result
+    result = cancel_goal(handle)
     assert not result.success and "cancelled at step" in result.message and result.preferences == "slow_down"
 
 
