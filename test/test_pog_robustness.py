@@ -12,20 +12,21 @@ pytestmark = pytest.mark.timeout(300)
 def test_robustness_table_per_preset(tmp_path):
     from personal.grounding.eval.pog_run import robustness_offline
 
-    res = robustness_offline(tmp_path, presets=("ideal", "d435"), scenes=1, splits=("easy",), episodes_per_split=2,
-                             methods=("qs", "rpg-scene"), max_steps=12, width=96, height=72)
-    assert set(res) == {"ideal", "d435"}
-    ids = {p: sorted(r["episode_id"] for r in json.loads((tmp_path / p / "learned" / "results.json").read_text()))
+    res = robustness_offline(tmp_path, presets=("ideal", "d435", "d435[gains]"), scenes=1, splits=("easy",),
+                             episodes_per_split=2, methods=("qs", "rpg-scene"), max_steps=12, width=96, height=72)
+    assert set(res) == {"ideal", "d435", "d435[gains]"}
+    folders = {"ideal": "ideal", "d435": "d435", "d435[gains]": "d435-gains"}  # one component of d435 alone
+    ids = {p: sorted(r["episode_id"] for r in json.loads((tmp_path / folders[p] / "learned" / "results.json").read_text()))
            for p in res}
-    assert ids["ideal"] == ids["d435"] and len(ids["ideal"]) == 2 * 2  # same episodes, two methods each
+    assert ids["ideal"] == ids["d435"] == ids["d435[gains]"] and len(ids["ideal"]) == 2 * 2  # same episodes, two methods each
     table = (tmp_path / "robustness.md").read_text().splitlines()
     assert table[0] == "# POG robustness to the camera: learned lit beside the ORACLE oracle"
-    for preset in ("ideal", "d435"):
+    for preset in ("ideal", "d435", "d435[gains]"):
         learned = res[preset]["learned"]["methods"]["rpg-scene"]["total"]["sr_top1"]
         oracle = res[preset]["upper_bound"]["methods"]["rpg-scene"]["total"]["sr_top1"]
         row = next(line for line in table if line.startswith(f"| {preset} |") and "scene" in line.lower()).split("|")
         assert float(row[3]) == pytest.approx(learned, abs=0.05) and float(row[4]) == pytest.approx(oracle, abs=0.05)
-    assert "- d435: d435 (HFOV 79°" in "\n".join(table)
+    assert "- d435: d435 (HFOV 79°" in "\n".join(table) and "- d435[gains]: d435[gains] (HFOV 79°" in "\n".join(table)
     assert "Camera: d435" in (tmp_path / "d435" / "report.md").read_text()
 
 

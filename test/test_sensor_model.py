@@ -191,3 +191,27 @@ def test_exploration_takes_the_camera_spec_and_reports_record_the_sensor(tmp_pat
                               sample_plots=0, sensor=spec)
     assert summary["meta"]["sensor"].startswith("d435 (HFOV 69°, 1.25 m")
     assert "- sensor: d435 (HFOV 69°, 1.25 m" in (tmp_path / "report.md").read_text()
+
+
+def test_a_preset_component_alone_keeps_only_its_fields_and_bad_names_are_refused():
+    from dataclasses import fields
+
+    from personal.sim.sensor_model import COMPONENTS, GEOMETRY
+
+    named = [f for comp in COMPONENTS.values() for f in comp]
+    # every imperfection of the model belongs to exactly one component, so the components add up to the preset
+    assert sorted(named) == sorted(set(named))
+    assert set(named) | set(GEOMETRY) | {"name", "seed"} == {f.name for f in fields(IDEAL)}
+    gains = sensor_spec("d435[gains]", "hfov_deg=69")
+    d435 = PRESETS["d435"]
+    assert (gains.exposure, gains.white_balance, gains.jitter) == (d435.exposure, d435.white_balance, d435.jitter)
+    assert (gains.subpixel, gains.rgb_noise, gains.exposure_ms, gains.ir_shadow) == (0.0, 0.0, 0.0, False)
+    assert gains.noisy and gains.hfov_deg == 69.0 and gains.name == "d435[gains]"
+    assert "overrides {'hfov_deg': 69.0}" in gains.describe()  # the component's own fields are not overrides
+    both = sensor_spec("d435-harsh[depth+odometry]")
+    harsh = PRESETS["d435-harsh"]
+    assert (both.subpixel, both.odom_drift, both.rgb_noise, both.exposure) == (harsh.subpixel, harsh.odom_drift, 0.0, 0.0)
+    assert not sensor_spec("ideal[gains]").noisy
+    for bad in ("d435[]", "d435[gain]", "d435[gains", "d435[gains+]", "kinect[gains]"):
+        with pytest.raises(SensorSpecError, match="sensor: "):
+            sensor_spec(bad)

@@ -107,7 +107,10 @@ class SensorSpec:
 
     def describe(self) -> str:
         d = self.record()
-        base = PRESETS.get(self.name, IDEAL)
+        try:
+            base = _preset(self.name)
+        except SensorSpecError:  # a spec built by hand: its changes are against the ideal camera
+            base = IDEAL
         changed = {k: v for k, v in d.items() if k not in ("name",) and v != getattr(base, k)}
         geo = f"HFOV {self.hfov_deg:g}°, {self.height_m:g} m, pitch {self.pitch_deg:g}°, {self.fps:g} fps"
         if self.subpixel:
@@ -142,6 +145,20 @@ OVERRIDE_RANGES: dict[str, tuple[float, float]] = {
 }
 
 
+# the preset fields each imperfection of the model is made of: ``d435[gains]`` is the ideal camera with
+# only d435's gains (``d435[depth+rgb_noise]``: two of them), to measure which part of a preset costs
+# an encoder; a preset's geometry (field of view, height, pitch, frame rate) is kept either way
+COMPONENTS: dict[str, tuple[str, ...]] = {
+    "depth": ("min_range_m", "subpixel", "depth_focal_px", "baseline_m", "noise_corr_px", "ir_shadow", "edge_invalid", "edge_jump", "dark_invalid",
+              "dark_level", "specular_invalid", "quantise"),
+    "gains": ("exposure", "white_balance", "jitter"),
+    "rgb_noise": ("rgb_noise",),
+    "blur": ("exposure_ms", "turn_rate_dps"),
+    "odometry": ("odom_drift", "odom_yaw_drift_deg"),
+}
+GEOMETRY = ("hfov_deg", "height_m", "pitch_deg", "fps")
+
+
 class SensorSpecError(ValueError):
     """A preset or override that does not exist or is out of range (names the argument)."""
 
@@ -168,15 +185,29 @@ def parse_overrides(text: str, argument: str = "sensor_overrides") -> dict[str, 
 
 
 def sensor_spec(preset: str = "ideal", overrides: str | dict = "", seed: int = 0) -> SensorSpec:
-    """The preset with ``overrides`` applied (text as :func:`parse_overrides`, or a dict)."""
-    if preset not in PRESETS:
-        raise SensorSpecError(f"sensor: {preset!r} unknown (presets: {', '.join(PRESETS)})")
+    """The preset with ``overrides`` applied (text as :func:`parse_overrides`, or a dict).
+    ``preset[component+...]`` keeps only those :data:`COMPONENTS` of the preset (and its geometry)."""
     values = parse_overrides(overrides) if isinstance(overrides, str) else dict(overrides)
     typed = {}
     for k, v in values.items():
         kind = type(getattr(IDEAL, k))
         typed[k] = bool(v) if kind is bool else float(v)
-    return replace(PRESETS[preset], seed=int(seed), **typed)
+    return replace(_preset(preset), seed=int(seed), **typed)
+
+
+def _preset(name: str) -> SensorSpec:
+    base, bracket, rest = name.partition("[")
+    if base not in PRESETS:
+        raise SensorSpecError(f"sensor: {name!r} unknown (presets: {', '.join(PRESETS)}, each optionally "
+                              f"'[component+...]' with components {', '.join(COMPONENTS)})")
+    if not bracket:
+        return PRESETS[base]
+    comps = rest[:-1].split("+") if rest.endswith("]") else []
+    unknown = [c for c in comps if c not in COMPONENTS]
+    if not comps or unknown or not all(comps):
+        raise SensorSpecError(f"sensor: {name!r}: write {base}[component+...] with components {', '.join(COMPONENTS)}")
+    keep = GEOMETRY + tuple(f for c in comps for f in COMPONENTS[c])
+    return replace(IDEAL, name=name, **{f: getattr(PRESETS[base], f) for f in keep})
 
 
 # -- the model ------------------------------------------------------------------------------------

@@ -99,7 +99,9 @@ def compare(
 
 @app.command("robustness")
 def robustness(
-    presets: str = typer.Option("ideal,d435,d435-harsh", help="camera presets (comma separated; personal/sim/sensor_model.py)"),
+    presets: str = typer.Option("ideal,d435,d435-harsh", help="camera presets (comma separated; personal/sim/sensor_model.py); "
+                                "'d435[gains]' keeps one component of a preset (depth, gains, rgb_noise, blur, odometry; "
+                                "'+' joins several), to see which part of a camera costs the encoder"),
     sensor_overrides: str = typer.Option("", help="fields overridden in every preset, e.g. hfov_deg=69 or height_m=1.25"),
     encoder: str = typer.Option("lit", help="the encoder under test: a registered name that loads without a model_path (lit)"),
     model_path: str = typer.Option("", help="the encoder's checkpoint folder (default: its shipped one)"),

@@ -591,7 +591,8 @@ def robustness_offline(out_dir: str | Path, *, presets: Sequence[str] = ROBUSTNE
     results: dict[str, dict] = {}
     for name, spec in specs.items():
         say(f"== preset {name}: {spec.describe()}")
-        results[name] = compare_offline(out / name, encoder=encoder, upper_bound=upper_bound, scenes=scenes, splits=splits,
+        folder = name.replace("[", "-").replace("+", "-").rstrip("]")  # d435[gains+blur] -> d435-gains-blur
+        results[name] = compare_offline(out / folder, encoder=encoder, upper_bound=upper_bound, scenes=scenes, splits=splits,
                                         episodes_per_split=episodes_per_split, resolution=resolution, seed=seed,
                                         extractor=extractor, methods=methods, max_steps=max_steps, width=width,
                                         height=height, progress=progress, sensor=spec, model_path=model_path)
@@ -622,5 +623,5 @@ def robustness_table(results: dict, specs: dict, encoder: str, upper_bound: str,
             f = lambda v: "–" if v is None else f"{v:.1f}"  # noqa: E731
             lines.append(f"| {preset} | {METHOD_LABELS.get(m, m)} | {f(lt)} | {f(ut)} | {rel} |")
     lines += ["", "Presets:"] + [f"- {p}: {s.describe()}" for p, s in specs.items() if p in results]
-    lines += ["", "Per preset: `<preset>/report.md` (learned and ORACLE reports, map images)."]
+    lines += ["", "Per preset: `<preset>/report.md` (learned and ORACLE reports, map images; `d435[gains]` in `d435-gains/`)."]
     return "\n".join(lines) + "\n"
