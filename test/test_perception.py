@@ -119,6 +119,50 @@ def test_anchor_loss_pulls_crops_towards_their_caption_texts(tiny_dataset):
     assert "anchor" not in plain.history[-1]
 
 
+def test_sensor_colour_crops_follow_the_presets_gains_and_noise():
+    """--sensor-colour: a share of the crops gets one episode's exposure x white-balance gains and the
+    read noise of the preset (the camera model's own functions), the rest stay as they were."""
+    from personal.perception.train import sensor_colour
+    from personal.sim.sensor_model import sensor_spec
+
+    rng = np.random.default_rng(0)
+    crops = np.full((400, 8, 8, 3), 100, np.uint8)
+    spec = sensor_spec("d435")
+    out = sensor_colour(crops, spec, 0.5, rng)
+    changed = (out != crops).any(axis=(1, 2, 3))
+    assert 0.4 < changed.mean() < 0.6 and (out[~changed] == 100).all()
+    means = out[changed].reshape(changed.sum(), -1, 3).mean(1) / 100.0  # the gains (noise averages out)
+    lo, hi = (1 - spec.exposure) * (1 - spec.white_balance), (1 + spec.exposure) * (1 + spec.white_balance)
+    assert means.min() > lo - 0.08 and means.max() < hi + 0.08 and means.std() > 0.05
+    pixel_noise = out[changed].astype(float) - means[:, None, None, :] * 100  # within a crop: the read noise
+    assert abs(pixel_noise.std() - spec.rgb_noise) < 0.5
+    assert (sensor_colour(crops, sensor_spec("ideal"), 1.0, rng) == crops).all()  # no colour imperfection: unchanged
+
+
+def test_distillation_keeps_the_initial_towers_embeddings(tiny_dataset, tmp_path):
+    """distill_weight: the loss adds 1 - cos(tower(crop as trained), initial tower(clean crop)); it starts
+    at 0 for clean crops (student = teacher) and stays small while the sensor colour is learned."""
+    from personal.perception.train import TrainConfig, Trainer, save_checkpoint
+
+    index, shards = load_dataset(tiny_dataset)
+    base = dict(batch=6, lr=3e-3, warmup=2, arch="cnn", widths=(8, 16), eval_every_s=1e9, minutes=10)
+    first = Trainer(shards, shards, TrainConfig(**base, max_steps=2), log=lambda m: None)
+    first.fit()
+    init = save_checkpoint(first, tmp_path / "init", {}, index, index)
+    tr = Trainer(shards, shards, TrainConfig(**base, max_steps=8, init_from=str(init), sensor_colour="d435",
+                                             sensor_colour_p=0.0, distill_weight=1.0), log=lambda m: None)
+    with pytest.raises(ValueError, match="distill_weight needs init_from"):
+        Trainer(shards, shards, TrainConfig(**base, distill_weight=1.0), log=lambda m: None)
+    _, parts = tr._losses(np.arange(6))
+    assert float(parts["distill"]) < 1e-2  # the student is the teacher, the crops are clean
+    tr.cfg.sensor_colour_p = 1.0
+    tr.fit()
+    distill = [h["distill"] for h in tr.history]
+    assert all(0.0 <= d <= 2.0 for d in distill)
+    total_minus_parts = [h["loss"] - h["caption"] - 0.5 * h["category"] - 0.5 * h["objectness"] for h in tr.history]
+    np.testing.assert_allclose(total_minus_parts, distill, atol=2e-3)  # the term, weight 1, is in the loss
+
+
 @pytest.fixture(scope="module")
 def shipped():
     if not (shipped_checkpoint() / "config.json").exists():

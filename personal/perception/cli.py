@@ -58,7 +58,12 @@ def train(data: Path = typer.Option(..., help="training dataset (personal percep
           paraphrases: int = typer.Option(0, help="wording randomisation: paraphrases per training caption (0 = off)"),
           paraphrase_p: float = typer.Option(0.5, help="probability that a caption target is swapped for a paraphrase"),
           anchor_weight: float = typer.Option(0.0, min=0.0, help="weight of the anchor loss 1 - cos(crop, its caption's "
-                                                                 "text embedding) (0 = off)")) -> None:
+                                                                 "text embedding) (0 = off)"),
+          sensor_colour: str = typer.Option("", help="a camera preset whose colour (exposure / white-balance gains, "
+                                                       "read noise) is put on a share of the training crops, e.g. d435"),
+          sensor_colour_p: float = typer.Option(0.5, min=0.0, max=1.0, help="the share of crops given --sensor-colour"),
+          distill_weight: float = typer.Option(0.0, min=0.0, help="weight of the loss 1 - cos(tower(crop), "
+                                               "--init-from tower(clean crop)): keep the initial tower's embeddings")) -> None:
     """Train the locked-text crop tower (frozen MiniLM texts) on a dataset's proposals; writes the
     checkpoint, training_log.json and loss.png."""
     from personal.perception.dataset import load_dataset
@@ -67,6 +72,13 @@ def train(data: Path = typer.Option(..., help="training dataset (personal percep
 
     from personal.perception.dataset import CROP_KEYS
 
+    if sensor_colour:  # a wrong preset name before minutes of loading
+        from personal.sim.sensor_model import SensorSpecError, sensor_spec
+
+        try:
+            sensor_spec(sensor_colour)
+        except SensorSpecError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--sensor-colour") from None
     idx, shards = load_dataset(data, keys=CROP_KEYS)
     vidx, vshards = load_dataset(val, keys=CROP_KEYS)
     check_training_seeds([s["seed"] for s in shards] + [s["seed"] for s in vshards])
@@ -76,7 +88,8 @@ def train(data: Path = typer.Option(..., help="training dataset (personal percep
     cfg = TrainConfig(minutes=minutes, max_steps=max_steps, batch=batch, lr=lr, threads=threads, layers=layers, seed=seed,
                       eval_every_s=eval_every_s, budget_clock=budget_clock, max_wall_minutes=max_wall_minutes,
                       warmup=warmup, init_from=init_from, arch=arch, category_weight=category_weight,
-                      paraphrases=paraphrases, paraphrase_p=paraphrase_p, anchor_weight=anchor_weight)
+                      paraphrases=paraphrases, paraphrase_p=paraphrase_p, anchor_weight=anchor_weight,
+                      sensor_colour=sensor_colour, sensor_colour_p=sensor_colour_p, distill_weight=distill_weight)
     trainer = Trainer(shards, vshards, cfg, log=typer.echo)
     info = trainer.fit()
     save_checkpoint(trainer, out, info, idx, vidx)

@@ -66,6 +66,14 @@ class TrainConfig:
     # crop among its household's texts, so the crop may sit far from every text; anchored, it stays near
     # its caption in MiniLM's space, where words the tower never saw ("crimson") lie near ones it did
     anchor_weight: float = 0.0
+    # sensor colour: this camera preset's exposure / white-balance gains and read noise
+    # (personal.sim.sensor_model) on a share of the training crops, one episode's draw each ("" = off)
+    sensor_colour: str = ""
+    sensor_colour_p: float = 0.5
+    # weight of the distillation loss 1 - cos(tower(crop as trained), init tower(clean crop)): with
+    # init_from, the tower keeps the initial checkpoint's embedding of every clean crop and learns to give
+    # the same one through the sensor's colour (invariance without drifting from what it knew; 0 = off)
+    distill_weight: float = 0.0
 
 
 def build_model(cfg: TrainConfig):
@@ -117,6 +125,19 @@ def augment(crops: np.ndarray, masks: np.ndarray, rng: np.random.Generator, cfg:
     return crops, masks
 
 
+def sensor_colour(crops: np.ndarray, spec, p: float, rng: np.random.Generator) -> np.ndarray:
+    """A share ``p`` of the crops through ``spec``'s colour (exposure and white-balance gains, read
+    noise), each as one episode of that camera would see it; the rest unchanged."""
+    from personal.sim.sensor_model import colour_gains, gains_and_noise
+
+    pick = np.flatnonzero(rng.random(len(crops)) < p)
+    if not len(pick):
+        return crops
+    out = crops.copy()
+    out[pick] = gains_and_noise(crops[pick], colour_gains(spec, rng, len(pick)), spec.rgb_noise, rng)
+    return out
+
+
 class Trainer:
     def __init__(self, train_shards: list[dict], val_shards: list[dict], cfg: TrainConfig, log=print):
         import torch
@@ -144,6 +165,18 @@ class Trainer:
         self.allowed = torch.from_numpy(self.train.allowed)
         self.rng = np.random.default_rng(cfg.seed)
         self.history: list[dict] = []
+        self.colour_spec = None
+        if cfg.sensor_colour:
+            from personal.sim.sensor_model import sensor_spec
+
+            self.colour_spec = sensor_spec(cfg.sensor_colour)
+        self.teacher = None
+        if cfg.distill_weight:
+            if not cfg.init_from:
+                raise ValueError("distill_weight needs init_from (the tower to distil from)")
+            self.teacher = load_initial(cfg.init_from)[0].eval()
+            for p in self.teacher.parameters():
+                p.requires_grad_(False)
 
     # -- loss ----------------------------------------------------------------------------------
     @staticmethod
@@ -166,14 +199,23 @@ class Trainer:
         s = self.train
         crops, masks = s.crops[idx], s.masks[idx]
         text, allowed = s.text[idx], self.allowed[torch.from_numpy(s.hh[idx])]
+        clean = None
         if train:
             crops, masks = augment(crops, masks, self.rng, self.cfg)
             if self.cfg.paraphrases:
                 text, allowed = self._reword(text, allowed)
+            clean = crops
+            if self.colour_spec is not None:
+                crops = sensor_colour(crops, self.colour_spec, self.cfg.sensor_colour_p, self.rng)
         x = torch.from_numpy(crop_tensor(crops, masks))
         with torch.autocast("cpu", dtype=torch.bfloat16):
             feats, obj = self.model.embed_crops(x)
         f = F.normalize(feats.float(), dim=-1)
+        distill = None
+        if self.teacher is not None and clean is not None:
+            with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+                t = F.normalize(self.teacher.embed_crops(torch.from_numpy(crop_tensor(clean, masks)))[0].float(), dim=-1)
+            distill = (1 - (f * t).sum(-1)).mean()
         scale = self.logit_scale.exp().clamp(max=100.0)
         logits = (f @ self.text_emb.T) * scale
         logits = logits.masked_fill(~allowed, -1e4)
@@ -190,6 +232,9 @@ class Trainer:
             loss_anchor = (1 - (f * target).sum(-1)).mean()
             total = total + self.cfg.anchor_weight * loss_anchor
             parts["anchor"] = loss_anchor.detach()
+        if distill is not None:
+            total = total + self.cfg.distill_weight * distill
+            parts["distill"] = distill.detach()
         return total, parts
 
     def _reword(self, text: np.ndarray, allowed):

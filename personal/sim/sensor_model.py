@@ -271,6 +271,25 @@ def motion_blur(rgb: np.ndarray, length_px: float) -> np.ndarray:
     return out[:, : rgb.shape[1]].astype(np.float32)
 
 
+def gains_and_noise(images: np.ndarray, gains: np.ndarray, rgb_noise: float, rng: np.random.Generator) -> np.ndarray:
+    """(N, H, W, 3) uint8: each float image times its (N, 3) channel gains, plus Gaussian read noise
+    of ``rgb_noise`` DN, rounded and clipped as the sensor's 8-bit output."""
+    img = np.asarray(images, np.float32)
+    img = img.reshape((-1,) + img.shape[-3:]) * np.asarray(gains)[:, None, None, :]  # float64 gains, as ever
+    if rgb_noise:
+        img = img + np.float32(rgb_noise) * rng.standard_normal(img.shape, dtype=np.float32)
+    return np.clip(np.round(img), 0, 255).astype(np.uint8)
+
+
+def colour_gains(spec: "SensorSpec", rng: np.random.Generator, n: int) -> np.ndarray:
+    """(n, 3) channel gains as ``n`` independent episodes of ``spec`` would see them (exposure and
+    white balance drawn per episode, jitter per frame): for training crops, one episode each."""
+    gain = 1.0 + rng.uniform(-spec.exposure, spec.exposure, (n, 1)) if spec.exposure else np.ones((n, 1))
+    wb = 1.0 + rng.uniform(-spec.white_balance, spec.white_balance, (n, 3)) if spec.white_balance else np.ones((n, 3))
+    jitter = 1.0 + spec.jitter * rng.standard_normal((n, 3)) if spec.jitter else 1.0
+    return gain * wb * jitter
+
+
 class SensorModel:
     """Applies a :class:`SensorSpec` to observations, reproducibly."""
 
@@ -349,10 +368,7 @@ class SensorModel:
             exposure_s = min(s.exposure_ms / 1000.0, 1.0 / s.fps)
             img = motion_blur(img, math.radians(s.turn_rate_dps) * exposure_s * float(K[0, 0]))
         gains = self.gain * self.wb * (1.0 + s.jitter * rng.standard_normal(3) if s.jitter else 1.0)
-        img = img * gains[None, None, :]
-        if s.rgb_noise:
-            img = img + np.float32(s.rgb_noise) * rng.standard_normal(img.shape, dtype=np.float32)
-        return np.clip(np.round(img), 0, 255).astype(np.uint8)
+        return gains_and_noise(img, gains[None, :], s.rgb_noise, rng)[0]
 
     def drifted(self, obs: Observation, rng: np.random.Generator) -> np.ndarray:
         """The camera pose integrated from noisy odometry increments (planar drift)."""
