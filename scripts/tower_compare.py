@@ -3,8 +3,12 @@
 Usage: .venv/bin/python scripts/tower_compare.py FIRST_SEED N_HOUSEHOLDS OUT_JSON CANDIDATE_CKPT [CONDITIONS]
        .venv/bin/python scripts/tower_compare.py table METHOD OUT.json [OUT.json ...]   (pooled table)
 
+CANDIDATE_CKPT ``-``: no candidate (the shipped tower and the ORACLE only), e.g. to see which part of
+a camera costs the shipped tower: ``- "ideal,d435,d435[depth],d435[gains],d435[rgb_noise],d435[blur]"``.
+
 CONDITIONS (default ``ideal,d435,ideal:height_m=1.25,ideal:hfov_deg=69``): camera presets of
-personal/sim/sensor_model.py, each optionally with ``:overrides``. Per condition and household one
+personal/sim/sensor_model.py (``preset[component+...]`` for some components of one), each optionally
+with ``:overrides``. Per condition and household one
 pre-exploration (frontier explorer, 320x240) is mapped with the shipped ``lit`` tower, the candidate
 (``lit@candidate``) and the ORACLE from the same frames; the households' episodes (3 splits x 10) are
 grounded on each map with verbatim and varied summaries. Writes
@@ -33,31 +37,32 @@ def main(first: int, n: int, out: str, candidate: str, conditions: list[str]) ->
     styles = {style: generate_episode_set(n, ("easy", "medium", "hard"), 10, first, summary_style=style)
               for style in ("verbatim", "varied")}
     scenes, verbatim = styles["verbatim"]
+    mapped = MAPPED if candidate != "-" else tuple(m for m in MAPPED if "@" not in m)
     components = {name: make_components(name.split("@")[0], "builtin", candidate if "@" in name else "")
-                  for name in MAPPED}
+                  for name in mapped}
     table: dict = {"households": [first, first + n - 1], "episodes": len(verbatim), "candidate": candidate}
     # every camera checked before any work, as `personal pog robustness` does (a bad last one would end an hour in)
     specs = {cond: sensor_spec(*cond.partition(":")[::2]) for cond in conditions}
     for cond, spec in specs.items():
-        maps: dict = {name: {} for name in MAPPED}
+        maps: dict = {name: {} for name in mapped}
         t0 = time.time()
         for sid, scene in scenes.items():
             start = next(e for e in verbatim if e.scene_id == sid)
-            built, info = explore_scene_maps(scene, list(MAPPED), 0.5, start, 320, 240, max_steps=2500, sensor=spec,
+            built, info = explore_scene_maps(scene, list(mapped), 0.5, start, 320, 240, max_steps=2500, sensor=spec,
                                              model_paths={"lit@candidate": candidate})
             for name, (view, _) in built.items():
                 maps[name][sid] = view
             print(f"{cond} {sid}: {info['steps']} steps, {info['seconds']} s", flush=True)
         row = {}
         for style, (_, eps) in styles.items():
-            for name in MAPPED:
+            for name in mapped:
                 enc, ext = components[name]
                 res = evaluate_offline(eps, scenes, maps[name], ext, enc, METHODS)
                 row.setdefault(style, {})[name] = {m: v["total"]["sr_top1"] for m, v in summarize(res, METHODS)["methods"].items()}
         table[cond] = row
         write_file(Path(out), json.dumps(table, indent=1))
         print(f"== {cond} ({time.time() - t0:.0f} s): " + "; ".join(
-            f"{style} rpg-scene " + " / ".join(f"{name} {row[style][name]['rpg-scene']:.1f}" for name in MAPPED)
+            f"{style} rpg-scene " + " / ".join(f"{name} {row[style][name]['rpg-scene']:.1f}" for name in mapped)
             for style in row), flush=True)
     return table
 
@@ -77,7 +82,7 @@ def pooled_table(method: str, paths: list[str]) -> str:
     def pool(cond: str, style: str, name: str, need: tuple = ()) -> tuple[float, int]:
         tot = n = 0
         for h in by_households.values():
-            if cond in h and all(c in h for c in need):
+            if cond in h and all(c in h for c in need) and name in h[cond][style]:  # a run without candidate: "-"
                 tot, n = tot + h[cond][style][name][method] * h["episodes"], n + h["episodes"]
         return (tot / n if n else float("nan")), n
 
@@ -90,8 +95,9 @@ def pooled_table(method: str, paths: list[str]) -> str:
             for name in ("lit", "lit@candidate"):
                 v, _ = pool(cond, style, name, ("ideal",))
                 base, _ = pool("ideal", style, name, (cond,))
-                ratio.append(f"{100 * v / base:.0f} %" if base else "-")
-            lines.append(f"| {cond} | {style} | {n} | {lit:.1f} | {cand:.1f} | {orc:.1f} | {ratio[0]} | {ratio[1]} |")
+                ratio.append(f"{100 * v / base:.0f} %" if base == base and base else "-")  # nan: not run
+            fig = lambda v: f"{v:.1f}" if v == v else "–"  # noqa: E731 - nan: that map was not run
+            lines.append(f"| {cond} | {style} | {n} | {fig(lit)} | {fig(cand)} | {fig(orc)} | {ratio[0]} | {ratio[1]} |")
     return "\n".join(lines) + "\n"
 
 
