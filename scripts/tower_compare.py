@@ -82,7 +82,7 @@ def pooled_table(method: str, paths: list[str]) -> str:
     def pool(cond: str, style: str, name: str, need: tuple = ()) -> tuple[float, int]:
         tot = n = 0
         for h in by_households.values():
-            if cond in h and all(c in h for c in need) and name in h[cond][style]:  # a run without candidate: "-"
+            if cond in h and all(c in h for c in need) and name in h[cond].get(style, {}):  # "-": no candidate
                 tot, n = tot + h[cond][style][name][method] * h["episodes"], n + h["episodes"]
         return (tot / n if n else float("nan")), n
 
@@ -91,6 +91,8 @@ def pooled_table(method: str, paths: list[str]) -> str:
     for cond in conditions:
         for style in ("verbatim", "varied"):
             (lit, n), (cand, _), (orc, _) = (pool(cond, style, m) for m in MAPPED)
+            if not n:  # that style was not run
+                continue
             ratio = []
             for name in ("lit", "lit@candidate"):
                 v, _ = pool(cond, style, name, ("ideal",))
