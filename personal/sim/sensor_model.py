@@ -149,8 +149,8 @@ OVERRIDE_RANGES: dict[str, tuple[float, float]] = {
 # only d435's gains (``d435[depth+rgb_noise]``: two of them), to measure which part of a preset costs
 # an encoder; a preset's geometry (field of view, height, pitch, frame rate) is kept either way
 COMPONENTS: dict[str, tuple[str, ...]] = {
-    "depth": ("min_range_m", "subpixel", "depth_focal_px", "baseline_m", "noise_corr_px", "ir_shadow", "edge_invalid", "edge_jump", "dark_invalid",
-              "dark_level", "specular_invalid", "quantise"),
+    "depth": ("min_range_m", "subpixel", "depth_focal_px", "baseline_m", "noise_corr_px", "ir_shadow", "edge_invalid",
+              "edge_jump", "dark_invalid", "dark_level", "specular_invalid", "quantise"),
     "gains": ("exposure", "white_balance", "jitter"),
     "rgb_noise": ("rgb_noise",),
     "blur": ("exposure_ms", "turn_rate_dps"),
@@ -187,12 +187,13 @@ def parse_overrides(text: str, argument: str = "sensor_overrides") -> dict[str, 
 def sensor_spec(preset: str = "ideal", overrides: str | dict = "", seed: int = 0) -> SensorSpec:
     """The preset with ``overrides`` applied (text as :func:`parse_overrides`, or a dict).
     ``preset[component+...]`` keeps only those :data:`COMPONENTS` of the preset (and its geometry)."""
+    spec = _preset(preset)  # the preset's name is checked first
     values = parse_overrides(overrides) if isinstance(overrides, str) else dict(overrides)
     typed = {}
     for k, v in values.items():
         kind = type(getattr(IDEAL, k))
         typed[k] = bool(v) if kind is bool else float(v)
-    return replace(_preset(preset), seed=int(seed), **typed)
+    return replace(spec, seed=int(seed), **typed)
 
 
 def _preset(name: str) -> SensorSpec:
