@@ -3,7 +3,9 @@
 Parameters: ``personal.bags.playback.PARAMETERS`` (docs/bags.md). Exact replays (``bag_map`` graph)
 use ``reliable``, ``latched_first`` (the ``episode`` before the timed stream), ``subscribed_only``, and
 ``done_service`` (e.g. ``map/save``), called once the bag is played, every reliable message acknowledged,
-the consumer's ``progress_topic`` at the newest played stamp and ``drain_s`` passed. A log-time gap
+``flush_service`` called (e.g. ``map/flush``: the consumer gives up on frames that cannot complete, such
+as a last depth image whose pose was never recorded), the consumer's ``progress_topic`` at the newest
+played stamp and ``drain_s`` passed. A log-time gap
 over ``max_gap_s`` is shortened to it. SIGINT / SIGTERM stop the playback within 0.1 s (exit code
 130); the node exits when the bag is played (code 2 on a broken bag or a failed done service).
 """
@@ -195,28 +197,36 @@ class BagPlayer(Node):
     def finish(self) -> bool:
         """Drain, then call ``done_service`` if set; False when it fails."""
         self._wait_acked(10.0)
+        if self.p["flush_service"]:
+            self._call_trigger(self.p["flush_service"], required=False)
         self._wait_progress()
         drain = float(self.p["drain_s"])
         self.last_activity = max(self.last_activity, time.monotonic())
         while time.monotonic() - self.last_activity < drain:  # idle_topic messages push this on
             rclpy.spin_once(self, timeout_sec=0.05)
-        name = self.p["done_service"]
-        if not name:
-            return True
+        return self._call_trigger(self.p["done_service"]) if self.p["done_service"] else True
+
+    def _call_trigger(self, name: str, required: bool = True) -> bool:
+        """Call the std_srvs/Trigger service ``name``; False (logged) when it is missing or fails.
+        ``required=False``: a consumer without it gets a warning only (it then waits progress out)."""
         from std_srvs.srv import Trigger
 
+        report = self.get_logger().error if required else self.get_logger().warning
         client = self.create_client(Trigger, name)
-        if not client.wait_for_service(timeout_sec=10.0):
-            self.get_logger().error(f"done service {name!r} not available")
-            return False
-        future = client.call_async(Trigger.Request())
-        rclpy.spin_until_future_complete(self, future, timeout_sec=60.0)
-        res = future.result()
-        if res is None or not res.success:
-            self.get_logger().error(f"done service {name!r} failed: {res.message if res else 'no answer within 60 s'}")
-            return False
-        self.get_logger().info(f"done service {name!r}: {res.message}")
-        return True
+        try:
+            if not client.wait_for_service(timeout_sec=10.0):
+                report(f"service {name!r} not available")
+                return False
+            future = client.call_async(Trigger.Request())
+            rclpy.spin_until_future_complete(self, future, timeout_sec=60.0)
+            res = future.result()
+            if res is None or not res.success:
+                report(f"service {name!r} failed: {res.message if res else 'no answer within 60 s'}")
+                return False
+            self.get_logger().info(f"service {name!r}: {res.message}")
+            return True
+        finally:
+            self.destroy_client(client)
 
 
 def main(args=None) -> None:

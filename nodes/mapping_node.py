@@ -11,7 +11,8 @@ Subscribes (sensor-data QoS, or reliable with ``sensor_qos:=reliable`` for bag r
 
 Publishes ``map`` (OccupancyGrid), ``feature_map`` + ``feature_map/descriptor``, ``map/status``
 (all transient local), ``map/cloud``, ``map/frontiers`` and ``map/progress`` (the newest stamp
-handled; a bag player waits for it). Services: ``map/save`` (``<maps_dir>/<map name>/``), ``map/reset``.
+handled; a bag player waits for it). Services: ``map/save`` (``<maps_dir>/<map name>/``), ``map/reset``,
+``map/flush`` (no more input is coming: skip the frames that cannot complete, report the progress).
 Malformed input is logged and the frame skipped; the node keeps running.
 """
 from __future__ import annotations
@@ -100,6 +101,7 @@ class MappingNode(Node):
         self.pub_progress = self.create_publisher(Header, "map/progress", LATCHED)
         serve(self, Trigger, "map/save", self._on_save)
         serve(self, Trigger, "map/reset", self._on_reset)
+        serve(self, Trigger, "map/flush", self._on_flush)
         self.create_timer(max(float(p["publish_period"]), 0.05), self._publish_maps)
         self.create_timer(0.2, self.intake.expire)
         self.get_logger().info(f"mapping ready: encoder {self.live.describe()}, sync {keys}, pose from {p['pose_source']}")
@@ -121,6 +123,14 @@ class MappingNode(Node):
             self._reset()
         self.live.set_scene(scene_id)
         self.intake.context_arrived()
+
+    def _on_flush(self, request, response):
+        skipped = self.intake.end_of_input()
+        response.success = True
+        response.message = f"end of input: {skipped} incomplete frames skipped"
+        if skipped:
+            self.get_logger().warning(f"map/flush: {skipped} frames could not complete and were skipped")
+        return response
 
     def _publish_progress(self, stamp_ns_: int) -> None:
         """map/progress: every frame up to ``stamp_ns_`` is handled (none waits for a transform or context)."""

@@ -183,3 +183,37 @@ def test_rosbags_decodes_every_message_of_a_sim_recording(tmp_path):
     counts = rosbags_decode_all(out)
     assert sum(counts.values()) == 60 and counts == BagReader(out).verify()
     assert any("image" in t for t in counts), counts  # camera images among them, not only small messages
+
+
+def test_recorder_stopped_mid_burst_keeps_what_it_was_sent(tmp_path, ros_context, run_node):
+    """CI, 2026-12-06: a `pog_eval record_dir:=` bag whose metadata.yaml counted 85 messages per topic
+    held 76 in its MCAP file. The graph's end SIGINTs the recorder while it still has a backlog; the
+    KeyboardInterrupt landed inside the MCAP writer (a chunk written, its index not) and the queue was
+    dropped. A stop must drain what was sent, and the file must hold exactly what the metadata says."""
+    import signal
+
+    from mcap.reader import make_reader
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+    from conftest import wait_for
+
+    pub_node = ros_context.make_node("burst_talker")
+    pub = pub_node.create_publisher(Image, "/burst", QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE))
+    bag = tmp_path / "rec"
+    rec = run_node("nodes.bag_recorder_node", "bag_recorder", {"output": str(bag), "topics": ["/burst"]})
+    rec.wait_for_log("recording /burst", timeout=120)
+    wait_for(lambda: pub.get_subscription_count() > 0, timeout=60)
+    n = 60
+    for i in range(n):  # ~300 KB each: the recorder (zstd chunks) falls behind a burst like this
+        m = Image(height=240, width=640, encoding="16UC1", step=1280)
+        m.header.stamp.sec = i
+        m.data = bytes([i % 256]) * (240 * 1280)
+        pub.publish(m)
+    os.killpg(rec.proc.pid, signal.SIGINT)
+    wait_for(lambda: rec.proc.poll() is not None, timeout=30)
+    assert rec.proc.returncode == 0, rec.log()
+    meta = yaml.safe_load((bag / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+    with open(bag / meta["relative_file_paths"][0], "rb") as f:
+        in_file = [msg.sequence for _, _, msg in make_reader(f).iter_messages()]
+    assert meta["message_count"] == len(in_file) == n, rec.log()[-3000:]
+    assert sorted(in_file) == list(range(n))

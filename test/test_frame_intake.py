@@ -167,3 +167,30 @@ def test_live_map_integrates_new_poses_only_and_skips_bad_frames():
     assert live.frames == 0 and live.last_pose is None and live.map_name() == "map"
     live.set_scene("synth_00001")
     assert live.map_name() == "synth_00001" and not live.needs_episode()  # no ORACLE encoder: no captions needed
+
+
+def test_end_of_input_skips_what_cannot_complete_and_reports_the_newest_stamp():
+    """A bag whose pose stream stopped before its depth stream: message-time expiry never fires (nothing
+    newer comes); end_of_input (map/flush) gives the last frames up and reports progress to the end."""
+    intake, out, _ = _intake()
+    intake.add("depth", _Msg(1_000_000_000))
+    intake.add("pose", _Msg(1_000_000_000))
+    intake.add("depth", _Msg(1_100_000_000))  # its pose was never recorded
+    intake.add("pose", _Msg(1_050_000_000))  # a pose of no frame (50 ms off): the newest stamp seen is 1.1 s
+    intake.expire()
+    assert out["integrated"] == [1_000_000_000] and out["skipped"] == [] and out["progress"] == [1_000_000_000]
+    assert intake.end_of_input() == 1
+    assert out["skipped"] == ["frame at 1.100 s: no pose by the end of the input"]
+    assert out["progress"][-1] == 1_100_000_000 and out["integrated"] == [1_000_000_000]
+    assert intake.end_of_input() == 0  # nothing left; progress stays at the end
+
+
+def test_end_of_input_gives_up_frames_still_waiting_for_transform_or_context():
+    intake, out, _ = _intake(keys=("depth",), lookup=lambda *a: (_ for _ in ()).throw(ExtrapolationError("later")))
+    intake.add("depth", _Msg(1_000_000_000))
+    assert intake.end_of_input() == 1 and "no transform map -> cam" in out["skipped"][0]
+    intake, out, context = _intake(context={"missing": "the episode descriptor"})
+    intake.add("depth", _Msg(2_000_000_000))
+    intake.add("pose", _Msg(2_000_000_000))
+    assert intake.end_of_input() == 1 and out["skipped"] == ["1 frames: the episode descriptor never arrived by the end of the input"]
+    assert intake.waiting() == 0 and out["progress"] == [2_000_000_000]

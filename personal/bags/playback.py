@@ -15,6 +15,8 @@ PARAMETERS = {
     "latched_first": (False, "publish the first message of every transient-local topic before the timed stream"),
     "subscribed_only": (False, "play only the topics some node subscribes to (after wait_subscribers)"),
     "done_service": ("", "std_srvs/Trigger service called once the bag is played and drained (e.g. map/save)"),
+    "flush_service": ("", "std_srvs/Trigger service called once the bag is played and acknowledged, before waiting "
+                          "for progress_topic: tells the consumer no more input is coming (e.g. map/flush)"),
     "drain_s": (2.0, "s to wait after playing (with idle_topic: s without a message there) before done_service"),
     "idle_topic": ("", "a consumer's topic whose messages mean it is still working (never played from the bag)"),
     "idle_type": ("personal/msg/MapStatus", "message type of idle_topic"),

@@ -1,8 +1,9 @@
 """Graph ``bag_map``: replay a recorded sensor bag into the mapping node and save the map —
 bag player (the required node) + mapping node. The player plays, reliably and with the
 recorded timing (``rate``), the bag topics the mapping node subscribes to (the ``episode``
-descriptor first), waits until the mapping node reports (``map/progress``) that it has handled the
-last played frame and calls ``map/save``:
+descriptor first), tells the mapping node the input has ended (``map/flush``: a frame that cannot
+complete, e.g. a last depth image without its pose, is skipped), waits until it reports
+(``map/progress``) that it has handled the last played frame and calls ``map/save``:
 the map lands in ``<maps_dir>/<scene_id>/`` (or ``<map_name>``), then the graph stops.
 
 Bags from the sim bridge (``personal launch pog_eval map_source:=explore_graph record_dir:=…``)
@@ -52,7 +53,8 @@ GRAPH = Graph(
             module="nodes.bag_player_node",
             parameters={
                 "bag": Arg("bag"), "rate": Arg("rate"), "reliable": True, "latched_first": True, "subscribed_only": True,
-                "wait_subscribers": Arg("wait_subscribers"), "done_service": "map/save", "drain_s": Arg("drain_s"),
+                "wait_subscribers": Arg("wait_subscribers"), "done_service": "map/save", "flush_service": "map/flush",
+                "drain_s": Arg("drain_s"),
                 "idle_topic": "map/status", "progress_topic": "map/progress",
             },
             required=True,

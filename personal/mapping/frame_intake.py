@@ -162,6 +162,7 @@ class FrameIntake:
         self.pending = ContextQueue(PENDING_FRAMES)  # frames waiting for their context
         self.missing_context, self.integrate, self.skip, self.progress = missing_context, integrate, skip, progress
         self.newest_ns = 0  # newest depth stamp seen (message time)
+        self.newest_any_ns = 0  # newest stamp seen on any stream
 
     def add(self, key: str, msg) -> None:
         from personal.mapping.ros_io import stamp_ns
@@ -173,6 +174,7 @@ class FrameIntake:
             return
         if key == "depth":
             self.newest_ns = max(self.newest_ns, stamp_ns(msg.header))
+        self.newest_any_ns = max(self.newest_any_ns, stamp_ns(msg.header))
         for g in groups:
             if self.tf_queue is None:
                 self.offer(g)
@@ -207,6 +209,35 @@ class FrameIntake:
         for stamp, missing in self.sync.expire(newest):
             what = " and ".join("pose (stale or missing)" if k == "pose" else k for k in missing) or "a matching message"
             self.skip(f"frame at {stamp / 1e9:.3f} s: no {what} within {self.slop_s * 1000:.0f} ms")
+
+    def end_of_input(self) -> int:
+        """No more input is coming (a bag player has played its bag): skip every frame that cannot
+        complete now (no matching message, no transform, no context) and report progress up to the
+        newest stamp seen. Message-time expiry never fires at the end of a stream: nothing newer comes
+        (a bag whose pose stream stopped a frame before its depth stream kept its player waiting).
+        Returns how many frames were skipped."""
+        skipped = 0
+        past = self.newest_any_ns + 2 * self.sync.max_wait_ns + 1
+        self.drain_tf()
+        for stamp, missing in self.sync.expire(past):
+            what = " and ".join("pose" if k == "pose" else k for k in missing) or "a matching message"
+            self.skip(f"frame at {stamp / 1e9:.3f} s: no {what} by the end of the input")
+            skipped += 1
+        if self.tf_queue is not None:
+            for g, reason in self.tf_queue.drain(past):
+                if g is not None:  # its transform came after all
+                    self.offer(g)
+                    continue
+                self.skip(f"{reason} (end of the input)")
+                skipped += 1
+        if self.pending:
+            missing = self.missing_context()
+            skipped += len(self.pending)
+            self.skip(f"{len(self.pending)} frames: {missing} never arrived by the end of the input")
+            self.pending.clear()
+        if self.newest_any_ns:
+            self.progress(self.newest_any_ns)
+        return skipped
 
     def offer(self, g: dict) -> None:
         """Integrate ``g`` now, or hold it until its context arrives."""
