@@ -1,13 +1,12 @@
 """Play a rosbag2 MCAP bag directory onto live topics with its original timing.
 
 Parameters: ``personal.bags.playback.PARAMETERS`` (docs/bags.md). Exact replays (``bag_map`` graph)
-use ``reliable``, ``latched_first`` (the ``episode`` before the timed stream), ``subscribed_only``, and
-``done_service`` (e.g. ``map/save``), called once the bag is played, every reliable message acknowledged,
-``flush_service`` called (e.g. ``map/flush``: the consumer gives up on frames that cannot complete, such
-as a last depth image whose pose was never recorded), the consumer's ``progress_topic`` at the newest
-played stamp and ``drain_s`` passed. A log-time gap
-over ``max_gap_s`` is shortened to it. SIGINT / SIGTERM stop the playback within 0.1 s (exit code
-130); the node exits when the bag is played (code 2 on a broken bag or a failed done service).
+use ``reliable``, ``latched_first`` (the ``episode`` first), ``subscribed_only``, ``flush_service``
+(e.g. ``map/flush``: no more input, so the consumer gives up frames that cannot complete) and
+``done_service`` (e.g. ``map/save``), called once every reliable message is acknowledged, the flush
+answered, ``progress_topic`` at the newest played stamp and ``drain_s`` passed. A log-time gap over
+``max_gap_s`` is shortened to it. SIGINT / SIGTERM stop the playback within 0.1 s (exit code 130);
+the node exits when the bag is played (code 2 on a broken bag or a failed done service).
 """
 from __future__ import annotations
 
@@ -20,6 +19,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
 from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Header
+from std_srvs.srv import Trigger
 
 from personal.bags import BagError, BagReader
 from personal.bags.remap import import_message_class, parse_remaps
@@ -45,9 +45,7 @@ class BagPlayer(Node):
         remaps = parse_remaps([r for r in p["remap"] if r])
         self.topics = played_topics(list(p["topics"]), list(self.reader.topics), remaps, p["idle_topic"])
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if self.p["clock"] else None
-        self.publishers_ = {}
-        self.classes = {}
-        self.latched = set()
+        self.publishers_, self.classes, self.latched = {}, {}, set()
         self.skipped = 0
         self.played_by_topic: dict[str, int] = {}
         self.last_activity = time.monotonic()
@@ -197,36 +195,29 @@ class BagPlayer(Node):
     def finish(self) -> bool:
         """Drain, then call ``done_service`` if set; False when it fails."""
         self._wait_acked(10.0)
-        if self.p["flush_service"]:
-            self._call_trigger(self.p["flush_service"], required=False)
+        self._call_trigger(self.p["flush_service"], required=False)  # without it, progress is waited out
         self._wait_progress()
-        drain = float(self.p["drain_s"])
         self.last_activity = max(self.last_activity, time.monotonic())
-        while time.monotonic() - self.last_activity < drain:  # idle_topic messages push this on
+        while time.monotonic() - self.last_activity < float(self.p["drain_s"]):  # idle_topic messages push this on
             rclpy.spin_once(self, timeout_sec=0.05)
-        return self._call_trigger(self.p["done_service"]) if self.p["done_service"] else True
+        return self._call_trigger(self.p["done_service"])
 
     def _call_trigger(self, name: str, required: bool = True) -> bool:
-        """Call the std_srvs/Trigger service ``name``; False (logged) when it is missing or fails.
-        ``required=False``: a consumer without it gets a warning only (it then waits progress out)."""
-        from std_srvs.srv import Trigger
-
-        report = self.get_logger().error if required else self.get_logger().warning
-        client = self.create_client(Trigger, name)
-        try:
-            if not client.wait_for_service(timeout_sec=10.0):
-                report(f"service {name!r} not available")
-                return False
+        """Call the Trigger service ``name`` (none: True); False on failure, logged (a warning where not ``required``)."""
+        if not name:
+            return True
+        client, res = self.create_client(Trigger, name), None
+        if client.wait_for_service(timeout_sec=10.0):
             future = client.call_async(Trigger.Request())
             rclpy.spin_until_future_complete(self, future, timeout_sec=60.0)
             res = future.result()
-            if res is None or not res.success:
-                report(f"service {name!r} failed: {res.message if res else 'no answer within 60 s'}")
-                return False
-            self.get_logger().info(f"service {name!r}: {res.message}")
-            return True
-        finally:
-            self.destroy_client(client)
+        self.destroy_client(client)
+        if res is None or not res.success:
+            why = res.message if res else "not available, or no answer within 60 s"
+            (self.get_logger().error if required else self.get_logger().warning)(f"service {name!r} failed: {why}")
+            return False
+        self.get_logger().info(f"service {name!r}: {res.message}")
+        return True
 
 
 def main(args=None) -> None:
