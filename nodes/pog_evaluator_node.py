@@ -203,11 +203,12 @@ class PogEvaluatorNode(Node):
                 return
             matched = self.map_pub is not None and self.map_pub.get_subscription_count() > 0 \
                 and self.desc_pub.get_subscription_count() > 0
-            if self.cfg.map_source != "topic" and not self.handoff.arrived(matched, now):
+            failed = self.scene_maps.scene_failures.get(sid)  # no map to hand over: its episodes fail now
+            if self.cfg.map_source != "topic" and not failed and not self.handoff.arrived(matched, now):
                 return
             s.start_scene(sid, now)
-            if sid in self.scene_maps.scene_failures:
-                s.fail_queue(*self.scene_maps.scene_failures[sid], now)
+            if failed:
+                s.fail_queue(*failed, now)
         if s.queue and not self._grounding_ready(now):
             return
         for ep in s.to_send():
