@@ -188,9 +188,11 @@ def test_broken_bags_become_recorded_failures(tmp_path):
 
     scenes, _ = generate_episode_set(4, ("easy",), 1, seed=0)
     expect = broken_bags(tmp_path / "bags", list(scenes))
+    # no grounding node, and a long wait for one: a scene with no map must not wait to hand it over
+    # (each broken scene waited grounding_wait_s before its failures were recorded)
     cmd = node_command("nodes.pog_evaluator_node", "pog_evaluator_bad_bags", parameters={
         "map_source": "bag", "bags_dir": str(tmp_path / "bags"), "scenes": 4, "episodes_per_split": 1, "splits": "easy",
-        "grounding_wait_s": 5.0, "out_dir": str(tmp_path / "runs"), "sample_maps": 0})
+        "grounding_wait_s": 600.0, "out_dir": str(tmp_path / "runs"), "sample_maps": 0})
     proc = subprocess.run(cmd, cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, timeout=120)
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0, log[-3000:]
