@@ -63,7 +63,9 @@ async def _probe(url: str, topics: set[str] | None, count: int, duration: float,
     deadline = time.monotonic() + connect_timeout
     while True:  # the server may still be starting
         try:
-            ws = await websockets.connect(url, subprotocols=[PROTOCOL], max_size=None)
+            # close_timeout: the server streams on while the close handshake waits for its answer; with
+            # websockets' default (10 s) every probe ended 10 s after it had what it asked for
+            ws = await websockets.connect(url, subprotocols=[PROTOCOL], max_size=None, close_timeout=1.0)
             break
         except OSError:
             if time.monotonic() > deadline:
