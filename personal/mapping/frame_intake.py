@@ -220,8 +220,7 @@ class FrameIntake:
         past = self.newest_any_ns + 2 * self.sync.max_wait_ns + 1
         self.drain_tf()
         for stamp, missing in self.sync.expire(past):
-            what = " and ".join("pose" if k == "pose" else k for k in missing) or "a matching message"
-            self.skip(f"frame at {stamp / 1e9:.3f} s: no {what} by the end of the input")
+            self.skip(f"frame at {stamp / 1e9:.3f} s: no {' and '.join(missing) or 'a matching message'} by the end of the input")
             skipped += 1
         if self.tf_queue is not None:
             for g, reason in self.tf_queue.drain(past):
