@@ -125,18 +125,23 @@ def test_recorded_bag_reads_with_independent_mcap_reader(recorded):
     assert rosbags_decode_all(bag) == expected
 
 
-def realsense_copy(bag: Path, out: Path) -> Path:
-    """The bag with the RealSense driver's topic layout (camera/camera/...)."""
+def copy_bag(bag: Path, out: Path, rename=lambda topic: topic, keep=lambda index, message: True) -> Path:
+    """The bag rewritten to ``out``: topics renamed by ``rename``, only the messages ``keep`` accepts."""
     from personal.bags import BagReader, BagWriter
 
     reader = BagReader(bag)
-    rename = lambda t: "/camera" + t if t.startswith("/camera/") else t  # noqa: E731
     with BagWriter(out) as writer:
         for t in reader.topics.values():
             writer.add_topic(rename(t.name), t.type, yaml.safe_dump(t.qos_profiles, sort_keys=False))
-        for m in reader.messages():
-            writer.write(rename(m.topic), m.data, m.log_time_ns)
+        for i, m in enumerate(reader.messages()):
+            if keep(i, m):
+                writer.write(rename(m.topic), m.data, m.log_time_ns)
     return out
+
+
+def realsense_copy(bag: Path, out: Path) -> Path:
+    """The bag with the RealSense driver's topic layout (camera/camera/...)."""
+    return copy_bag(bag, out, rename=lambda t: "/camera" + t if t.startswith("/camera/") else t)
 
 
 def test_realsense_layout_bag_replays_through_remaps(recorded, tmp_path):
@@ -222,19 +227,12 @@ def test_bag_whose_pose_stream_stops_first_replays_without_waiting(recorded, tmp
     node's progress (600 s bound; the test's 300 s ran out first). Real recordings end like this (the
     camera and the base odometry stop at different times). The player now says the input has ended
     (map/flush); the frame without a pose is skipped and the map saved."""
-    from personal.bags import BagReader, BagWriter
+    from personal.bags import BagReader
 
     episodes, bags, live_maps, _, sid = recorded
-    reader = BagReader(bags / sid)
-    msgs = list(reader.messages())
+    msgs = list(BagReader(bags / sid).messages())
     drop = {max(i for i, m in enumerate(msgs) if m.topic == t) for t in ("/camera/pose", "/odom")}
-    cut = tmp_path / "cut"
-    with BagWriter(cut) as writer:
-        for t in reader.topics.values():
-            writer.add_topic(t.name, t.type, yaml.safe_dump(t.qos_profiles, sort_keys=False))
-        for i, m in enumerate(msgs):
-            if i not in drop:
-                writer.write(m.topic, m.data, m.log_time_ns)
+    cut = copy_bag(bags / sid, tmp_path / "cut", keep=lambda i, m: i not in drop)
     log = launch("launch", "bag_map", f"bag:={cut}", f"episodes_dir:={episodes}", f"maps_dir:={tmp_path / 'maps'}",
                  "feature_resolution:=0.5", "rate:=4.0", "encoder:=oracle", timeout=240)
     assert "end of input: 1 incomplete frames skipped" in log, log[-4000:]
