@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from personal.models.base import ImageTextEncoder, l2_normalize
+from personal.models.colour_words import catalog_grounding
 
 KINDS = ("clip", "siglip", "blip2", "lit")
 _MODEL_TYPES = {"clip": "clip", "siglip": "siglip", "blip-2": "blip2", "blip_2": "blip2", "personal_lit_vision": "lit",
@@ -63,7 +64,7 @@ class HFImageTextEncoder(ImageTextEncoder):
     def __init__(self, model_path: str | Path, kind: str = "auto", device: str = "cpu",
                  crop_grid: tuple[int, int] = (2, 3), max_text_length: int = 64,
                  dense_size: tuple[int, int] | None = None, threads: int = 1,
-                 objectness_threshold: float = 0.5) -> None:
+                 objectness_threshold: float = 0.5, colour_words: str = "catalog") -> None:
         path = Path(model_path).expanduser()
         if not str(model_path) or not path.is_dir():
             raise FileNotFoundError(
@@ -103,6 +104,10 @@ class HFImageTextEncoder(ImageTextEncoder):
         self.max_text_length = min(max_text_length, int(getattr(text_cfg, "max_position_embeddings", max_text_length)))
         if kind == "lit":
             self._check_text_space(config)
+        if colour_words not in ("catalog", "off"):
+            raise ValueError(f"colour_words must be 'catalog' or 'off', got {colour_words!r}")
+        # a lit tower reads colour words it never trained on through its palette (models.colour_words)
+        self.colour_words = catalog_grounding() if kind == "lit" and colour_words == "catalog" else None
         try:
             self.model = self._load_model(kind, path).to(self.device).eval()
         except Exception as exc:  # torn or foreign weight files raise the storage library's own errors
@@ -167,7 +172,10 @@ class HFImageTextEncoder(ImageTextEncoder):
 
             if not texts:
                 return np.zeros((0, KNOWN_TEXT_TOWERS[self.text_space]), np.float32)
-            return l2_normalize(encode_sentences(load_sentence_model(), list(texts)))
+            model = load_sentence_model()
+            if self.colour_words is None:
+                return l2_normalize(encode_sentences(model, list(texts)))
+            return l2_normalize(self.colour_words.encode(list(texts), lambda t: encode_sentences(model, t)))
         # SigLIP was trained on max-length padded text; CLIP / BLIP-2 use the EOS / CLS token
         padding = "max_length" if self.kind == "siglip" else True
         tok = self.tokenizer(list(texts), padding=padding, truncation=True, max_length=self.max_text_length, return_tensors="pt")

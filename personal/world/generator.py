@@ -421,6 +421,19 @@ def _relation_phrase(obj: SceneObject, by_id: dict, room_objs: list[SceneObject]
     return "against the wall" if a.get("placement") == "against the wall" else "at the centre of the room"
 
 
+# the words _describe, _article and _relation_phrase add around the catalog's names
+_CAPTION_GLUE = "the a an with on under next to against wall at centre of room"
+
+
+def caption_vocabulary() -> set[str]:
+    """Every word a generated caption can use (lower case): what a tower trained on these captions
+    has seen (``personal.models.colour_words`` leaves these words alone)."""
+    texts = [*cat.COLORS, *cat.PATTERNS, *_MATERIAL_ADJ.values(), _CAPTION_GLUE]
+    for c in cat.CATEGORIES.values():
+        texts += [c.name, *c.materials, *c.patterns, *(p.name for p in c.parts)]  # part colours are COLORS
+    return {w for t in texts for w in t.lower().replace("-", " ").split()}
+
+
 def _assign_captions(objs: list[SceneObject], rng: random.Random) -> None:
     """Captions like "the striped blue mug with a black handle on the kitchen counter",
     made unique within each room by adding detail (part colour, material) when needed."""

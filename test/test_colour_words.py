@@ -1,0 +1,106 @@
+"""Unknown colour words read through a tower's palette (personal.models.colour_words, issue 30)."""
+import numpy as np
+import pytest
+
+from personal.models.colour_words import ColourGrounding, catalog_grounding, lexicon, srgb_to_lab
+from personal.world.generator import caption_vocabulary, generate_scene
+
+
+def test_lab_matches_published_reference_values():
+    # sRGB white, black and pure red in CIELAB (D65): 100/0/0, 0/0/0 and about 53.2 / 80.1 / 67.2
+    lab = srgb_to_lab([[1, 1, 1], [0, 0, 0], [1, 0, 0]])
+    np.testing.assert_allclose(lab[0], [100, 0, 0], atol=0.05)
+    np.testing.assert_allclose(lab[1], [0, 0, 0], atol=1e-6)
+    np.testing.assert_allclose(lab[2], [53.24, 80.09, 67.20], atol=0.1)
+
+
+def test_the_lexicon_is_matplotlibs_with_hyphens_as_spaces():
+    lex = lexicon()
+    assert len(lex) > 900 and "crimson" in lex and "sky blue" in lex and "off white" in lex
+    assert not any("-" in k or "/" in k for k in lex)
+
+
+def test_every_word_a_generated_caption_uses_is_in_the_caption_vocabulary():
+    vocab = caption_vocabulary()
+    for seed in (0, 10001):
+        for o in generate_scene(seed).objects:
+            words = o.caption.lower().split()
+            assert set(words) <= vocab, (o.caption, set(words) - vocab)
+
+
+def test_captions_in_the_training_words_are_left_exactly_as_they_are():
+    g = catalog_grounding()
+    for text in ("the striped blue mug with a black handle on the kitchen counter", "the steel kettle",
+                 "a denim backpack", "the coffee table next to the sofa"):  # denim, steel, coffee: lexicon names the tower knows
+        assert g.variants(text) == [(1.0, text)]
+
+
+def test_an_unknown_colour_word_becomes_its_nearest_palette_colours():
+    g = ColourGrounding({"red": (0.8, 0.1, 0.1), "blue": (0.1, 0.2, 0.8), "white": (0.95, 0.95, 0.95)},
+                        frozenset("the a an mug with handle red blue white".split()), k=2, tau=40.0)
+    v = dict((s, w) for w, s in g.variants("the crimson mug with an ivory handle"))
+    best = max(v, key=v.get)
+    assert best == "the red mug with a white handle", v
+    assert abs(sum(v.values()) - 1) < 1e-9 and len(v) >= 2
+
+
+def test_names_are_not_colours():
+    g = catalog_grounding()
+    for text in ("Rosa owns the blue mug", "the mug is amber's", "Amber mug"):
+        assert g.variants(text) == [(1.0, text)]
+    assert g.variants("the amber mug")[0][1] != "the amber mug"
+
+
+def test_encode_mixes_the_variants_and_keeps_unit_rows():
+    g = ColourGrounding({"red": (0.8, 0.1, 0.1), "dark red": (0.45, 0.08, 0.1)},
+                        frozenset("the mug red dark blue".split()), k=2, tau=100.0)
+    table = {"the red mug": np.array([1.0, 0.0]), "the dark red mug": np.array([0.0, 1.0]),
+             "the blue mug": np.array([0.6, 0.8])}
+    calls = []
+
+    def encode(texts):
+        calls.append(list(texts))
+        return np.array([table[t] for t in texts])
+
+    out = g.encode(["the crimson mug", "the blue mug"], encode)
+    np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1, atol=1e-6)
+    assert out[0, 0] > 0 and out[0, 1] > 0  # both reds, crimson nearer one of them
+    assert out[0, 0] != pytest.approx(out[0, 1])
+    np.testing.assert_allclose(out[1], [0.6, 0.8], atol=1e-6)
+    assert len(calls) == 1  # one batch for every variant
+
+
+def test_bad_settings_are_refused():
+    with pytest.raises(ValueError, match="tau"):
+        ColourGrounding({"red": (1, 0, 0)}, frozenset(), k=1, tau=0)
+
+
+def test_the_lit_adapter_grounds_colour_words_unless_told_not_to(tmp_path):
+    from personal.models.hf_vlm import HFImageTextEncoder
+    from personal.models.lit import shipped_checkpoint
+
+    on = HFImageTextEncoder(shipped_checkpoint())
+    off = HFImageTextEncoder(shipped_checkpoint(), colour_words="off")
+    texts = ["the red mug on the desk", "the crimson mug on the desk"]
+    a, b = on.encode_text(texts), off.encode_text(texts)
+    np.testing.assert_allclose(a[0], b[0], atol=1e-6)  # the training words: unchanged
+    red = off.encode_text(["the dark red mug on the desk", "the red mug on the desk"])
+    assert max(a[1] @ red[0], a[1] @ red[1]) > max(b[1] @ red[0], b[1] @ red[1])
+    with pytest.raises(ValueError, match="colour_words"):
+        HFImageTextEncoder(shipped_checkpoint(), colour_words="maybe")
+
+
+def test_seeded_paraphrase_colours_land_on_their_catalog_colour_more_often_than_not():
+    """The training paraphraser's off-catalog words (scarlet -> red ...), the words this rule was
+    chosen on: the top variant names the catalog colour the paraphraser meant for most of them."""
+    from personal.world.paraphrase import TRAIN_COLOUR_WORDS
+
+    g = catalog_grounding()
+    hits = total = 0
+    for colour, words in TRAIN_COLOUR_WORDS.items():
+        for w in words:
+            if w not in lexicon():
+                continue
+            total += 1
+            hits += max(g.variants(f"the {w} mug"))[1] == f"the {colour} mug"
+    assert total >= 15 and hits / total >= 0.5, (hits, total)
