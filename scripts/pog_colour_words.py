@@ -1,0 +1,56 @@
+"""POG SR@top-1 on the same `lit` maps with the text side's colour lexicon off and on (issue 30).
+
+Usage: .venv/bin/python scripts/pog_colour_words.py FIRST_SEED N_HOUSEHOLDS OUT_JSON [CAMERA]
+
+Each household is pre-explored once (frontier explorer, 320x240, CAMERA default ``ideal``) and mapped
+with the shipped `lit` tower; its episodes (3 splits x 10) are grounded with verbatim and varied
+summaries, once with ``colour_words="off"`` and once as shipped (personal.models.colour_words). The
+maps are the same, so any difference is the text side's. Verbatim summaries use only the
+generator's words, so they cannot change (a check that the lexicon leaves them alone).
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from personal.grounding.eval.pog import summarize
+from personal.grounding.eval.pog_run import explore_scene_maps, generate_episode_set, make_components
+from personal.grounding.pipeline import evaluate_offline
+from personal.runs.output import write_file
+from personal.sim.sensor_model import sensor_spec
+
+METHODS = ["qs", "rpg", "rpg-owner", "rpg-scene"]
+
+
+def main(first: int, n: int, out: str, camera: str = "ideal") -> dict:
+    spec = sensor_spec(*camera.partition(":")[::2])  # a bad camera fails before any exploration
+    styles = {s: generate_episode_set(n, ("easy", "medium", "hard"), 10, first, summary_style=s)
+              for s in ("verbatim", "varied")}
+    scenes, verbatim = styles["verbatim"]
+    shipped, extractor = make_components("lit", "builtin")
+    off, _ = make_components("lit", "builtin")
+    off.colour_words = None
+    maps = {}
+    for sid, scene in scenes.items():
+        t0 = time.time()
+        start = next(e for e in verbatim if e.scene_id == sid)
+        built, info = explore_scene_maps(scene, ["lit"], 0.5, start, 320, 240, max_steps=2500, sensor=spec)
+        maps[sid] = built["lit"][0]
+        print(f"{sid}: {info['steps']} steps, {time.time() - t0:.0f} s", flush=True)
+    table: dict = {"households": [first, first + n - 1], "camera": camera}
+    for style, (_, episodes) in styles.items():
+        table[style] = {"episodes": len(episodes)}
+        for name, encoder in (("off", off), ("lexicon", shipped)):
+            res = evaluate_offline(episodes, scenes, maps, extractor, encoder, METHODS)
+            table[style][name] = {m: v["total"]["sr_top1"] for m, v in summarize(res, METHODS)["methods"].items()}
+            print(style, name, table[style][name], flush=True)
+    write_file(Path(out), json.dumps(table, indent=1))
+    return table
+
+
+if __name__ == "__main__":
+    if len(sys.argv) not in (4, 5):
+        sys.exit(__doc__)
+    main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], *sys.argv[4:])
