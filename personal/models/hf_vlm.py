@@ -25,6 +25,10 @@ sides are multiples of the patch size, position embeddings interpolated):
   post layer norm -> projection) plus an objectness probability per patch;
 - BLIP-2 (no patch-level projection): a grid of crops (``crop_grid``, default 2 x 3).
 Every pixel belongs to the region of its patch, proposal or crop. Nothing here reads instance ids.
+
+A ``lit`` tower's text side reads colour words its training captions never used ("crimson") as
+their nearest training colours (:mod:`personal.models.colour_words`; ``colour_words="off"`` is
+plain MiniLM).
 """
 from __future__ import annotations
 
