@@ -30,22 +30,14 @@ from typing import Callable
 
 import numpy as np
 
+from personal.world.colour import srgb_to_lab
+
 # chosen on validation households 20000-20015 with the training paraphraser's colour words, never
 # the evaluation's (docs/perception.md, "Unseen colour words: a colour lexicon")
 DEFAULT_K = 3
 DEFAULT_TAU = 3.0
 MIN_WEIGHT = 0.01  # variants lighter than this are dropped (the rest re-weighted to sum to 1)
 _WORD = re.compile(r"[a-z]+")
-
-
-def srgb_to_lab(rgb) -> np.ndarray:
-    """CIELAB (D65) of sRGB values in [0, 1], shape (..., 3) (the CIE 1976 formulas)."""
-    rgb = np.asarray(rgb, np.float64)
-    linear = np.where(rgb > 0.04045, ((rgb + 0.055) / 1.055) ** 2.4, rgb / 12.92)
-    xyz = linear @ np.array([[0.4124, 0.2126, 0.0193], [0.3576, 0.7152, 0.1192], [0.1805, 0.0722, 0.9505]])
-    xyz = xyz / np.array([0.95047, 1.0, 1.08883])
-    f = np.where(xyz > 0.008856, np.cbrt(xyz), 7.787 * xyz + 16 / 116)
-    return np.stack([116 * f[..., 1] - 16, 500 * (f[..., 0] - f[..., 1]), 200 * (f[..., 1] - f[..., 2])], -1)
 
 
 @lru_cache(maxsize=1)
@@ -125,8 +117,8 @@ class ColourGrounding:
 @lru_cache(maxsize=4)
 def _tables(palette: tuple, known: frozenset):
     names = [n for n, _ in palette]
-    palette_lab = srgb_to_lab(np.array([rgb for _, rgb in palette]))
-    phrases = {p: srgb_to_lab(np.array(rgb)) for p, rgb in lexicon().items()
+    palette_lab = srgb_to_lab(255 * np.array([rgb for _, rgb in palette]))
+    phrases = {p: srgb_to_lab(255 * np.array(rgb)) for p, rgb in lexicon().items()
                if not all(w in known for w in _WORD.findall(p))}
     ordered = sorted(phrases, key=len, reverse=True)  # "hunter green" before "green"
     pattern = re.compile(r"\b(" + "|".join(re.escape(p) for p in ordered) + r")\b") if ordered else None

@@ -1,4 +1,4 @@
-"""Colour vocabulary and sRGB -> CIELAB (D65) conversion.
+"""Colour vocabulary of the attribute verifier (sRGB -> CIELAB is personal.world.colour's).
 
 The vocabulary is generic colour-name knowledge (X11/CSS-like values), not the
 generator's palette, so the built-in verifier is not tuned to the renderer.
@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 
 import numpy as np
+
+from personal.world.colour import srgb_to_lab  # noqa: F401 - re-exported: the verifier's callers import it here
 
 COLOR_NAMES: dict[str, tuple[int, int, int]] = {
     "red": (210, 35, 35), "dark red": (139, 0, 0), "crimson": (220, 20, 60), "maroon": (128, 0, 0),
@@ -25,27 +27,6 @@ COLOR_NAMES: dict[str, tuple[int, int, int]] = {
 }
 # Longest names first so "dark green" wins over "green" when scanning text.
 NAMES_BY_LENGTH = sorted(COLOR_NAMES, key=len, reverse=True)
-
-_M_RGB2XYZ = np.array([
-    [0.4124564, 0.3575761, 0.1804375],
-    [0.2126729, 0.7151522, 0.0721750],
-    [0.0193339, 0.1191920, 0.9503041],
-])
-_WHITE_D65 = np.array([0.95047, 1.0, 1.08883])
-
-
-def srgb_to_lab(rgb: np.ndarray) -> np.ndarray:
-    """(..., 3) sRGB in [0, 255] -> (..., 3) CIELAB (L in [0, 100]), D65 white."""
-    c = np.asarray(rgb, dtype=np.float64) / 255.0
-    lin = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
-    xyz = lin @ _M_RGB2XYZ.T / _WHITE_D65
-    eps, kappa = 216 / 24389, 24389 / 27
-    f = np.where(xyz > eps, np.cbrt(xyz), (kappa * xyz + 16) / 116)
-    L = 116 * f[..., 1] - 16
-    a = 500 * (f[..., 0] - f[..., 1])
-    b = 200 * (f[..., 1] - f[..., 2])
-    return np.stack([L, a, b], axis=-1)
-
 
 # Illumination gains the expected colour is tried under: an object's faces are lit
 # differently (shadowed side to lit top), so a colour name matches a pixel if some
