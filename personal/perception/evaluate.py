@@ -78,12 +78,11 @@ def recoloured(shards: list[dict]) -> list[dict]:
     return [{**s, "objects": [{**o, "caption": recolour(o["caption"])} for o in s["objects"]]} for s in shards]
 
 
-def unseen_colour_retrieval(model, shards: list[dict], embedded=None) -> dict:
+def unseen_colour_retrieval(model, shards: list[dict]) -> dict:
     """Retrieval among each household's captions written with unseen colour words: the captions'
     plain MiniLM embeddings (the tower alone), and under ``colour_lexicon`` the embeddings the
     product ranks with (``personal.models.colour_words``: unknown colour words read through the
-    training palette). ``embedded``: the crops' (features, objectness) when already computed
-    (recolouring changes only the texts)."""
+    training palette). The crops are embedded once for both."""
     from types import SimpleNamespace
 
     from personal.models.colour_words import catalog_grounding
@@ -94,7 +93,7 @@ def unseen_colour_retrieval(model, shards: list[dict], embedded=None) -> dict:
     new = recoloured(shards)
     vocab = Vocab(vocab_texts(new))
     crops = CropSet(new, vocab, int(model.config.image_size))
-    embedded = embedded or embed_crops(model, crops.crops, crops.masks)
+    embedded = embed_crops(model, crops.crops, crops.masks)
     res = crop_retrieval(model, crops, vocab, embedded=embedded)
     sentence = load_sentence_model()
     grounded = catalog_grounding().encode(vocab.texts, lambda t: encode_sentences(sentence, t))
