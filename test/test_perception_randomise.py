@@ -96,6 +96,8 @@ def test_short_randomised_training_run_uses_paraphrases_and_lowers_the_loss(rand
                               log=lambda m: None)
     unseen = res["unseen_colour"]
     assert unseen["proposals"] == res["proposals"] > 0 and 0 <= unseen["top1"] <= 1 and unseen["captions_changed"] > 0.5
+    assert set(unseen["colour_lexicon"]) == {"top1", "top5", "category_acc"}  # what grounding ranks with, beside it
+    assert unseen["colour_lexicon"]["top5"] >= unseen["colour_lexicon"]["top1"]
     assert res["instances"] > 0 and res["views"] == 10
 
 
