@@ -36,6 +36,17 @@ def test_an_unknown_colour_word_becomes_its_nearest_palette_colours():
     assert abs(sum(v.values()) - 1) < 1e-9 and len(v) >= 2
 
 
+def test_a_text_whose_every_variant_is_light_keeps_its_heaviest():
+    """Seven unknown colours, each weighed almost evenly between two palette colours (tau huge):
+    every combination weighs about 1/128, under MIN_WEIGHT. The first (heaviest) is kept and
+    re-weighted to 1, not a division by zero."""
+    g = ColourGrounding({"red": (1.0, 0.0, 0.0), "blue": (0.0, 0.0, 1.0)}, frozenset("the and".split()), k=2, tau=1e9)
+    text = "the crimson and cobalt and ivory and amber and jade and maroon and indigo"
+    v = g.variants(text)
+    assert len(v) == 1 and v[0][0] == pytest.approx(1.0), v
+    assert "crimson" not in v[0][1] and v[0][1].startswith("the red and ")
+
+
 def test_names_are_not_colours():
     g = catalog_grounding()
     for text in ("Rosa owns the blue mug", "the mug is amber's", "Amber mug"):
@@ -67,7 +78,7 @@ def test_bad_settings_are_refused():
         ColourGrounding({"red": (1, 0, 0)}, frozenset(), k=1, tau=0)
 
 
-def test_the_lit_adapter_grounds_colour_words_unless_told_not_to(tmp_path):
+def test_the_lit_adapter_grounds_colour_words_unless_told_not_to():
     from personal.models.hf_vlm import HFImageTextEncoder
     from personal.models.lit import shipped_checkpoint
 

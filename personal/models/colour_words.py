@@ -25,18 +25,19 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Callable
 
 import numpy as np
 
 from personal.world.colour import srgb_to_lab
+from personal.world.paraphrase import articles, colour_regex
 
 # chosen on validation households 20000-20015 with the training paraphraser's colour words, never
 # the evaluation's (docs/perception.md, "Unseen colour words: a colour lexicon")
 DEFAULT_K = 3
 DEFAULT_TAU = 3.0
-MIN_WEIGHT = 0.01  # variants lighter than this are dropped (the rest re-weighted to sum to 1)
+MIN_WEIGHT = 0.01  # lighter variants are dropped (the heaviest never; the rest re-weighted to sum to 1)
 _WORD = re.compile(r"[a-z]+")
 
 
@@ -72,9 +73,15 @@ class ColourGrounding:
         if not self.palette or self.k < 1 or self.tau <= 0:
             raise ValueError(f"ColourGrounding needs a palette, k >= 1 and tau > 0 (k={self.k}, tau={self.tau})")
 
-    @property
+    @cached_property
     def _tables(self):
-        return _tables(tuple(self.palette.items()), self.known)
+        """(palette names, their Lab, {lexicon phrase with an unknown word: Lab}, a regex finding those
+        phrases, longest first), built once per grounding."""
+        names = list(self.palette)
+        palette_lab = srgb_to_lab(255 * np.array(list(self.palette.values())))
+        phrases = {p: srgb_to_lab(255 * np.array(rgb)) for p, rgb in lexicon().items()
+                   if not all(w in self.known for w in _WORD.findall(p))}
+        return names, palette_lab, phrases, colour_regex(phrases) if phrases else None
 
     def variants(self, text: str) -> list[tuple[float, str]]:
         """[(weight, text)] summing to 1: ``text`` itself when it has no unknown colour word, else
@@ -95,8 +102,8 @@ class ColourGrounding:
             s, weight = lowered, 1.0
             for m, (w, name) in sorted(zip(found, combo), key=lambda z: -z[0].start()):  # right to left
                 s, weight = s[:m.start()] + name + s[m.end():], weight * w
-            if weight >= MIN_WEIGHT:  # not worth a MiniLM call
-                out.append((weight, _articles(s)))
+            if weight >= MIN_WEIGHT or not out:  # the first combination is the heaviest: always kept
+                out.append((weight, articles(s)))
         total = sum(w for w, _ in out)
         return [(w / total, s) for w, s in out]
 
@@ -114,25 +121,9 @@ class ColourGrounding:
         return np.asarray(out, np.float32).reshape(len(texts), -1)
 
 
-@lru_cache(maxsize=4)
-def _tables(palette: tuple, known: frozenset):
-    names = [n for n, _ in palette]
-    palette_lab = srgb_to_lab(255 * np.array([rgb for _, rgb in palette]))
-    phrases = {p: srgb_to_lab(255 * np.array(rgb)) for p, rgb in lexicon().items()
-               if not all(w in known for w in _WORD.findall(p))}
-    ordered = sorted(phrases, key=len, reverse=True)  # "hunter green" before "green"
-    pattern = re.compile(r"\b(" + "|".join(re.escape(p) for p in ordered) + r")\b") if ordered else None
-    return names, palette_lab, phrases, pattern
-
-
 def _a_name(text: str, m: re.Match) -> bool:
     """A capitalised or possessive match is a person ("Rosa owns ...", "ask rosa's ..."), not a colour."""
     return text[m.start()].isupper() or text[m.end():m.end() + 2] in ("'s", "’s")
-
-
-def _articles(text: str) -> str:
-    text = re.sub(r"\ba (?=[aeiou])", "an ", text)
-    return re.sub(r"\ban (?=[^aeiou\s])", "a ", text)
 
 
 @lru_cache(maxsize=1)

@@ -56,15 +56,15 @@ CATEGORY_SYNONYMS: dict[str, tuple[str, ...]] = {
 _RELATION = re.compile(r" (on the |under the |next to the |against the wall|at the centre of the room)")
 
 
-def _colour_regex(words) -> re.Pattern:
+def colour_regex(words) -> re.Pattern:
     names = sorted(words, key=len, reverse=True)  # "dark green" before "green"
     return re.compile(r"\b(" + "|".join(re.escape(n) for n in names) + r")\b")
 
 
-_CATALOG_COLOUR = _colour_regex(COLORS)
+_CATALOG_COLOUR = colour_regex(COLORS)
 
 
-def _articles(text: str) -> str:
+def articles(text: str) -> str:
     """'a' / 'an' agreeing with the word after it (a colour word may have changed)."""
     text = re.sub(r"\ba (?=[aeiou])", "an ", text)
     return re.sub(r"\ban (?=[^aeiou])", "a ", text)
@@ -74,7 +74,7 @@ def recolour(caption: str, words: dict[str, str] | None = None) -> str:
     """``caption`` with every catalog colour word replaced by its word in ``words`` (default the
     evaluation's unseen words; colours without one stay)."""
     words = EVAL_COLOUR_WORDS if words is None else words
-    return _articles(_CATALOG_COLOUR.sub(lambda m: words.get(m.group(1), m.group(1)), caption))
+    return articles(_CATALOG_COLOUR.sub(lambda m: words.get(m.group(1), m.group(1)), caption))
 
 
 def _split(caption: str, category: str):
@@ -101,7 +101,7 @@ def paraphrase(caption: str, category: str, rng: random.Random, p: float = 0.4) 
 
     parts = _split(caption, category)
     if parts is None:
-        return _articles(_CATALOG_COLOUR.sub(colour_word, caption))
+        return articles(_CATALOG_COLOUR.sub(colour_word, caption))
     pattern, colour, part, rel = parts
     noun = rng.choice(CATEGORY_SYNONYMS[category]) if category in CATEGORY_SYNONYMS and rng.random() < p else category
     colour = _CATALOG_COLOUR.sub(colour_word, colour)
@@ -118,7 +118,7 @@ def paraphrase(caption: str, category: str, rng: random.Random, p: float = 0.4) 
     text = head + (f" with {part}" if part and part_first else "")
     text += f" {rel}" if rel else ""
     text += f" with {part}" if part and not part_first else ""
-    return _articles("the " + text)
+    return articles("the " + text)
 
 
 def paraphrases(caption: str, category: str, n: int, seed: int = 0) -> list[str]:
