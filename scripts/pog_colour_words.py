@@ -26,6 +26,7 @@ METHODS = ["qs", "rpg", "rpg-owner", "rpg-scene"]
 
 def main(first: int, n: int, out: str, camera: str = "ideal") -> dict:
     spec = sensor_spec(*camera.partition(":")[::2])  # a bad camera fails before any exploration
+    # the episode seed is the first household's (generate_episode_set): recorded, as the episodes depend on it
     styles = {s: generate_episode_set(n, ("easy", "medium", "hard"), 10, first, summary_style=s)
               for s in ("verbatim", "varied")}
     scenes, verbatim = styles["verbatim"]
@@ -39,7 +40,7 @@ def main(first: int, n: int, out: str, camera: str = "ideal") -> dict:
         built, info = explore_scene_maps(scene, ["lit"], 0.5, start, 320, 240, max_steps=2500, sensor=spec)
         maps[sid] = built["lit"][0]
         print(f"{sid}: {info['steps']} steps, {time.time() - t0:.0f} s", flush=True)
-    table: dict = {"households": [first, first + n - 1], "camera": camera}
+    table: dict = {"households": [first, first + n - 1], "episode_seed": first, "camera": camera}
     for style, (_, episodes) in styles.items():
         table[style] = {"episodes": len(episodes)}
         for name, encoder in (("off", off), ("lexicon", shipped)):

@@ -1,7 +1,12 @@
 """Two crop-tower checkpoints on the same POG frames, under several cameras and both summary styles.
 
-Usage: .venv/bin/python scripts/tower_compare.py FIRST_SEED N_HOUSEHOLDS OUT_JSON CANDIDATE_CKPT [CONDITIONS]
+Usage: .venv/bin/python scripts/tower_compare.py FIRST_SEED N_HOUSEHOLDS OUT_JSON CANDIDATE_CKPT [CONDITIONS] [--episode-seed N]
        .venv/bin/python scripts/tower_compare.py table METHOD OUT.json [OUT.json ...]   (pooled table)
+
+Episodes are drawn per household with one episode seed, by default FIRST_SEED (the convention of
+``generate_episode_set``): households 3-5 run as ``3 3`` get other episodes than the same households
+inside ``0 9``. ``--episode-seed`` fixes it, so batches of one set can be run apart; the seed is
+recorded in OUT_JSON, and the pooled table only compares runs of the same episodes.
 
 CANDIDATE_CKPT ``-``: no candidate (the shipped tower and the ORACLE only), e.g. to see which part of
 a camera costs the shipped tower: ``- "ideal,d435,d435[depth],d435[gains],d435[rgb_noise],d435[blur]"``.
@@ -33,14 +38,17 @@ CONDITIONS = "ideal,d435,ideal:height_m=1.25,ideal:hfov_deg=69"
 MAPPED = ("lit", "lit@candidate", "oracle")
 
 
-def main(first: int, n: int, out: str, candidate: str, conditions: list[str]) -> dict:
-    styles = {style: generate_episode_set(n, ("easy", "medium", "hard"), 10, first, summary_style=style)
+def main(first: int, n: int, out: str, candidate: str, conditions: list[str], episode_seed: int | None = None) -> dict:
+    episode_seed = first if episode_seed is None else episode_seed
+    styles = {style: generate_episode_set(n, ("easy", "medium", "hard"), 10, first, episode_seed=episode_seed,
+                                          summary_style=style)
               for style in ("verbatim", "varied")}
     scenes, verbatim = styles["verbatim"]
     mapped = MAPPED if candidate != "-" else tuple(m for m in MAPPED if "@" not in m)
     components = {name: make_components(name.split("@")[0], "builtin", candidate if "@" in name else "")
                   for name in mapped}
-    table: dict = {"households": [first, first + n - 1], "episodes": len(verbatim), "candidate": candidate}
+    table: dict = {"households": [first, first + n - 1], "episode_seed": episode_seed, "episodes": len(verbatim),
+                   "candidate": candidate}
     # every camera checked before any work, as `personal pog robustness` does (a bad last one would end an hour in)
     specs = {cond: sensor_spec(*cond.partition(":")[::2]) for cond in conditions}
     for cond, spec in specs.items():
@@ -72,11 +80,18 @@ def pooled_table(method: str, paths: list[str]) -> str:
     episodes), per condition, style and map; each condition's ratio to the ideal camera is taken on
     the households that ran both."""
     runs = [json.loads(Path(p).read_text()) for p in paths]
-    # a run may hold several conditions, and the ideal camera may be in another run of the same households
+    # a run may hold several conditions, and the ideal camera may be in another run of the same episodes:
+    # the same households with the same episode seed (runs before it was recorded used their first household)
     by_households: dict = {}
     for run in runs:
-        by_households.setdefault(tuple(run["households"]), {"episodes": run["episodes"]}).update(
+        key = (*run["households"], run.get("episode_seed", run["households"][0]))
+        by_households.setdefault(key, {"episodes": run["episodes"]}).update(
             {c: r for c, r in run.items() if isinstance(r, dict) and "verbatim" in r})
+    for a in by_households:
+        for b in by_households:
+            if a < b and a[2] == b[2] and a[0] <= b[1] and b[0] <= a[1]:  # the same episodes counted twice
+                print(f"warning: households {a[0]}-{a[1]} and {b[0]}-{b[1]} share episode seed {a[2]}: "
+                      "their common households' episodes are pooled twice", file=sys.stderr)
     conditions = list(dict.fromkeys(c for h in by_households.values() for c in h if c != "episodes"))
 
     def pool(cond: str, style: str, name: str, need: tuple = ()) -> tuple[float, int]:
@@ -107,5 +122,10 @@ if __name__ == "__main__":
     if sys.argv[1] == "table":
         print(pooled_table(sys.argv[2], sys.argv[3:]), end="")
         sys.exit(0)
-    main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4],
-         (sys.argv[5] if len(sys.argv) > 5 else CONDITIONS).split(","))
+    args = sys.argv[1:]
+    seed = None
+    if "--episode-seed" in args:
+        i = args.index("--episode-seed")
+        seed = int(args[i + 1])
+        del args[i:i + 2]
+    main(int(args[0]), int(args[1]), args[2], args[3], (args[4] if len(args) > 4 else CONDITIONS).split(","), seed)
