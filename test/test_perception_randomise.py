@@ -89,6 +89,7 @@ def test_short_randomised_training_run_uses_paraphrases_and_lowers_the_loss(rand
     i, j = np.nonzero(swapped)
     assert allowed[i, text[i, j]].all() and not allowed[i, tr.train.text[idx][i, j]].any()
     info = tr.fit()
+    assert info["precision"] in ("bfloat16", "float32")  # "auto": bf16 only where the CPU has it natively
     losses = [h["caption"] for h in tr.history]
     assert info["steps"] == 12 and np.mean(losses[-3:]) < np.mean(losses[:3]) - 0.2, losses
     index, _ = load_dataset(randomised)
@@ -127,3 +128,15 @@ def test_parallel_workers_write_the_same_shards(tmp_path):
     for s in a["scenes"]:
         with np.load(tmp_path / "one" / s["file"]) as x, np.load(tmp_path / "two" / s["file"]) as y:
             assert x.files == y.files and all(np.array_equal(x[k], y[k]) for k in x.files)
+
+
+def test_training_precision_is_chosen_by_the_cpu_or_forced():
+    import torch
+
+    from personal.perception.train import resolve_precision
+
+    assert resolve_precision("float32") == "float32" and resolve_precision("bfloat16") == "bfloat16"
+    native = torch.ops.mkldnn._is_mkldnn_bf16_supported()
+    assert resolve_precision("auto") == ("bfloat16" if native else "float32")
+    with pytest.raises(ValueError, match="precision must be"):
+        resolve_precision("fp16")

@@ -39,3 +39,10 @@ def test_a_map_explored_at_another_image_size_is_not_reused(tmp_path):
     src["encoder_weights"] = "0" * 16
     (map_dir / "source.json").write_text(json.dumps(src))
     assert reusable_map(map_dir, scene, 0.5, "lit", (320, 240)) == (False, "built for a different encoder_weights")
+    # a lit map from before the tower inferred in float32 (no precision recorded: bf16 autocast) is rebuilt
+    remember_map_source(map_dir, scene, 0.5, "lit", (320, 240))
+    src = json.loads((map_dir / "source.json").read_text())
+    assert src["inference_precision"] == "float32"
+    del src["inference_precision"]
+    (map_dir / "source.json").write_text(json.dumps(src))
+    assert reusable_map(map_dir, scene, 0.5, "lit", (320, 240)) == (False, "built for a different inference_precision")

@@ -14,6 +14,13 @@ import numpy as np
 from personal.plugins import lookup
 
 
+# The learned towers' inference precision. bf16 autocast is fast only on CPUs with native bf16
+# (AVX512-BF16, AMX); elsewhere it is emulated, ~20x slower for the crop tower, and its rounding
+# differs between CPUs (bench/bench_tower_precision.py). Saved lit maps record it (a map built
+# under the other precision is rebuilt, not reused).
+TOWER_PRECISION = "float32"
+
+
 def l2_normalize(x: np.ndarray, axis: int = -1) -> np.ndarray:
     x = np.asarray(x, dtype=np.float32)
     n = np.linalg.norm(x, axis=axis, keepdims=True)

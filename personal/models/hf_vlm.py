@@ -263,7 +263,10 @@ class HFImageTextEncoder(ImageTextEncoder):
         import torch
 
         pixel = self._dense_input(rgb)
-        with torch.no_grad(), torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.kind == "lit"):
+        from personal.models.base import TOWER_PRECISION  # float32 (it says why)
+
+        with torch.no_grad(), torch.autocast(self.device.type, dtype=torch.bfloat16,
+                                             enabled=self.kind == "lit" and TOWER_PRECISION == "bfloat16"):
             if self.kind == "lit":
                 feats, obj = self.model.dense(pixel)
                 weight = torch.sigmoid(obj.float())[0].cpu().numpy().astype(np.float32)

@@ -63,7 +63,9 @@ def train(data: Path = typer.Option(..., help="training dataset (personal percep
                                                        "read noise) is put on a share of the training crops, e.g. d435"),
           sensor_colour_p: float = typer.Option(0.5, min=0.0, max=1.0, help="the share of crops given --sensor-colour"),
           distill_weight: float = typer.Option(0.0, min=0.0, help="weight of the loss 1 - cos(tower(crop), "
-                                               "--init-from tower(clean crop)): keep the initial tower's embeddings")) -> None:
+                                               "--init-from tower(clean crop)): keep the initial tower's embeddings"),
+          precision: str = typer.Option("auto", help="auto (bf16 autocast where the CPU has native bf16, float32 "
+                                                     "elsewhere: emulated bf16 is ~20x slower), bfloat16 or float32")) -> None:
     """Train the locked-text crop tower (frozen MiniLM texts) on a dataset's proposals; writes the
     checkpoint, training_log.json and loss.png."""
     from personal.perception.dataset import load_dataset
@@ -89,7 +91,14 @@ def train(data: Path = typer.Option(..., help="training dataset (personal percep
                       eval_every_s=eval_every_s, budget_clock=budget_clock, max_wall_minutes=max_wall_minutes,
                       warmup=warmup, init_from=init_from, arch=arch, category_weight=category_weight,
                       paraphrases=paraphrases, paraphrase_p=paraphrase_p, anchor_weight=anchor_weight,
-                      sensor_colour=sensor_colour, sensor_colour_p=sensor_colour_p, distill_weight=distill_weight)
+                      sensor_colour=sensor_colour, sensor_colour_p=sensor_colour_p, distill_weight=distill_weight,
+                      precision=precision)
+    try:
+        from personal.perception.train import resolve_precision
+
+        resolve_precision(precision)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--precision") from None
     trainer = Trainer(shards, vshards, cfg, log=typer.echo)
     info = trainer.fit()
     save_checkpoint(trainer, out, info, idx, vidx)

@@ -9,7 +9,7 @@ labels only). The household's other objects - same-category look-alikes owned by
 included - are the negatives. An auxiliary target over the category names ("a mug") helps
 categories generalise; an objectness head learns object vs structure per proposal.
 InfoNCE with soft targets and a learned temperature; AdamW, warm-up then cosine decay over a
-time budget, bf16 autocast. Two tower architectures (``TrainConfig.arch``): ``"cnn"`` (the
+time budget, bf16 autocast where the CPU has native bf16 and float32 elsewhere (``precision``). Two tower architectures (``TrainConfig.arch``): ``"cnn"`` (the
 shipped one: a small ResNet, :class:`personal.models.lit.LitConvModel`) and ``"vit"`` (the
 earlier CLIP-style ViT, :class:`personal.models.lit.LitVisionModel`). Augmentation: horizontal flips, brightness (colour words stay
 true: no hue change), shifts of a few pixels.
@@ -74,6 +74,25 @@ class TrainConfig:
     # init_from, the tower keeps the initial checkpoint's embedding of every clean crop and learns to give
     # the same one through the sensor's colour (invariance without drifting from what it knew; 0 = off)
     distill_weight: float = 0.0
+    # "auto": bf16 autocast on a CPU with native bf16 (AVX512-BF16 / AMX), float32 elsewhere, where bf16
+    # is emulated ~20x slower (bench/bench_tower_precision.py: a step of 128 crops 14 s against 0.7 s
+    # on an AVX2 machine, so a CPU-minute budget bought ~20x fewer steps); "bfloat16" / "float32" force one
+    precision: str = "auto"
+
+
+def resolve_precision(precision: str) -> str:
+    """"bfloat16" or "float32" for a ``TrainConfig.precision``."""
+    if precision in ("bfloat16", "float32"):
+        return precision
+    if precision != "auto":
+        raise ValueError(f"precision must be 'auto', 'bfloat16' or 'float32', got {precision!r}")
+    import torch
+
+    try:  # private, but the check torch's own tests use; a torch without it gets float32
+        native = bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        native = False
+    return "bfloat16" if native else "float32"
 
 
 def build_model(cfg: TrainConfig):
@@ -144,6 +163,8 @@ class Trainer:
 
         torch.set_num_threads(max(1, int(cfg.threads)))
         self.cfg, self.log = cfg, log
+        self.precision = resolve_precision(cfg.precision)
+        log(f"train: {self.precision} ({cfg.precision})")
         t0 = time.perf_counter()
         variants = caption_variants(train_shards, cfg.paraphrases, cfg.seed) if cfg.paraphrases else {}
         self.vocab = Vocab(vocab_texts(train_shards + val_shards) + [t for v in variants.values() for t in v])
@@ -208,12 +229,13 @@ class Trainer:
             if self.colour_spec is not None:
                 crops = sensor_colour(crops, self.colour_spec, self.cfg.sensor_colour_p, self.rng)
         x = torch.from_numpy(crop_tensor(crops, masks))
-        with torch.autocast("cpu", dtype=torch.bfloat16):
+        bf16 = self.precision == "bfloat16"
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
             feats, obj = self.model.embed_crops(x)
         f = F.normalize(feats.float(), dim=-1)
         distill = None
         if self.teacher is not None and clean is not None:
-            with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+            with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
                 t = F.normalize(self.teacher.embed_crops(torch.from_numpy(crop_tensor(clean, masks)))[0].float(), dim=-1)
             distill = (1 - (f * t).sum(-1)).mean()
         scale = self.logit_scale.exp().clamp(max=100.0)
@@ -301,7 +323,7 @@ class Trainer:
             self.history[-1].update(final)
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         return {"steps": step, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "crops_seen": step * cfg.batch,
-                "budget_clock": cfg.budget_clock, "steps_per_cpu_s": round(step / max(cpu, 1e-9), 3), **final}
+                "budget_clock": cfg.budget_clock, "precision": self.precision, "steps_per_cpu_s": round(step / max(cpu, 1e-9), 3), **final}
 
     def validate(self, max_crops: int = 3000) -> dict:
         """Proposal -> caption retrieval on the validation households."""

@@ -202,7 +202,7 @@ def encoder_weights_digest(encoder: str) -> str:
 def map_source_record(scene: Scene, resolution: float, encoder: str, image_size: tuple[int, int] = (640, 480),
                       sensor: dict | None = None) -> dict:
     """What a saved pre-exploration map was built from: a map is reused only for the same
-    scene geometry and objects, cell size, encoder and (shipped checkpoint) encoder weights
+    scene geometry and objects, cell size, encoder, (shipped checkpoint) encoder weights and precision
     (scene ids alone repeat across generator versions and episode folders)."""
     import hashlib
     import json
@@ -210,6 +210,10 @@ def map_source_record(scene: Scene, resolution: float, encoder: str, image_size:
     digest = hashlib.sha256(json.dumps(scene.to_dict(), sort_keys=True).encode()).hexdigest()
     out = {"scene_id": scene.scene_id, "scene_digest": digest, "resolution": float(resolution), "encoder": encoder,
            "image_size": [int(image_size[0]), int(image_size[1])], "encoder_weights": encoder_weights_digest(encoder)}
+    if encoder.split(":")[0] == "lit":  # a lit map inferred under bf16 (before 2026-12-07) differs a little
+        from personal.models.base import TOWER_PRECISION
+
+        out["inference_precision"] = TOWER_PRECISION
     if sensor_graph_args(sensor):  # maps of another camera model are not this one's (ideal: the record as before)
         out["sensor"] = dict(sensor)
     return out
