@@ -140,3 +140,13 @@ def test_training_precision_is_chosen_by_the_cpu_or_forced():
     assert resolve_precision("auto") == ("bfloat16" if native else "float32")
     with pytest.raises(ValueError, match="precision must be"):
         resolve_precision("fp16")
+
+
+def test_train_refuses_an_unknown_precision_before_loading_data(tmp_path):
+    from typer.testing import CliRunner
+
+    from personal.perception.cli import app
+
+    res = CliRunner().invoke(app, ["train", "--data", str(tmp_path / "none"), "--val", str(tmp_path / "none"),
+                                   "--out", str(tmp_path / "ck"), "--precision", "fp16"])
+    assert res.exit_code == 2 and "--precision" in res.output and "precision must be" in res.output, res.output

@@ -198,8 +198,7 @@ def load_crop_model(path: str | Path):
 def embed_crops(model, crops: np.ndarray, masks: np.ndarray, batch: int = 256) -> tuple[np.ndarray, np.ndarray]:
     """(L2-normalised features (N, D), objectness probabilities (N,)) of (N, S, S, 3) uint8 crops and
     their (N, S, S) masks, through a crop tower of either architecture, in ``TOWER_PRECISION``
-    (float32: bf16 autocast is emulated on a CPU without native bf16, this project's AVX2 machines
-    and a robot's NUC, and measured 15-22x slower there with embeddings equal to a cosine of 0.9999)."""
+    (float32; personal.models.base says why)."""
     from personal.models.base import TOWER_PRECISION
 
     feats, objs = [], []

@@ -70,7 +70,7 @@ def train(data: Path = typer.Option(..., help="training dataset (personal percep
     checkpoint, training_log.json and loss.png."""
     from personal.perception.dataset import load_dataset
     from personal.perception.splits import check_training_seeds
-    from personal.perception.train import TrainConfig, Trainer, save_checkpoint
+    from personal.perception.train import TrainConfig, Trainer, resolve_precision, save_checkpoint
 
     from personal.perception.dataset import CROP_KEYS
 
@@ -81,6 +81,10 @@ def train(data: Path = typer.Option(..., help="training dataset (personal percep
             sensor_spec(sensor_colour)
         except SensorSpecError as exc:
             raise typer.BadParameter(str(exc), param_hint="--sensor-colour") from None
+    try:  # as the preset: a wrong value before minutes of loading
+        resolve_precision(precision)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--precision") from None
     idx, shards = load_dataset(data, keys=CROP_KEYS)
     vidx, vshards = load_dataset(val, keys=CROP_KEYS)
     check_training_seeds([s["seed"] for s in shards] + [s["seed"] for s in vshards])
@@ -93,12 +97,6 @@ def train(data: Path = typer.Option(..., help="training dataset (personal percep
                       paraphrases=paraphrases, paraphrase_p=paraphrase_p, anchor_weight=anchor_weight,
                       sensor_colour=sensor_colour, sensor_colour_p=sensor_colour_p, distill_weight=distill_weight,
                       precision=precision)
-    try:
-        from personal.perception.train import resolve_precision
-
-        resolve_precision(precision)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--precision") from None
     trainer = Trainer(shards, vshards, cfg, log=typer.echo)
     info = trainer.fit()
     save_checkpoint(trainer, out, info, idx, vidx)

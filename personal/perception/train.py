@@ -9,8 +9,8 @@ labels only). The household's other objects - same-category look-alikes owned by
 included - are the negatives. An auxiliary target over the category names ("a mug") helps
 categories generalise; an objectness head learns object vs structure per proposal.
 InfoNCE with soft targets and a learned temperature; AdamW, warm-up then cosine decay over a
-time budget, bf16 autocast where the CPU has native bf16 and float32 elsewhere (``precision``). Two tower architectures (``TrainConfig.arch``): ``"cnn"`` (the
-shipped one: a small ResNet, :class:`personal.models.lit.LitConvModel`) and ``"vit"`` (the
+time budget, bf16 autocast where the CPU has native bf16 and float32 elsewhere (``precision``).
+Two tower architectures (``TrainConfig.arch``): ``"cnn"`` (the shipped one: a small ResNet, :class:`personal.models.lit.LitConvModel`) and ``"vit"`` (the
 earlier CLIP-style ViT, :class:`personal.models.lit.LitVisionModel`). Augmentation: horizontal flips, brightness (colour words stay
 true: no hue change), shifts of a few pixels.
 """
