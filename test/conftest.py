@@ -2,7 +2,8 @@
 
 The environment is set at import time, before any test module imports rclpy:
 - a ROS_DOMAIN_ID unique to this pytest session (1..101, claimed with a lock file, starting
-  from the pid) so concurrent sessions on one machine do not see each other;
+  from the pid) so concurrent sessions on one machine do not see each other; each pytest-xdist
+  worker (bin/test runs two) claims its own;
 - ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST and the shipped Fast DDS shared-memory
   profile (personal.ros_env);
 - ROS_PYTHON_CHECK_FIELDS=1: the generated message classes check every field's type and range
@@ -64,8 +65,12 @@ def _claim_domain_id() -> int:
 
 
 _DOMAIN_LOCK: list = []
-if "PERSONAL_TEST_DOMAIN_ID" not in os.environ:  # child processes inherit the parent's id
+# Child processes inherit the parent's id. A pytest-xdist worker (PYTEST_XDIST_WORKER, set before this file
+# loads) inherits the controller's and claims its own: two workers' graphs must never share a domain.
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if "PERSONAL_TEST_DOMAIN_ID" not in os.environ or os.environ.get("PERSONAL_TEST_DOMAIN_WORKER", "") != _WORKER:
     os.environ["PERSONAL_TEST_DOMAIN_ID"] = str(_claim_domain_id())
+    os.environ["PERSONAL_TEST_DOMAIN_WORKER"] = _WORKER
 os.environ["ROS_DOMAIN_ID"] = os.environ["PERSONAL_TEST_DOMAIN_ID"]
 # generated message classes check field types and ranges only with this set (read at import)
 os.environ["ROS_PYTHON_CHECK_FIELDS"] = "1"
