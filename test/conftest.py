@@ -65,12 +65,14 @@ def _claim_domain_id() -> int:
 
 
 _DOMAIN_LOCK: list = []
-# Child processes inherit the parent's id. A pytest-xdist worker (PYTEST_XDIST_WORKER, set before this file
-# loads) inherits the controller's and claims its own: two workers' graphs must never share a domain.
-_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
-if "PERSONAL_TEST_DOMAIN_ID" not in os.environ or os.environ.get("PERSONAL_TEST_DOMAIN_WORKER", "") != _WORKER:
+# The processes a test starts inherit the session's id (nodes never import this file). A pytest process
+# whose parent claimed the id it inherits is a pytest-xdist worker (PYTEST_XDIST_WORKER, set before this file
+# loads), or a pytest session that a test started: it claims its own, so that two workers' graphs, or a
+# nested session's, never share a domain.
+_INHERITED_FROM_PARENT = os.environ.get("PERSONAL_TEST_DOMAIN_PID") == str(os.getppid())
+if "PERSONAL_TEST_DOMAIN_ID" not in os.environ or _INHERITED_FROM_PARENT:
     os.environ["PERSONAL_TEST_DOMAIN_ID"] = str(_claim_domain_id())
-    os.environ["PERSONAL_TEST_DOMAIN_WORKER"] = _WORKER
+    os.environ["PERSONAL_TEST_DOMAIN_PID"] = str(os.getpid())
 os.environ["ROS_DOMAIN_ID"] = os.environ["PERSONAL_TEST_DOMAIN_ID"]
 # generated message classes check field types and ranges only with this set (read at import)
 os.environ["ROS_PYTHON_CHECK_FIELDS"] = "1"
