@@ -7,7 +7,10 @@ and segmented (personal/perception/segment.py). Recall: ground-truth instances o
 working pixels matched by an object proposal with IoU >= 0.5 (ground truth for scoring only);
 proposals per view: object proposals (walls / floor / ceiling segments excluded).
 Usage: .venv/bin/python bench/bench_segment_sensors.py [--seeds 0-2] [--views 40] [--size 320x240]
-       [--presets ideal,d435,d435-harsh] [--legacy] (--legacy: the segmenter without its noise estimate)
+       [--presets ideal,d435,d435-harsh] [--segmenters default,no-rim,legacy]
+Segmenters (one row each per preset, on the same views): ``default``; ``no-rim``: without rejoining
+noise splits and reclaiming the crease band's rim (before 2026-12-07); ``legacy``: without the noise
+estimate at all (before 2026-12-01).
 """
 from __future__ import annotations
 
@@ -23,6 +26,9 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+SEGMENTERS = {"default": {}, "no-rim": {"grow_px": 0, "merge_k": 0.0}, "legacy": {"noise_aware": False}}
 
 
 def render(seed: int, n: int, width: int, height: int):
@@ -60,19 +66,23 @@ def main() -> None:
     ap.add_argument("--views", type=int, default=40)
     ap.add_argument("--size", default="320x240")
     ap.add_argument("--presets", default="ideal,d435,d435-harsh")
-    ap.add_argument("--legacy", action="store_true", help="segment without the noise estimate (the old segmenter)")
+    ap.add_argument("--segmenters", default="default,no-rim", help="of: " + ", ".join(SEGMENTERS))
     a = ap.parse_args()
     w, h = (int(v) for v in a.size.split("x"))
     seeds = parse_seeds(a.seeds)
-    cfg = S.SegmentConfig(noise_aware=not a.legacy)
+    names = a.segmenters.split(",")
+    unknown = [n for n in names if n not in SEGMENTERS]
+    if unknown:
+        ap.error(f"--segmenters: unknown {unknown}; known: {', '.join(SEGMENTERS)}")
     t0 = time.perf_counter()
     data = {s: render(s, a.views, w, h) for s in seeds}
     print(f"rendered {len(seeds)} households x {a.views} views at {w}x{h} in {time.perf_counter() - t0:.1f} s; "
-          f"segmenter {'legacy (no noise estimate)' if a.legacy else 'noise-aware'}")
-    print("| preset | recall@IoU0.5 | instances | object proposals / view | ms / view |")
-    print("|---|---:|---:|---:|---:|")
-    for name in a.presets.split(","):
+          f"segmenters {', '.join(names)}")
+    print("| preset | segmenter | recall@IoU0.5 | instances | object proposals / view | ms / view |")
+    print("|---|---|---:|---:|---:|---:|")
+    for name, seg_name in ((p, n) for p in a.presets.split(",") for n in names):
         spec = PRESETS[name]
+        cfg = S.SegmentConfig(**SEGMENTERS[seg_name])
         hit = total = props = nviews = 0
         t = 0.0
         for s, (views, K) in data.items():
@@ -86,7 +96,7 @@ def main() -> None:
                 t += time.perf_counter() - t1
                 hh, tt = S.proposal_recall(seg, v.instance_ids)
                 hit, total, props, nviews = hit + hh, total + tt, props + len(seg.objects()), nviews + 1
-        print(f"| {name} | {hit / max(total, 1):.3f} | {total} | {props / max(nviews, 1):.1f} | {1000 * t / max(nviews, 1):.1f} |")
+        print(f"| {name} | {seg_name} | {hit / max(total, 1):.3f} | {total} | {props / max(nviews, 1):.1f} | {1000 * t / max(nviews, 1):.1f} |")
 
 
 def _copy(obs):

@@ -27,7 +27,11 @@ segmented exactly as before; a noisy one is first denoised - the working grid ta
 block's median instead of one pixel, an edge-preserving bilateral filter smooths inverse depth
 (holes and depth jumps are far outside its range kernel, so neither is bridged), isolated
 holes are filled from their neighbours - and the crease and jump tests are widened to what the
-remaining noise explains.
+remaining noise explains. Two steps then undo what the widened tests cost (noisy frames only;
+measured in docs/perception.md): neighbouring segments whose shared border is weak along most of
+its length (a noise split, not a crease) are rejoined, and segments reclaim the rim of the wider
+crease band where depth is continuous, so a small object's proposal is not eroded below the
+IoU that matches it.
 """
 from __future__ import annotations
 
@@ -55,6 +59,9 @@ class SegmentConfig:
     noise_k: float = 1.5  # a crease / jump must exceed this many noise spreads (chosen on households 0-1, 24 views)
     bilateral_px: int = 5  # bilateral filter diameter (working pixels) for noisy frames (0 = none)
     noisy_step: int = 2  # noisy frames: the crease test's second difference spans this many pixels each side
+    merge_k: float = 2.0  # noisy frames: rejoin neighbouring segments whose shared border's median crease is under this many crease cuts (0 = off)
+    merge_band: int = 2  # working pixels: how far a border pixel may be from each of the two segments it separates
+    grow_px: int = 2  # noisy frames: segments reclaim up to this many pixels of the widened crease band, depth permitting (0 = off)
 
 
 @dataclass
@@ -161,6 +168,21 @@ def _denoise(depth: np.ndarray, shape: tuple[int, int], f: int, noise: float, cf
     return np.where(smooth > 0, 1.0 / np.maximum(smooth, 1e-6), 0.0).astype(np.float32)
 
 
+def _crease_terms(d: np.ndarray, valid: np.ndarray, step: int):
+    """(region, second difference of 1/z (-inf where a neighbour is invalid), 1/z) per direction:
+    rows, columns and both diagonals."""
+    iz = np.where(valid, 1.0 / np.maximum(d, 1e-6), 0.0).astype(np.float32)
+    h, w = d.shape
+    for dr, dc in ((0, step), (step, 0), (step, step), (step, -step)):
+        r0, r1 = dr, h - dr
+        c0, c1 = abs(dc), w - abs(dc)
+        c = iz[r0:r1, c0:c1]
+        p = iz[r0 - dr:r1 - dr, c0 - dc:c1 - dc]
+        q = iz[r0 + dr:r1 + dr, c0 + dc:c1 + dc]
+        second = np.where((p > 0) & (q > 0), p + q - 2 * c, -np.inf)
+        yield (slice(r0, r1), slice(c0, c1)), second, c
+
+
 def _concave_creases(d: np.ndarray, valid: np.ndarray, thresh: float, floor: float = 0.0, step: int = 1) -> np.ndarray:
     """Pixels on a concave crease: inverse depth is affine in the pixel coordinates on a plane,
     so its second difference is 0 on a plane, positive where two surfaces meet in a concave
@@ -168,17 +190,18 @@ def _concave_creases(d: np.ndarray, valid: np.ndarray, thresh: float, floor: flo
     negative at convex edges. Relative to 1/z, along rows, columns and both diagonals; the
     row and column tests reach the image border so that creases leave no gap there. ``floor``
     (1/m): the least second difference that counts, above the depth noise (0 = none)."""
-    iz = np.where(valid, 1.0 / np.maximum(d, 1e-6), 0.0).astype(np.float32)
-    h, w = d.shape
     out = np.zeros(d.shape, bool)
-    for dr, dc in ((0, step), (step, 0), (step, step), (step, -step)):
-        r0, r1 = dr, h - dr
-        c0, c1 = abs(dc), w - abs(dc)
-        c = iz[r0:r1, c0:c1]
-        p = iz[r0 - dr:r1 - dr, c0 - dc:c1 - dc]
-        q = iz[r0 + dr:r1 + dr, c0 + dc:c1 + dc]
-        second = p + q - 2 * c
-        out[r0:r1, c0:c1] |= (p > 0) & (q > 0) & (second > thresh * c) & (second > floor)
+    for region, second, iz in _crease_terms(d, valid, step):
+        out[region] |= (second > thresh * iz) & (second > floor)
+    return out
+
+
+def _crease_ratio(d: np.ndarray, valid: np.ndarray, thresh: float, floor: float, step: int) -> np.ndarray:
+    """How strong a crease each pixel is: its largest second difference over the directions in units
+    of the crease test's cut (> 1 on a crease pixel)."""
+    out = np.zeros(d.shape, np.float32)
+    for region, second, iz in _crease_terms(d, valid, step):
+        np.maximum(out[region], second / np.maximum(np.maximum(thresh * iz, floor), 1e-12), out=out[region])
     return out
 
 
@@ -225,17 +248,121 @@ def segment_rgbd(depth: np.ndarray, K: np.ndarray, T_map_camera: np.ndarray, rgb
     if noise:
         # the range noise of two neighbours (sqrt 2 of one point's; sigma(z) = sigma(1/z) z^2, sigma(1/z) ~ spread / sqrt 6)
         spacing = spacing + cfg.noise_k * np.sqrt(2.0 / 6.0) * noise * d * d / cfg.jump_slant
-    node = (valid & ~_concave_creases(d, valid, cfg.concave_cut, crease_floor, cfg.noisy_step if noise else 1)
-            & ~_jump_far_side(P, d, valid, spacing, cfg))
-    k, comp, stats, _ = cv2.connectedComponentsWithStats(node.astype(np.uint8), connectivity=4, ltype=cv2.CV_32S)
-    area = stats[1:, cv2.CC_STAT_AREA]
-    keep = area >= cfg.min_pixels
-    lut = np.full(k, -1, np.int32)
-    lut[1:][keep] = np.arange(int(keep.sum()), dtype=np.int32)
-    labels = lut[comp]
-    x0, y0 = stats[1:, cv2.CC_STAT_LEFT][keep], stats[1:, cv2.CC_STAT_TOP][keep]
-    boxes = np.stack([y0, x0, y0 + stats[1:, cv2.CC_STAT_HEIGHT][keep], x0 + stats[1:, cv2.CC_STAT_WIDTH][keep]], 1)
-    return _describe(labels, area[keep], boxes.astype(np.int32), P, n, np.asarray(T_map_camera, np.float64), floor_z, cfg, scale)
+    step = cfg.noisy_step if noise else 1
+    jump = _jump_far_side(P, d, valid, spacing, cfg)
+    node = valid & ~_concave_creases(d, valid, cfg.concave_cut, crease_floor, step) & ~jump
+    _, comp = cv2.connectedComponents(node.astype(np.uint8), connectivity=4, ltype=cv2.CV_32S)
+    comp = comp - 1  # -1 = not a node
+    if noise and cfg.merge_k > 0:
+        crease = _crease_ratio(d, valid, cfg.concave_cut, crease_floor, step)
+        comp = _rejoin_noise_splits(comp, np.where(jump, np.inf, crease), valid & ~node, cfg)
+    labels, area, boxes = _keep_large(comp, cfg.min_pixels)
+    if noise and cfg.grow_px > 0:  # only segments large enough to keep grow: a noise speck stays dropped
+        grown = _grow_into_border(labels, d, valid, cfg.jump_abs + cfg.jump_slant * spacing, cfg.grow_px)
+        labels, area, boxes = _keep_large(grown, cfg.min_pixels)
+    return _describe(labels, area, boxes, P, n, np.asarray(T_map_camera, np.float64), floor_z, cfg, scale)
+
+
+def _rejoin_noise_splits(comp: np.ndarray, strength: np.ndarray, border: np.ndarray, cfg: SegmentConfig) -> np.ndarray:
+    """Noisy depth: the crease test, widened to the noise, still cuts some surfaces where the noise
+    peaks. One pixel's second difference is noisy, but the median along a whole border is not: a
+    real crease (an object standing on a table) is strong along most of it, a noise split is not.
+    Two segments are joined when the median ``strength`` (crease ratio; infinite across a depth
+    jump) of the border pixels within ``merge_band`` of both is under ``merge_k``; the border pixels
+    between them join too."""
+    import cv2
+
+    big = float(2 ** 24)  # labels are exact in float32 (OpenCV's min / max filters take no int32)
+    size = 2 * cfg.merge_band + 1
+    kernel = np.ones((size, size), np.uint8)
+    hi = cv2.dilate(comp.astype(np.float32), kernel).astype(np.int64)  # the largest label nearby (-1 = none)
+    lo = cv2.erode(np.where(comp >= 0, comp, big).astype(np.float32), kernel)  # the smallest
+    lo = lo.astype(np.int64)
+    big = int(big)
+    between = border & (hi >= 0) & (lo != big) & (lo != hi)
+    if not between.any():
+        return comp
+    a, b, st = lo[between].astype(np.int64), hi[between].astype(np.int64), strength[between]
+    n_seg = int(comp.max()) + 1
+    key = a * n_seg + b
+    order = np.lexsort((st, key))
+    key, st = key[order], st[order]
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    ends = np.r_[starts[1:], len(key)]
+    medians = st[(starts + ends - 1) // 2]  # the lower median of each pair's sorted strengths
+    joined = medians < cfg.merge_k
+    parent = np.arange(n_seg)
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for k in key[starts[joined]]:
+        ra, rb = root(int(k // n_seg)), root(int(k % n_seg))
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    roots = np.array([root(i) for i in range(n_seg)], np.int32)
+    out = np.where(comp >= 0, roots[np.maximum(comp, 0)], -1).astype(np.int32)
+    # the border pixels between two joined segments belong to them (not across a depth jump)
+    ra, rb = roots[lo[between]], roots[hi[between]]
+    fill = (ra == rb) & np.isfinite(strength[between])
+    rows, cols = np.nonzero(between)
+    out[rows[fill], cols[fill]] = ra[fill]
+    return out
+
+
+def _grow_into_border(comp: np.ndarray, d: np.ndarray, valid: np.ndarray, gap: np.ndarray, steps: int) -> np.ndarray:
+    """Noisy depth widens the crease bands that separate segments (the test spans ``noisy_step``
+    pixels, and the noise floor blurs where it fires), so a small object's proposal loses a rim
+    that the ideal segmenter keeps. Each step, a valid pixel in no segment joins the 4-neighbour
+    segment whose pixel is nearest in depth, if within ``gap`` (the depth-jump test's own
+    allowance): the far side of an occlusion never joins the object in front."""
+    out = comp.copy()
+    h, w = out.shape
+    for _ in range(int(steps)):
+        free = valid & (out < 0)
+        if not free.any():
+            break
+        best = np.full((h, w), -1, np.int32)
+        best_diff = np.full((h, w), np.inf, np.float32)
+        for dr, dc in ((0, 1), (0, -1), (1, 0), (-1, 0)):
+            lab = np.full((h, w), -1, np.int32)
+            dep = np.zeros((h, w), np.float32)
+            rs, rd = (slice(dr, None), slice(0, h - dr)) if dr >= 0 else (slice(0, h + dr), slice(-dr, None))
+            cs, cd = (slice(dc, None), slice(0, w - dc)) if dc >= 0 else (slice(0, w + dc), slice(-dc, None))
+            lab[rd, cd] = out[rs, cs]  # the neighbour's label at (r + dr, c + dc)
+            dep[rd, cd] = d[rs, cs]
+            diff = np.abs(d - dep)
+            ok = free & (lab >= 0) & (diff <= gap) & (diff < best_diff)
+            best = np.where(ok, lab, best)
+            best_diff = np.where(ok, diff, best_diff)
+        out = np.where(best >= 0, best, out)
+    return out
+
+
+def _keep_large(comp: np.ndarray, min_pixels: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Segments of at least ``min_pixels``, numbered 0.. in order of their first label: labels
+    (-1 = none), pixel counts and boxes [row0, col0, row1, col1)."""
+    flat = comp.reshape(-1)
+    n_comp = int(flat.max()) + 1 if flat.size else 0
+    area = np.bincount(flat[flat >= 0], minlength=n_comp)
+    keep = area >= min_pixels
+    lut = np.full(n_comp + 1, -1, np.int32)  # index n_comp: the -1 pixels
+    lut[:n_comp][keep] = np.arange(int(keep.sum()), dtype=np.int32)
+    labels = lut[np.where(comp >= 0, comp, n_comp)]
+    k = int(keep.sum())
+    rows, cols = np.nonzero(labels >= 0)
+    lab = labels[rows, cols]
+    boxes = np.zeros((k, 4), np.int32)
+    if k:
+        boxes[:, 0] = np.full(k, comp.shape[0]); boxes[:, 1] = np.full(k, comp.shape[1])
+        np.minimum.at(boxes[:, 0], lab, rows)
+        np.minimum.at(boxes[:, 1], lab, cols)
+        np.maximum.at(boxes[:, 2], lab, rows + 1)
+        np.maximum.at(boxes[:, 3], lab, cols + 1)
+    return labels, area[keep].astype(np.int64), boxes
 
 
 _RAY_CACHE: dict = {}
