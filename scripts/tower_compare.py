@@ -82,21 +82,21 @@ def pooled_table(method: str, paths: list[str]) -> str:
     runs = [json.loads(Path(p).read_text()) for p in paths]
     # a run may hold several conditions, and the ideal camera may be in another run of the same episodes:
     # the same households with the same episode seed (runs before it was recorded used their first household)
-    by_households: dict = {}
+    by_episode_set: dict = {}
     for run in runs:
         key = (*run["households"], run.get("episode_seed", run["households"][0]))
-        by_households.setdefault(key, {"episodes": run["episodes"]}).update(
+        by_episode_set.setdefault(key, {"episodes": run["episodes"]}).update(
             {c: r for c, r in run.items() if isinstance(r, dict) and "verbatim" in r})
-    for a in by_households:
-        for b in by_households:
+    for a in by_episode_set:
+        for b in by_episode_set:
             if a < b and a[2] == b[2] and a[0] <= b[1] and b[0] <= a[1]:  # the same episodes counted twice
                 print(f"warning: households {a[0]}-{a[1]} and {b[0]}-{b[1]} share episode seed {a[2]}: "
                       "their common households' episodes are pooled twice", file=sys.stderr)
-    conditions = list(dict.fromkeys(c for h in by_households.values() for c in h if c != "episodes"))
+    conditions = list(dict.fromkeys(c for h in by_episode_set.values() for c in h if c != "episodes"))
 
     def pool(cond: str, style: str, name: str, need: tuple = ()) -> tuple[float, int]:
         tot = n = 0
-        for h in by_households.values():
+        for h in by_episode_set.values():
             if cond in h and all(c in h for c in need) and name in h[cond].get(style, {}):  # "-": no candidate
                 tot, n = tot + h[cond][style][name][method] * h["episodes"], n + h["episodes"]
         return (tot / n if n else float("nan")), n
@@ -118,14 +118,22 @@ def pooled_table(method: str, paths: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _arguments(argv: list[str]):
+    import argparse
+
+    ap = argparse.ArgumentParser(description="Two crop towers on the same POG frames (see the module docstring).")
+    ap.add_argument("first", type=int, help="first household seed")
+    ap.add_argument("n", type=int, help="number of households")
+    ap.add_argument("out", help="result JSON (rewritten after every condition)")
+    ap.add_argument("candidate", help="candidate checkpoint, or - for none")
+    ap.add_argument("conditions", nargs="?", default=CONDITIONS, help=f"comma-separated cameras (default {CONDITIONS})")
+    ap.add_argument("--episode-seed", type=int, default=None, help="episode seed (default: the first household's)")
+    return ap.parse_args(argv)
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == "table":
+    if sys.argv[1:2] == ["table"]:
         print(pooled_table(sys.argv[2], sys.argv[3:]), end="")
         sys.exit(0)
-    args = sys.argv[1:]
-    seed = None
-    if "--episode-seed" in args:
-        i = args.index("--episode-seed")
-        seed = int(args[i + 1])
-        del args[i:i + 2]
-    main(int(args[0]), int(args[1]), args[2], args[3], (args[4] if len(args) > 4 else CONDITIONS).split(","), seed)
+    a = _arguments(sys.argv[1:])
+    main(a.first, a.n, a.out, a.candidate, a.conditions.split(","), a.episode_seed)
