@@ -272,13 +272,11 @@ def _rejoin_noise_splits(comp: np.ndarray, strength: np.ndarray, border: np.ndar
     between them join too."""
     import cv2
 
-    big = float(2 ** 24)  # labels are exact in float32 (OpenCV's min / max filters take no int32)
+    big = 2 ** 24  # labels are exact in float32 (OpenCV's min / max filters take no int32)
     size = 2 * cfg.merge_band + 1
     kernel = np.ones((size, size), np.uint8)
     hi = cv2.dilate(comp.astype(np.float32), kernel).astype(np.int64)  # the largest label nearby (-1 = none)
-    lo = cv2.erode(np.where(comp >= 0, comp, big).astype(np.float32), kernel)  # the smallest
-    lo = lo.astype(np.int64)
-    big = int(big)
+    lo = cv2.erode(np.where(comp >= 0, comp, big).astype(np.float32), kernel).astype(np.int64)  # the smallest
     between = border & (hi >= 0) & (lo != big) & (lo != hi)
     if not between.any():
         return comp
@@ -352,16 +350,12 @@ def _keep_large(comp: np.ndarray, min_pixels: int) -> tuple[np.ndarray, np.ndarr
     lut = np.full(n_comp + 1, -1, np.int32)  # index n_comp: the -1 pixels
     lut[:n_comp][keep] = np.arange(int(keep.sum()), dtype=np.int32)
     labels = lut[np.where(comp >= 0, comp, n_comp)]
+    from scipy import ndimage
+
     k = int(keep.sum())
-    rows, cols = np.nonzero(labels >= 0)
-    lab = labels[rows, cols]
     boxes = np.zeros((k, 4), np.int32)
-    if k:
-        boxes[:, 0] = np.full(k, comp.shape[0]); boxes[:, 1] = np.full(k, comp.shape[1])
-        np.minimum.at(boxes[:, 0], lab, rows)
-        np.minimum.at(boxes[:, 1], lab, cols)
-        np.maximum.at(boxes[:, 2], lab, rows + 1)
-        np.maximum.at(boxes[:, 3], lab, cols + 1)
+    for i, (rs, cs) in enumerate(ndimage.find_objects(labels + 1, max_label=k)):  # label i is i + 1 here
+        boxes[i] = (rs.start, cs.start, rs.stop, cs.stop)
     return labels, area[keep].astype(np.int64), boxes
 
 
