@@ -280,7 +280,10 @@ def _rejoin_noise_splits(comp: np.ndarray, strength: np.ndarray, border: np.ndar
     between = border & (hi >= 0) & (lo != big) & (lo != hi)
     if not between.any():
         return comp
-    a, b, st = lo[between].astype(np.int64), hi[between].astype(np.int64), strength[between]
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    a, b, st = lo[between], hi[between], strength[between]
     n_seg = int(comp.max()) + 1
     key = a * n_seg + b
     order = np.lexsort((st, key))
@@ -288,20 +291,10 @@ def _rejoin_noise_splits(comp: np.ndarray, strength: np.ndarray, border: np.ndar
     starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
     ends = np.r_[starts[1:], len(key)]
     medians = st[(starts + ends - 1) // 2]  # the lower median of each pair's sorted strengths
-    joined = medians < cfg.merge_k
-    parent = np.arange(n_seg)
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for k in key[starts[joined]]:
-        ra, rb = root(int(k // n_seg)), root(int(k % n_seg))
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    roots = np.array([root(i) for i in range(n_seg)], np.int32)
+    pairs = key[starts[medians < cfg.merge_k]]
+    graph = coo_matrix((np.ones(len(pairs)), (pairs // n_seg, pairs % n_seg)), shape=(n_seg, n_seg))
+    _, roots = connected_components(graph, directed=False)  # numbered in order of each group's first segment
+    roots = roots.astype(np.int32)
     out = np.where(comp >= 0, roots[np.maximum(comp, 0)], -1).astype(np.int32)
     # the border pixels between two joined segments belong to them (not across a depth jump)
     ra, rb = roots[lo[between]], roots[hi[between]]
@@ -343,6 +336,8 @@ def _grow_into_border(comp: np.ndarray, d: np.ndarray, valid: np.ndarray, gap: n
 def _keep_large(comp: np.ndarray, min_pixels: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Segments of at least ``min_pixels``, numbered 0.. in order of their first label: labels
     (-1 = none), pixel counts and boxes [row0, col0, row1, col1)."""
+    from scipy import ndimage
+
     flat = comp.reshape(-1)
     n_comp = int(flat.max()) + 1 if flat.size else 0
     area = np.bincount(flat[flat >= 0], minlength=n_comp)
@@ -350,8 +345,6 @@ def _keep_large(comp: np.ndarray, min_pixels: int) -> tuple[np.ndarray, np.ndarr
     lut = np.full(n_comp + 1, -1, np.int32)  # index n_comp: the -1 pixels
     lut[:n_comp][keep] = np.arange(int(keep.sum()), dtype=np.int32)
     labels = lut[np.where(comp >= 0, comp, n_comp)]
-    from scipy import ndimage
-
     k = int(keep.sum())
     boxes = np.zeros((k, 4), np.int32)
     for i, (rs, cs) in enumerate(ndimage.find_objects(labels + 1, max_label=k)):  # label i is i + 1 here
