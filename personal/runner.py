@@ -400,11 +400,12 @@ class GraphRunner:
                 child.reported = True
                 self.log(f"{child.node.name} stopped (exit code {child.proc.returncode})")
 
-    def request_stacks(self, why: str, wait_s: float = 5.0, quiet_s: float = 0.3) -> list[str]:
+    def request_stacks(self, why: str, wait_s: float = 10.0, quiet_s: float = 0.3) -> list[str]:
         """Ask every running node for its Python stacks (SIGUSR1, personal/stacks.py); they follow
         in the log under each node's name. Waits (at most ``wait_s``) until every node asked has
         printed since and then been quiet for ``quiet_s``: a loaded machine can take over a second
-        to dump (a fixed 1 s wait lost a dump in CI). Returns the nodes asked."""
+        to dump (a fixed 1 s wait lost a dump in CI, and 5 s one at load 6 on 2 cores). Returns the
+        nodes asked."""
         running = {c.proc.pid: c for c in self.children if c.proc.poll() is None}
         since = time.monotonic()
         asked = [running[pid] for pid in dump_stacks({pid: c.node.name for pid, c in running.items()})]

@@ -87,8 +87,16 @@ def only_run(out_root) -> Path:
     return runs[0]
 
 
+# Every wait of a test (wait_for, LoggedProcess.wait_for_log) is multiplied by this: bin/test sets 2 when two
+# workers share the 2 cores, where a node's start-up or a discovery round can take twice as long. A wait ends
+# as soon as its condition holds, so a larger bound costs time only where a test fails.
+TIMEOUT_SCALE = float(os.environ.get("PERSONAL_TEST_TIMEOUT_SCALE", "1") or 1)
+
+
 def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, period: float = 0.02) -> Any:
-    """Poll ``predicate`` until truthy; return its value, or raise TimeoutError."""
+    """Poll ``predicate`` until truthy (at most ``timeout`` x TIMEOUT_SCALE s); return its value, or raise
+    TimeoutError."""
+    timeout *= TIMEOUT_SCALE
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
@@ -225,7 +233,8 @@ class LoggedProcess:
             wait_for(lambda: text in self.log() or self.proc.poll() is not None, timeout)
         except TimeoutError:
             self.dump_stacks()
-            raise AssertionError(f"{self.name} did not log {text!r} within {timeout:g} s:\n{self.log()[-12000:]}") from None
+            raise AssertionError(f"{self.name} did not log {text!r} within {timeout * TIMEOUT_SCALE:g} s:\n"
+                                 f"{self.log()[-12000:]}") from None
         out = self.log()
         if text not in out:
             raise AssertionError(f"{self.name} exited ({self.proc.returncode}) before logging {text!r}:\n{out}")
@@ -323,6 +332,38 @@ def _report_processes_a_test_leaves():
     if left:
         test = os.environ.get("PYTEST_CURRENT_TEST", "?").rsplit(" ", 1)[0]
         _OUTLIVED.extend(f"{test}: {pid} {cmd[:160]}" for pid, cmd in sorted(left.items()))
+
+
+# Test files that start multi-process ROS graphs (the runner's graphs, or several node processes). Under two
+# workers (bin/test) one worker runs all of them, one at a time, so two graphs never share the 2 cores: two
+# graph-heavy files at once timed out five graph tests in one of three full runs (docs/setup.md).
+GRAPH_TEST_FILES = frozenset(f"test/test_{name}.py" for name in (
+    "assistant_actions", "assistant_find_verify", "bags", "bags_hardening", "explore_all_episodes", "graph_faults",
+    "habitat_bridge_e2e", "map_file_faults", "pan_graph", "pog_eval_graph", "pog_replay", "shard", "shard_aiv",
+    "shard_home", "sim_bridge", "typed_graph", "verification_graph"))
+
+
+def xdist_scope(nodeid: str) -> str:
+    """The unit of work a pytest-xdist worker takes under --dist loadfile: the test's file, as in
+    pytest-xdist's own LoadFileScheduling (a module's fixtures are built once, its tests run in order),
+    except that every file of GRAPH_TEST_FILES is one unit, "graph"."""
+    path = nodeid.split("::", 1)[0]
+    return "graph" if path in GRAPH_TEST_FILES else path
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """--dist loadfile with the graph files kept together (xdist_scope). (pytest-xdist's own
+    --dist loadgroup would need xdist_group marks, but xdist 3.8 names the group in ``item._nodeid``,
+    which pytest 9 no longer reads.)"""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class GraphAwareScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_scope(nodeid)
+
+    return GraphAwareScheduling(config, log)
 
 
 def pytest_sessionfinish(session, exitstatus):

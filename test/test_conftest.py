@@ -21,3 +21,33 @@ def test_each_xdist_worker_claims_its_own_ros_domain(tmp_path):
         assert ros_domain == test_domain  # the nodes a worker starts inherit the same id
     assert seen["gw0"][0] != seen["gw1"][0], seen
     assert os.environ["ROS_DOMAIN_ID"] not in (seen["gw0"][0], seen["gw1"][0])  # nor this session's
+
+
+def test_graph_files_are_one_xdist_unit_and_other_files_keep_their_own():
+    """With two workers, one worker runs every file that starts multi-process graphs, one at a time;
+    any other file stays one unit of its own, as under pytest-xdist's --dist loadfile."""
+    import conftest
+    from xdist.scheduler import LoadFileScheduling
+
+    class LoadFile:  # the two config reads the scheduler makes
+        @staticmethod
+        def getoption(name):
+            return "loadfile"
+
+        @staticmethod
+        def getvalue(name):
+            return ["2*popen"] if name == "tx" else None
+
+    class Load(LoadFile):
+        @staticmethod
+        def getoption(name):
+            return "load"
+
+    sched = conftest.pytest_xdist_make_scheduler(LoadFile(), None)
+    assert isinstance(sched, LoadFileScheduling)
+    assert sched._split_scope("test/test_pog_replay.py::test_a[x::y]") == "graph"
+    assert sched._split_scope("test/test_assistant_find_verify.py::test_b") == "graph"
+    assert sched._split_scope("test/test_tf.py::test_c") == "test/test_tf.py"
+    assert conftest.pytest_xdist_make_scheduler(Load(), None) is None  # other --dist modes are xdist's own
+    missing = [f for f in conftest.GRAPH_TEST_FILES if not (ROOT / f).is_file()]
+    assert not missing, f"GRAPH_TEST_FILES names files that do not exist: {missing}"

@@ -19,7 +19,9 @@ def _child(code: str) -> subprocess.Popen:
 
 
 def test_importing_nodes_makes_a_process_dump_its_stacks_on_sigusr1():
-    proc = _child("import nodes, time\nprint('ready', flush=True)\ndef waiting_here():\n    time.sleep(30)\nwaiting_here()")
+    # "ready" comes from inside waiting_here, so the signal finds that frame on the stack (a loaded machine
+    # could otherwise deliver it between the print and the call)
+    proc = _child("import nodes, time\ndef waiting_here():\n    print('ready', flush=True)\n    time.sleep(30)\nwaiting_here()")
     try:
         assert catches(proc.pid)
         assert dump_stacks([proc.pid]) == [proc.pid]
