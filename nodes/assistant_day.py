@@ -24,6 +24,9 @@ ACTIONS = {"find": ("FindObject", "assistant/find_object"), "verify": ("VerifyOb
 STATUS = {4: "succeeded", 5: "canceled", 6: "aborted"}  # action_msgs/GoalStatus
 
 
+QUERY_TRIES = 3  # memory/query requests sent before a call counts as unanswered (DayRunner._call)
+
+
 class Unanswered(RuntimeError):
     """A service or action server the day needs is not there (the message names it)."""
 
@@ -55,12 +58,24 @@ class DayRunner:
             rclpy.spin_once(self.node, timeout_sec=0.05)
 
     def _call(self, kind: str, **fields):
+        """One memory service call. A query only reads, so it is sent again when no answer comes, within
+        the same ``call_timeout_s`` (QUERY_TRIES tries): Fast DDS can drop a server's response to a client
+        whose reply reader it has not matched yet (the memory node then logs "failed to send response
+        (timeout)"), which a loaded machine made happen in a test run. A statement is sent once: it
+        changes the memory, and an unanswered one may have been applied."""
         client = self.tell_client if kind == "tell" else self.query_client
         if not client.wait_for_service(timeout_sec=self.wait_s):
             raise Unanswered(f"memory/{kind} not offered within {self.wait_s:g} s: is the memory node running?")
-        future = client.call_async(self.types[kind].Request(**fields))
-        self._spin_until(future.done, self.call_timeout_s, f"memory/{kind}")
-        return future.result()
+        tries = QUERY_TRIES if kind == "query" else 1
+        for _ in range(tries):
+            future = client.call_async(self.types[kind].Request(**fields))
+            try:
+                self._spin_until(future.done, self.call_timeout_s / tries, f"memory/{kind}")
+                return future.result()
+            except Unanswered:
+                client.remove_pending_request(future)  # a late answer to this one is dropped, not mistaken
+        raise Unanswered(f"memory/{kind}: no answer within {self.call_timeout_s:g} s"
+                         + (f" ({tries} tries)" if tries > 1 else ""))
 
     def _goal(self, kind: str, goal, cancel_after: int | None):
         from nodes.assistant_client import feedback_line, wait_result

@@ -334,13 +334,14 @@ def _report_processes_a_test_leaves():
         _OUTLIVED.extend(f"{test}: {pid} {cmd[:160]}" for pid, cmd in sorted(left.items()))
 
 
-# Test files that start multi-process ROS graphs (the runner's graphs, or several node processes). Under two
-# workers (bin/test) one worker runs all of them, one at a time, so two graphs never share the 2 cores: two
-# graph-heavy files at once timed out five graph tests in one of three full runs (docs/setup.md).
+# Test files that start whole ROS graphs: the runner's (`personal launch`), or three or more node processes in
+# one test. Under two workers (bin/test) one worker runs all of them, one at a time, so two graphs never share
+# the 2 cores: two graph-heavy files at once timed out five graph tests in one of three full runs
+# (docs/setup.md). Files with one or two node processes per test stay units of their own.
 GRAPH_TEST_FILES = frozenset(f"test/test_{name}.py" for name in (
-    "assistant_actions", "assistant_find_verify", "bags", "bags_hardening", "explore_all_episodes", "graph_faults",
-    "habitat_bridge_e2e", "map_file_faults", "pan_graph", "pog_eval_graph", "pog_replay", "shard", "shard_aiv",
-    "shard_home", "sim_bridge", "typed_graph", "verification_graph"))
+    "assistant_day", "assistant_find_verify", "explore_all_episodes", "graph_faults", "mapping_node",
+    "habitat_bridge_e2e", "locobot_double", "map_file_faults", "pan_graph", "pog_eval_graph", "pog_replay", "shard",
+    "shard_aiv", "shard_home", "sim_bridge", "typed_graph", "verification_graph"))
 
 
 def xdist_scope(nodeid: str) -> str:

@@ -83,3 +83,73 @@ def test_a_short_day_runs_end_to_end_and_reports_each_step(private_ros_context, 
     assert machine and machine[0].seen and list(machine[0].owners) == ["Rosa"]
     md = (run / "day.md").read_text()
     assert "**5/5 steps ok**" in md and "Leo → Rosa" in md
+
+
+class _DroppingClient:
+    """A service client whose first ``drop`` requests never get an answer (as when Fast DDS drops a
+    response to a client it has not matched yet); later ones are answered at once."""
+
+    class _Future:
+        def __init__(self, answer):
+            self.answer = answer
+
+        def done(self):
+            return self.answer is not None
+
+        def result(self):
+            return self.answer
+
+    def __init__(self, drop: int) -> None:
+        self.drop, self.sent, self.removed = drop, [], []
+
+    def wait_for_service(self, timeout_sec):
+        return True
+
+    def call_async(self, request):
+        self.sent.append(request)
+        return self._Future(None if len(self.sent) <= self.drop else {"answer to": request})
+
+    def remove_pending_request(self, future):
+        self.removed.append(future)
+
+
+def _day_runner(client, call_timeout_s=0.3):
+    from types import SimpleNamespace
+
+    from nodes.assistant_day import DayRunner
+
+    runner = object.__new__(DayRunner)  # no node: the test drives _call alone
+    runner.wait_s, runner.call_timeout_s = 1.0, call_timeout_s
+    runner.tell_client = runner.query_client = client
+    runner.types = {"tell": SimpleNamespace(Request=dict), "query": SimpleNamespace(Request=dict)}
+
+    def spin_until(done, timeout_s, what):  # DayRunner._spin_until without rclpy's spin_once
+        import time
+
+        from nodes.assistant_day import Unanswered
+
+        deadline = time.monotonic() + timeout_s
+        while not done():
+            if time.monotonic() > deadline:
+                raise Unanswered(f"{what}: no answer within {timeout_s:g} s")
+            time.sleep(0.01)
+
+    runner._spin_until = spin_until
+    return runner
+
+
+def test_an_unanswered_memory_query_is_sent_again_but_a_statement_is_not():
+    from nodes.assistant_day import QUERY_TRIES, Unanswered
+
+    client = _DroppingClient(drop=QUERY_TRIES - 1)
+    assert _day_runner(client)._call("query", person="leo") == {"answer to": {"person": "leo"}}
+    assert len(client.sent) == QUERY_TRIES and len(client.removed) == QUERY_TRIES - 1  # the dropped ones forgotten
+
+    client = _DroppingClient(drop=QUERY_TRIES)
+    with pytest.raises(Unanswered, match=rf"memory/query: no answer within 0.3 s \({QUERY_TRIES} tries\)"):
+        _day_runner(client)._call("query")
+
+    client = _DroppingClient(drop=1)  # a statement changes the memory: never sent twice
+    with pytest.raises(Unanswered, match=r"memory/tell: no answer within 0.3 s$"):
+        _day_runner(client)._call("tell", statement="I bought a new mug")
+    assert len(client.sent) == 1
