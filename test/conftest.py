@@ -337,7 +337,7 @@ def _report_processes_a_test_leaves():
 # Test files that start whole ROS graphs: the runner's (`personal launch`), or three or more node processes in
 # one test. Under two workers (bin/test) one worker runs all of them, one at a time, so two graphs never share
 # the 2 cores: two graph-heavy files at once timed out five graph tests in one of three full runs
-# (docs/setup.md). Files with one or two node processes per test stay units of their own.
+# (a fresh clone of 559885a, 2026-12-07). Files with one or two node processes per test stay units of their own.
 GRAPH_TEST_FILES = frozenset(f"test/test_{name}.py" for name in (
     "assistant_day", "assistant_find_verify", "explore_all_episodes", "graph_faults", "mapping_node",
     "habitat_bridge_e2e", "locobot_double", "map_file_faults", "pan_graph", "pog_eval_graph", "pog_replay", "shard",
