@@ -49,13 +49,16 @@ class DayRunner:
 
     # -- services and goals --------------------------------------------------------
     def _spin_until(self, done, timeout_s: float, what: str):
-        import rclpy
-
         deadline = time.monotonic() + timeout_s
         while not done():
             if time.monotonic() > deadline:
                 raise Unanswered(f"{what}: no answer within {timeout_s:g} s")
-            rclpy.spin_once(self.node, timeout_sec=0.05)
+            self._spin_once(0.05)
+
+    def _spin_once(self, timeout_s: float) -> None:
+        import rclpy
+
+        rclpy.spin_once(self.node, timeout_sec=timeout_s)
 
     def _call(self, kind: str, **fields):
         """One memory service call. A query only reads, so it is sent again when no answer comes, within

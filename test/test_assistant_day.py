@@ -8,6 +8,7 @@ Nodes: sim bridge (seed 2, easy, ``continue_after_stop`` as in the assistant gra
 (ORACLE caption encoder, to keep the run short; the verifier never reads instance ids), memory
 (``seed_from_episode``), assistant, appliances."""
 import json
+import time
 
 import pytest
 
@@ -122,19 +123,7 @@ def _day_runner(client, call_timeout_s=0.3):
     runner.wait_s, runner.call_timeout_s = 1.0, call_timeout_s
     runner.tell_client = runner.query_client = client
     runner.types = {"tell": SimpleNamespace(Request=dict), "query": SimpleNamespace(Request=dict)}
-
-    def spin_until(done, timeout_s, what):  # DayRunner._spin_until without rclpy's spin_once
-        import time
-
-        from nodes.assistant_day import Unanswered
-
-        deadline = time.monotonic() + timeout_s
-        while not done():
-            if time.monotonic() > deadline:
-                raise Unanswered(f"{what}: no answer within {timeout_s:g} s")
-            time.sleep(0.01)
-
-    runner._spin_until = spin_until
+    runner._spin_once = time.sleep  # no executor to spin: the stub's futures are done or never
     return runner
 
 
