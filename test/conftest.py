@@ -224,6 +224,7 @@ class LoggedProcess:
         self._log = tempfile.NamedTemporaryFile(prefix=f"{name}_", suffix=".log", delete=False)
         self.proc = subprocess.Popen(cmd, cwd=cwd, env=dict(os.environ) if env is None else env, stdout=self._log,
                                      stderr=subprocess.STDOUT, start_new_session=True)
+        _TEST_PROCESSES.append(self)
 
     def log(self) -> str:
         return Path(self._log.name).read_text(errors="replace")
@@ -281,6 +282,39 @@ class NodeProcess(LoggedProcess):
 
         cmd = node_command(module, name, namespace=namespace, parameters=parameters or {}, remappings=remappings or [])
         super().__init__(cmd, name)
+
+
+# The processes the running test started (LoggedProcess and NodeProcess), for its failure report.
+_TEST_PROCESSES: list[LoggedProcess] = []
+FAILURE_LOG_TAIL = 6000  # characters of each process's log in a failed test's report
+
+
+@pytest.fixture(autouse=True)
+def _processes_of_this_test():
+    _TEST_PROCESSES.clear()
+    yield
+    _TEST_PROCESSES.clear()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test's report carries the log of every process it started, and the Python stacks of those
+    still running. A test that only waits (``wait_for`` on a topic or an action's feedback, or a
+    pytest-timeout) otherwise says nothing about its nodes: their logs were deleted at teardown, and a stall
+    seen once in CI could not be diagnosed."""
+    report = yield
+    if report.when == "call" and report.failed and _TEST_PROCESSES:
+        running = [p for p in _TEST_PROCESSES if p.proc.poll() is None]
+        if running:
+            from personal.stacks import dump_stacks
+
+            if dump_stacks([p.proc.pid for p in running]):
+                time.sleep(2.0)  # faulthandler writes from a signal handler: give it a moment
+        for proc in _TEST_PROCESSES:
+            state = "running" if proc.proc.poll() is None else f"exited {proc.proc.returncode}"
+            report.sections.append((f"log of {proc.name} (pid {proc.proc.pid}, {state})",
+                                    proc.log()[-FAILURE_LOG_TAIL:]))
+    return report
 
 
 @pytest.fixture

@@ -51,3 +51,17 @@ def test_graph_files_are_one_xdist_unit_and_other_files_keep_their_own():
     assert conftest.pytest_xdist_make_scheduler(Load(), None) is None  # other --dist modes are xdist's own
     missing = [f for f in conftest.GRAPH_TEST_FILES if not (ROOT / f).is_file()]
     assert not missing, f"GRAPH_TEST_FILES names files that do not exist: {missing}"
+
+
+def test_a_failed_test_reports_its_processes_logs_and_stacks():
+    """A graph test that fails by waiting (on a topic, an action's feedback, or pytest-timeout) reports the
+    log of every process it started, with the stacks of those still running: where the node hung."""
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:dash", "-p", "no:cacheprovider", "-q",
+                           "test/failure_report_probe.py"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    out = proc.stdout
+    assert proc.returncode == 1, out[-3000:] + proc.stderr[-2000:]
+    assert "TimeoutError: condition not met" in out, out[-3000:]
+    section = out[out.index("log of hung_child"):]
+    assert "running" in section.splitlines()[0] and "probe child is up" in section, out[-3000:]
+    assert "stuck_here" in section, out[-3000:]  # the child's stack, dumped while it hung
