@@ -93,6 +93,18 @@ def only_run(out_root) -> Path:
 TIMEOUT_SCALE = float(os.environ.get("PERSONAL_TEST_TIMEOUT_SCALE", "1") or 1)
 
 
+def pytest_collection_modifyitems(config, items):
+    """A test's pytest-timeout mark (a hang guard) is scaled as its waits are, so that a doubled wait never
+    outlasts it: a two-worker run once failed on the file's 90 s guard inside a 120 s wait."""
+    if TIMEOUT_SCALE == 1:
+        return
+    for item in items:
+        mark = item.get_closest_marker("timeout")
+        seconds = mark and (mark.args[0] if mark.args else mark.kwargs.get("timeout"))
+        if seconds:
+            item.add_marker(pytest.mark.timeout(float(seconds) * TIMEOUT_SCALE), append=False)
+
+
 def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, period: float = 0.02) -> Any:
     """Poll ``predicate`` until truthy (at most ``timeout`` x TIMEOUT_SCALE s); return its value, or raise
     TimeoutError."""

@@ -24,3 +24,8 @@ def hung_child():
 def test_a_wait_on_a_hung_process_fails(hung_child):
     hung_child.wait_for_log("probe child is up", timeout=20)
     wait_for(lambda: False, 0.2)  # what a test waiting on a topic that never comes sees
+
+
+@pytest.mark.timeout(30)
+def test_reports_its_timeout(request):
+    print(f"timeout mark: {request.node.get_closest_marker('timeout').args[0]}")

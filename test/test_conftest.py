@@ -65,3 +65,14 @@ def test_a_failed_test_reports_its_processes_logs_and_stacks():
     section = out[out.index("log of hung_child"):]
     assert "running" in section.splitlines()[0] and "probe child is up" in section, out[-3000:]
     assert "stuck_here" in section, out[-3000:]  # the child's stack, dumped while it hung
+
+
+def test_timeout_marks_scale_with_the_waits():
+    """Under PERSONAL_TEST_TIMEOUT_SCALE a marked test's hang guard grows with its waits (pytest-timeout reads
+    the closest timeout mark), so a doubled wait never outlasts it."""
+    for scale, expected in (("2", "timeout mark: 60.0"), ("1", "timeout mark: 30")):
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:dash", "-p", "no:cacheprovider", "-q", "-s",
+                               "-k", "reports_its_timeout", "test/failure_report_probe.py"],
+                              cwd=ROOT, env={**os.environ, "PERSONAL_TEST_TIMEOUT_SCALE": scale},
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0 and expected in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]

@@ -29,9 +29,10 @@ def test_explore_graph_topics_are_typed_and_recorded_typed(run_node, ros_context
 
     ros_context.make_node("action_type_probe").create_publisher(DiscreteAction, "/action", 10)
     rec.wait_for_log("recording /action", timeout=60)
-    # 60 steps (about 5 s): the recorder's subscription matches explore's new /action publisher only after
-    # discovery, and under load 20 steps were over before it (a CI-length run once recorded no action)
-    explore = run_node("nodes.explore_node", "explore", {"max_steps": 60, "save_on_finish": False, "exit_on_finish": False})
+    # 150 steps (6-10 s): the recorder's subscription matches explore's new /action publisher only after
+    # discovery, which can lag by seconds: under load 20 steps were over before it (a CI-length run once
+    # recorded no action), and in a two-worker run (b5e6cec) so were 60 steps, done in 2.5 s
+    explore = run_node("nodes.explore_node", "explore", {"max_steps": 150, "save_on_finish": False, "exit_on_finish": False})
 
     probe = ros_context.make_node("typed_graph_probe")
     expected = {
@@ -63,6 +64,6 @@ def test_explore_graph_topics_are_typed_and_recorded_typed(run_node, ros_context
     assert set(decoded) == {"/episode", "/agent_state", "/action", "/map/status", "/tf"}, rec.log()
     assert decoded["/episode"][0].scene_id == "synth_00003" and len(decoded["/episode"][0].target_positions) >= 1
     ids = [int(a.request_id.split("-")[1]) for a in decoded["/action"]]  # explore-<n>, recorded in order
-    assert ids and ids == sorted(ids) and ids[-1] >= 60  # 60 steps (then the STOP)
+    assert ids and ids == sorted(ids) and ids[-1] >= 150  # 150 steps (then the STOP)
     assert decoded["/map/status"][-1].frames >= 1
     assert {t.child_frame_id for m in decoded["/tf"] for t in m.transforms} == {"base_link", "camera_color_optical_frame"}
