@@ -8,7 +8,9 @@ feedback, ``nav/result`` the answer (personal.assistant.find). With ``verify`` t
 ``<policy>+verify``: the navigation loop stops only on a candidate the verify-before-stop check does
 not reject; every rejected candidate is written to the household memory as a verdict, and the found
 object's last-seen pose too. Cancel sends ``nav/cancel``. A run silent for ``nav_timeout_s`` (the
-first report: ``start_timeout_s``, the text model may be loading) aborts the goal, naming the node.
+first report: ``start_timeout_s``, the text model may be loading) aborts the goal, naming the node;
+until that first report, ``nav/start`` is sent again every ``start_resend_s`` (the navigation node
+ignores a repeat of the run in progress).
 """
 from __future__ import annotations
 
@@ -44,6 +46,7 @@ class FindServer:
         self.service_timeout_s = float(d("service_timeout_s", 10.0))
         self.start_timeout_s = float(d("start_timeout_s", 60.0))
         self.nav_timeout_s = float(d("nav_timeout_s", 20.0))
+        self.start_resend_s = float(d("start_resend_s", 10.0))
         self.busy = False
         self.tracker: FindTracker | None = None
         self.run: dict | None = None
@@ -92,12 +95,20 @@ class FindServer:
             raise Unanswered(f"nothing subscribes to nav/start within {self.service_timeout_s:g} s: is the navigation node running?")
         tracker = self.tracker = FindTracker(episode_id, policy, bool(goal.verify))
         self.run = None
-        self.pub_start.publish(NavigationStart(episode_id=episode_id, policy=policy, max_steps=int(goal.max_steps or 500),
-                                               query=query, summary=self.summary_for(episode_id), owner=owner))
+        start = NavigationStart(episode_id=episode_id, policy=policy, max_steps=int(goal.max_steps or 500),
+                                query=query, summary=self.summary_for(episode_id), owner=owner)
+        self.pub_start.publish(start)
         shown, since = None, time.monotonic()
+        sent = since
         while self.run is None:
             if handle.is_cancel_requested:
                 return await self._cancel(handle, tracker, query)
+            if not tracker.reports and time.monotonic() - sent > self.start_resend_s:
+                # Fast DDS can lose a message sent as soon as the publisher sees its subscriber (the match is not
+                # yet mutual): say it again; the navigation node ignores a repeat of the run in progress
+                self.node.get_logger().warning(f"no nav/progress {time.monotonic() - sent:.0f} s after nav/start: sent again")
+                self.pub_start.publish(start)
+                sent = time.monotonic()
             if (tracker.steps, tracker.status) != shown or tracker.unshown_rejection:
                 shown, since = (tracker.steps, tracker.status), time.monotonic()
                 handle.publish_feedback(FindObject.Feedback(**tracker.feedback()))

@@ -46,6 +46,7 @@ class NavigationNode(Node):
         self.loops = PanLoops(self.p, self.get_logger())
         self.episode: dict | None = None
         self.run: NavRun | None = None  # the run in progress
+        self.run_command: dict | None = None  # the nav/start that began it (None: autostart)
         self.latest_state: dict | None = None
         self.K: np.ndarray | None = None
         self.sensing = sense = Sensing(self.p)
@@ -85,8 +86,13 @@ class NavigationNode(Node):
         if not msg.episode_id or msg.max_steps < 1:
             return self.get_logger().error(start_rejected(msg.episode_id, msg.max_steps))
         d = to_dict(msg)
+        # a sender that heard no progress sends its start again (the first may be lost while the DDS match is
+        # one-sided): the same start for the run in progress is that repeat, not a new run
+        if self.run is not None and not self.run.done and d == self.run_command:
+            return self.get_logger().info(f"nav/start for {d['episode_id']} repeats the run in progress: ignored")
         spec = command_spec(d, self.p["floor_z"])
         self.start(d["episode_id"], d["policy"] or self.p["policy"], int(d["max_steps"]), spec)
+        self.run_command = d
 
     def on_cancel(self, msg: String) -> None:
         if self.run is not None and not self.run.done and msg.data in ("", self.run.episode_id):
@@ -95,6 +101,7 @@ class NavigationNode(Node):
     def start(self, episode_id: str, policy: str, max_steps: int, spec=None) -> None:
         if self.run is not None and not self.run.done:
             self.finish("superseded by a new start")
+        self.run_command = None
         ep = self.episode
         try:
             loop = self.loops.loop_for(policy)

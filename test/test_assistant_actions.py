@@ -170,3 +170,62 @@ def test_wait_result_asks_again_when_the_goal_is_over_but_its_result_was_lost():
             return SimpleNamespace(done=lambda: len(ticks) > 50, result=lambda: "late")
 
     assert wait_result(None, Running(), retry_after_s=0.0, spin=lambda: ticks.append(1)) == "late" and len(asked) == 1
+
+
+def test_find_object_sends_nav_start_again_when_the_first_is_lost(ros_context):
+    """The navigation double drops the first nav/start (as Fast DDS can when its publisher has only just
+    seen the subscriber) and answers the second: the goal ends with the run's answer, not with a
+    'no nav/progress' abort a minute later."""
+    from rclpy.parameter import Parameter
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from std_msgs.msg import String
+
+    from nodes.assistant_node import AssistantNode
+    from personal.action import FindObject
+    from personal.msg import NavigationRun, NavigationStart
+
+    ros_context.add_node(AssistantNode(context=ros_context.context, parameter_overrides=[
+        Parameter("reset_service", value=""), Parameter("start_resend_s", value=0.5)]))
+    nav = ros_context.make_node("navigation_double")
+    reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+    progress = nav.create_publisher(String, "nav/progress", reliable)
+    result = nav.create_publisher(NavigationRun, "nav/result", reliable)
+    starts = []
+
+    def on_start(msg):
+        starts.append(msg)
+        if len(starts) == 2:  # the first one is "lost"
+            report = {"episode_id": msg.episode_id, "policy": msg.policy, "step": 7, "status": "exploring"}
+            progress.publish(String(data=json.dumps(report)))
+            result.publish(NavigationRun(episode_id=msg.episode_id, policy=msg.policy, steps=7, stopped=False))
+
+    nav.create_subscription(NavigationStart, "nav/start", on_start, reliable)
+    client = ros_context.action_client("find_client", FindObject, "assistant/find_object")
+    assert client.wait_for_server(timeout_sec=20)
+    wait_for(lambda: progress.get_subscription_count() and result.get_subscription_count(), 10)
+    sent = client.send_goal_async(FindObject.Goal(query="Find Vera's vase.", max_steps=7))
+    wait_for(sent.done, 10)
+    done = sent.result().get_result_async()
+    wait_for(done.done, 20)
+    answer = done.result().result
+    assert answer.why == "not found within 7 steps" and answer.steps == 7, answer.why
+    assert len(starts) == 2 and starts[0] == starts[1]  # the same start, sent again once
+
+
+def test_navigation_node_ignores_a_repeated_start_of_the_run_in_progress(ros_context):
+    from rclpy.parameter import Parameter
+
+    from nodes.navigation_node import NavigationNode
+    from personal.msg import NavigationStart
+
+    node = NavigationNode(context=ros_context.context, parameter_overrides=[Parameter("autostart", value=False)])
+    try:
+        start = NavigationStart(episode_id="e1", policy="random-frontier", max_steps=9, query="Find Ana's box.")
+        node.on_start(start)
+        first = node.run
+        node.on_start(NavigationStart(episode_id="e1", policy="random-frontier", max_steps=9, query="Find Ana's box."))
+        assert node.run is first and not first.done  # a repeat: the run goes on
+        node.on_start(NavigationStart(episode_id="e1", policy="random-frontier", max_steps=9, query="Find Ana's bag."))
+        assert node.run is not first and first.done  # another task supersedes it
+    finally:
+        node.destroy_node()

@@ -76,11 +76,13 @@ class FindTracker:
     checks: list = field(default_factory=list)
     recorded: int = 0  # checks already written to the memory
     unshown_rejection: bool = False  # a report said "rejected candidate" since the last feedback
+    reports: int = 0  # progress reports heard for this run
 
     def mine(self, report: dict) -> bool:
         return report.get("episode_id") == self.episode_id and report.get("policy") == self.policy
 
     def on_progress(self, report: dict) -> None:
+        self.reports += 1
         self.steps = int(report["step"])
         self.status = str(report["status"])
         # a rejection lasts one step; feedback goes out at most every 0.1 s and must not skip it
