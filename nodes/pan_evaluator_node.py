@@ -16,6 +16,7 @@ from pathlib import Path
 
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 from personal.paths import child_path
@@ -26,6 +27,10 @@ from nodes.lifecycle import run_until_exit_code, subscribe
 from nodes.parameters import declare_parameters
 
 COMMAND_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+# nav/start again while the run has made no progress report: Fast DDS can lose a message sent as soon as its
+# publisher sees the subscriber, and a lost start used to become a failed episode after run_timeout. The
+# navigation node ignores a repeat of the run in progress.
+START_RESEND_S = 10.0
 
 
 class PanEvaluatorNode(Node):
@@ -65,6 +70,9 @@ class PanEvaluatorNode(Node):
         self.cli_next = self.create_client(Trigger, "episode/next")
         self.pub_start = self.create_publisher(NavigationStart, "nav/start", COMMAND_QOS)
         subscribe(self, NavigationRun, "nav/result", self.on_result, COMMAND_QOS)
+        subscribe(self, String, "nav/progress", self.on_progress, COMMAND_QOS)
+        self.start_msg: NavigationStart | None = None  # of the run awaited
+        self.start_sent, self.heard = 0.0, False  # when it was last sent; a progress report of that run came
         self.create_timer(0.1, self.tick)
         self.get_logger().info(f"PAN evaluation: {len(self.episodes)} episodes x {len(self.methods)} policies "
                                f"({', '.join(self.methods)}) -> {self.run_dir}")
@@ -109,8 +117,9 @@ class PanEvaluatorNode(Node):
                     self.get_logger().error(f"bridge did not load {ep.episode_id}: {getattr(resp, 'message', 'no answer')}")
                     self.record(None, failure="bridge could not load the episode")
                     return
-                self.pub_start.publish(NavigationStart(episode_id=ep.episode_id, policy=m,
-                                                       max_steps=int(self.p["max_steps"])))
+                self.start_msg = NavigationStart(episode_id=ep.episode_id, policy=m, max_steps=int(self.p["max_steps"]))
+                self.pub_start.publish(self.start_msg)
+                self.start_sent, self.heard = now, False
                 self.phase = "wait_result"
                 self.deadline = now + float(self.p["run_timeout"])
             elif now > self.deadline:
@@ -118,6 +127,19 @@ class PanEvaluatorNode(Node):
             return
         if self.phase == "wait_result" and now > self.deadline:
             self.record(None, failure=f"no nav/result within {self.p['run_timeout']} s")
+        elif self.phase == "wait_result" and not self.heard and now - self.start_sent > START_RESEND_S:
+            self.get_logger().warning(f"no nav/progress {now - self.start_sent:.0f} s after nav/start for "
+                                      f"{self.start_msg.episode_id} {self.start_msg.policy}: sent again")
+            self.pub_start.publish(self.start_msg)
+            self.start_sent = now
+
+    def on_progress(self, msg: String) -> None:
+        import json
+
+        report = json.loads(msg.data)  # the guard logs and drops one that is not JSON
+        start = self.start_msg
+        if start is not None and report.get("episode_id") == start.episode_id and report.get("policy") == start.policy:
+            self.heard = True
 
     def on_result(self, msg: NavigationRun) -> None:
         run = to_dict(msg)
