@@ -177,39 +177,26 @@ def test_find_object_sends_nav_start_again_when_the_first_is_lost(ros_context):
     seen the subscriber) and answers the second: the goal ends with the run's answer, not with a
     'no nav/progress' abort a minute later."""
     from rclpy.parameter import Parameter
-    from rclpy.qos import QoSProfile, ReliabilityPolicy
-    from std_msgs.msg import String
 
     from nodes.assistant_node import AssistantNode
+    from pan_fakes import NavigationLosingFirstStart
     from personal.action import FindObject
-    from personal.msg import NavigationRun, NavigationStart
+    from personal.msg import NavigationRun
 
     ros_context.add_node(AssistantNode(context=ros_context.context, parameter_overrides=[
         Parameter("reset_service", value=""), Parameter("start_resend_s", value=0.5)]))
-    nav = ros_context.make_node("navigation_double")
-    reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-    progress = nav.create_publisher(String, "nav/progress", reliable)
-    result = nav.create_publisher(NavigationRun, "nav/result", reliable)
-    starts = []
-
-    def on_start(msg):
-        starts.append(msg)
-        if len(starts) == 2:  # the first one is "lost"
-            report = {"episode_id": msg.episode_id, "policy": msg.policy, "step": 7, "status": "exploring"}
-            progress.publish(String(data=json.dumps(report)))
-            result.publish(NavigationRun(episode_id=msg.episode_id, policy=msg.policy, steps=7, stopped=False))
-
-    nav.create_subscription(NavigationStart, "nav/start", on_start, reliable)
+    nav = NavigationLosingFirstStart(ros_context.make_node("navigation_double"), steps=7, run=lambda start: NavigationRun(
+        episode_id=start.episode_id, policy=start.policy, steps=7, stopped=False))
     client = ros_context.action_client("find_client", FindObject, "assistant/find_object")
     assert client.wait_for_server(timeout_sec=20)
-    wait_for(lambda: progress.get_subscription_count() and result.get_subscription_count(), 10)
+    wait_for(lambda: nav.progress.get_subscription_count() and nav.result.get_subscription_count(), 10)
     sent = client.send_goal_async(FindObject.Goal(query="Find Vera's vase.", max_steps=7))
     wait_for(sent.done, 10)
     done = sent.result().get_result_async()
     wait_for(done.done, 20)
     answer = done.result().result
     assert answer.why == "not found within 7 steps" and answer.steps == 7, answer.why
-    assert len(starts) == 2 and starts[0] == starts[1]  # the same start, sent again once
+    assert len(nav.starts) == 2 and nav.starts[0] == nav.starts[1]  # the same start, sent again once
 
 
 def test_navigation_node_ignores_a_repeated_start_of_the_run_in_progress(ros_context):

@@ -49,15 +49,12 @@ def test_pan_evaluator_sends_nav_start_again_when_the_first_is_lost(ros_context,
     """A navigation double that drops the first nav/start and answers every other: the evaluator says it
     again after START_RESEND_S without a progress report, and scores the run (a lost start used to wait
     run_timeout, 900 s, and record a failed episode)."""
-    import json
-
     from rclpy.parameter import Parameter
-    from rclpy.qos import QoSProfile, ReliabilityPolicy
-    from std_msgs.msg import String
     from std_srvs.srv import Trigger
 
     import nodes.pan_evaluator_node as pan_evaluator
-    from personal.msg import NavigationRun, NavigationStart
+    from pan_fakes import NavigationLosingFirstStart
+    from personal.msg import NavigationRun
 
     monkeypatch.setattr(pan_evaluator, "START_RESEND_S", 0.5)
     evaluator = ros_context.add_node(pan_evaluator.PanEvaluatorNode(context=ros_context.context, parameter_overrides=[
@@ -74,22 +71,14 @@ def test_pan_evaluator_sends_nav_start_again_when_the_first_is_lost(ros_context,
 
     for service in ("episode/reset", "episode/next"):
         io.create_service(Trigger, service, load)
-    reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-    progress = io.create_publisher(String, "nav/progress", reliable)
-    result = io.create_publisher(NavigationRun, "nav/result", reliable)
-    starts = []
 
-    def on_start(msg):
-        starts.append(msg)
-        if len(starts) == 1:  # the first one is "lost"
-            return
-        progress.publish(String(data=json.dumps({"episode_id": msg.episode_id, "policy": msg.policy, "step": 0})))
-        start = by_id[msg.episode_id].start_position
-        result.publish(NavigationRun(episode_id=msg.episode_id, policy=msg.policy, xs=[start[0]], ys=[start[2]], yaws=[0.0]))
+    def run(start):  # the robot stays where the episode starts
+        xyz = by_id[start.episode_id].start_position
+        return NavigationRun(episode_id=start.episode_id, policy=start.policy, xs=[xyz[0]], ys=[xyz[2]], yaws=[0.0])
 
-    io.create_subscription(NavigationStart, "nav/start", on_start, reliable)
+    nav = NavigationLosingFirstStart(io, run)
     wait_for(lambda: evaluator.exit_code is not None, 40)
-    assert evaluator.exit_code == 0 and starts[0] == starts[1]
-    assert len(starts) == len(evaluator.results) + 1  # one start said twice, every other once
+    assert evaluator.exit_code == 0 and nav.starts[0] == nav.starts[1]
+    assert len(nav.starts) == len(evaluator.results) + 1  # one start said twice, every other once
     # scored from the double's run (no STOP in 0 steps), not a timeout
     assert [r.failure_reason for r in evaluator.results] == ["no STOP within 0 steps"] * len(evaluator.results)
