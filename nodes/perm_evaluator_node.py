@@ -75,6 +75,7 @@ class PermEvaluatorNode(Node):
         self.sample = set(self.keys[::stride][: self.strips]) if self.strips > 0 else set()
         self.k = -1
         self.results, self.frames = [], {}
+        self.unscored: list[str] = []  # tasks whose rollout never got a simulator state: the run is INCOMPLETE
         self.t0 = time.monotonic()
         self.finish_at: float | None = None
         self.stopped = False  # no more episodes
@@ -99,7 +100,8 @@ class PermEvaluatorNode(Node):
             self.get_logger().warning(f"rollout {self.task_id}: no reply from the simulator yet; resending the episode")
             self._send_episode()
         if time.monotonic() - self.last_msg > self.timeout_s:
-            self.get_logger().error(f"rollout {self.task_id}: no simulator state for {self.timeout_s:.0f} s; scored as failed")
+            self.get_logger().error(f"rollout {self.task_id}: no simulator state for {self.timeout_s:.0f} s"
+                                    + ("; scored from the states it got" if self.records else "; not scored (INCOMPLETE RUN)"))
             self._finish_rollout()
 
     def _next(self) -> None:
@@ -153,6 +155,8 @@ class PermEvaluatorNode(Node):
         tasks = self.rollouts[self.keys[self.k]]
         if recs:
             traj = Trajectory.from_states(recs, self.strip)
+        if not recs:  # nothing to score: named in the report, and the run exits INCOMPLETE (not 0)
+            self.unscored += [t.task_id for t in tasks]
         for t in tasks:
             if not recs:
                 continue
@@ -176,6 +180,12 @@ class PermEvaluatorNode(Node):
         meta = {"graph": "perm_eval", "simulator": self.distribution["simulator"], "policy": self.distribution["policy"],
                 "policy distribution": headline(self.distribution),
                 "episodes scored": len(self.results), "wall time": f"{time.monotonic() - self.t0:.0f} s"}
+        if self.unscored:
+            from personal import exit_codes
+
+            meta["INCOMPLETE RUN"] = (f"{len(self.unscored)} of {len(self.tasks)} tasks not scored, no simulator state "
+                                      f"within {self.timeout_s:g} s: {', '.join(self.unscored)}")
+            self.exit_code = exit_codes.INCOMPLETE
         write_run_record(self.out, meta, self.distribution)
         report = write_report(self.results, self.out, self.frames, meta=meta)
         sr = np.mean([r.success for r in self.results]) if self.results else float("nan")

@@ -49,6 +49,26 @@ def test_graph_nodes_run_episodes_and_write_report(ros_context, tmp_path):
     assert len(strip) >= 3 and strip[-1][0] == rows[0]["steps"] - 1  # every 20th step, then the last one
 
 
+def test_rollouts_without_a_simulator_state_make_the_run_incomplete(ros_context, tmp_path):
+    """A simulator that subscribes but never answers: no task is scored, the report says which were not
+    (it used to log "scored as failed", score nothing and exit 0), and the exit code is INCOMPLETE."""
+    from personal import exit_codes
+    from personal.msg import PermEpisode, TaskPrompt
+
+    ctx = ros_context.context
+    silent = ros_context.make_node("silent_simulator")
+    episodes = []
+    silent.create_subscription(PermEpisode, "perm/episode", episodes.append, 10)
+    silent.create_subscription(TaskPrompt, "perm/prompt", lambda m: None, LATCHED)
+    ev = ros_context.add_node(PermEvaluatorNode(context=ctx, parameter_overrides=_params(
+        missions="mat", prefs="prefer_blue", seeds="0", suites="single", out_dir=str(tmp_path),
+        strips=0, start_delay=0.0, episode_timeout=1.0, policy="scripted", backend="kinematic")))
+    wait_for(lambda: ev.finished, timeout=30)
+    assert episodes and ev.exit_code == exit_codes.INCOMPLETE and ev.results == []
+    report = (tmp_path / "report.md").read_text()
+    assert "INCOMPLETE RUN" in report and "1 of 1 tasks not scored" in report, report[:1500]
+
+
 def test_policy_node_survives_malformed_messages(ros_context):
     ctx = ros_context.context
     policy = ros_context.add_node(PolicyNode(context=ctx, parameter_overrides=_params(backend="scripted")))
