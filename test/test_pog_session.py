@@ -71,6 +71,23 @@ def test_episode_scored_only_when_every_method_answered(episode_set, tmp_path):
     assert [json.loads(x)["method"] for x in lines] == METHODS  # on disk as each episode finishes
 
 
+def test_a_query_without_any_result_is_sent_once_more(episode_set, tmp_path):
+    """A query lost in the DDS match (no result at all) is sent again, once, with its request id; one
+    that got a method's result is only waiting; a late second answer is ignored."""
+    s, _ = _session(episode_set, tmp_path)
+    s.start_scene(s.next_scene(), 0.0)
+    a, b = s.to_send()[:2]
+    qa, qb = s.open(a, 0.0, 0), s.open(b, 0.0, 0)
+    _answer(s, qb["request_id"], "centre")
+    assert s.resend_due(now=20.0, after=30.0) == []
+    assert s.resend_due(now=31.0, after=30.0) == [qa]  # the same fields, request id included
+    assert s.resend_due(now=45.0, after=30.0) == []  # once
+    for m in METHODS:
+        _answer(s, qa["request_id"], m)
+    _answer(s, qa["request_id"], "centre")  # the repeat's answer: its query is done
+    assert s.done == 1 and len(s.results) == len(METHODS) and not s.queries.get(qa["request_id"])
+
+
 def test_expire_fills_only_missing_methods_with_timeouts(episode_set, tmp_path):
     s, _ = _session(episode_set, tmp_path)
     s.start_scene(s.next_scene(), 0.0)

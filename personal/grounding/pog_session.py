@@ -165,6 +165,8 @@ class PogSession:
         self.scene_idx = 0
         self.queue: list = []
         self.pending: dict[str, tuple] = {}  # request_id -> (episode, sent_at, {method: result})
+        self.queries: dict[str, dict] = {}  # request_id -> the GroundingQuery fields sent
+        self.resent: set[str] = set()  # request_ids already sent a second time
         self.results: list = []
         self.done = 0
         self.map_encoders: set[str] = set()
@@ -198,9 +200,19 @@ class PogSession:
         """Register ``ep``'s query; returns the GroundingQuery fields to publish."""
         rid = uuid.uuid4().hex[:12]
         self.pending[rid] = (ep, now, {})
-        return {"request_id": rid, "episode_id": ep.episode_id, "scene_id": ep.scene_id, "summary": ep.summary,
-                "query": ep.query, "owner": ep.owner, "methods": self.methods, "seed": int(seed),
-                "extracted_summary": list(ep.extracted_summary)}
+        self.queries[rid] = {"request_id": rid, "episode_id": ep.episode_id, "scene_id": ep.scene_id, "summary": ep.summary,
+                             "query": ep.query, "owner": ep.owner, "methods": self.methods, "seed": int(seed),
+                             "extracted_summary": list(ep.extracted_summary)}
+        return self.queries[rid]
+
+    def resend_due(self, now: float, after: float) -> list[dict]:
+        """The queries to send once more: no result at all ``after`` s after they were sent. Fast DDS can lose
+        a message sent as soon as its publisher sees the subscriber; the request id makes a repeat harmless
+        (a second answer finds its query done and is ignored)."""
+        due = [rid for rid, (_, sent, got) in self.pending.items()
+               if not got and now - sent > after and rid not in self.resent and rid in self.queries]
+        self.resent.update(due)
+        return [self.queries[rid] for rid in due]
 
     def answer(self, r: dict) -> None:
         """One method's result; the episode is scored once every method answered."""
@@ -231,6 +243,8 @@ class PogSession:
 
     def _complete(self, rid: str) -> None:
         ep, _, got = self.pending.pop(rid)
+        self.queries.pop(rid, None)
+        self.resent.discard(rid)
         self.map_encoders.update(r.get("map_encoder", "") for r in got.values() if r.get("map_encoder"))
         boxes, gt_failure = target_boxes(ep, self.scenes.get(ep.scene_id))
         first = len(self.results)
