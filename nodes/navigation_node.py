@@ -6,8 +6,7 @@ collision guard -> ``action``. The next observation is the one answering the act
 (``sync:=bridge``), or the first frame after the executed action plus ``settle_s`` (``sync:=live``).
 Subscribes: ``episode``, ``agent_state``, the ``IMAGE_TOPICS`` it needs, ``camera/color/camera_info``,
 ``camera/pose``, ``odom``, ``nav/start`` (with a ``query``: no episode descriptor needed), ``nav/cancel``.
-Publishes: ``action``, ``nav/result``, ``nav/occupancy`` (transient local), ``nav/progress`` (JSON).
-Details: docs/navigation.md.
+Publishes: ``action``, ``nav/result``, ``nav/occupancy`` (transient local), ``nav/progress`` (JSON). See docs/navigation.md.
 """
 from __future__ import annotations
 
@@ -46,7 +45,6 @@ class NavigationNode(Node):
         self.loops = PanLoops(self.p, self.get_logger())
         self.episode: dict | None = None
         self.run: NavRun | None = None  # the run in progress
-        self.run_command: dict | None = None  # the nav/start that began it (None: autostart)
         self.latest_state: dict | None = None
         self.K: np.ndarray | None = None
         self.sensing = sense = Sensing(self.p)
@@ -86,22 +84,18 @@ class NavigationNode(Node):
         if not msg.episode_id or msg.max_steps < 1:
             return self.get_logger().error(start_rejected(msg.episode_id, msg.max_steps))
         d = to_dict(msg)
-        # a sender that heard no progress sends its start again (the first may be lost while the DDS match is
-        # one-sided): the same start for the run in progress is that repeat, not a new run
-        if self.run is not None and not self.run.done and d == self.run_command:
+        if self.run is not None and self.run.repeated_by(d):
             return self.get_logger().info(f"nav/start for {d['episode_id']} repeats the run in progress: ignored")
         spec = command_spec(d, self.p["floor_z"])
-        self.start(d["episode_id"], d["policy"] or self.p["policy"], int(d["max_steps"]), spec)
-        self.run_command = d
+        self.start(d["episode_id"], d["policy"] or self.p["policy"], int(d["max_steps"]), spec, command=d)
 
     def on_cancel(self, msg: String) -> None:
         if self.run is not None and not self.run.done and msg.data in ("", self.run.episode_id):
             self.finish("cancelled")
 
-    def start(self, episode_id: str, policy: str, max_steps: int, spec=None) -> None:
+    def start(self, episode_id: str, policy: str, max_steps: int, spec=None, command: dict | None = None) -> None:
         if self.run is not None and not self.run.done:
             self.finish("superseded by a new start")
-        self.run_command = None
         ep = self.episode
         try:
             loop = self.loops.loop_for(policy)
@@ -110,7 +104,7 @@ class NavigationNode(Node):
             self.pub_result.publish(from_dict(NavigationRun, failed_run(episode_id, policy, f"cannot start: {exc}")))
             return
         loop.max_steps = max_steps
-        self.run = NavRun(episode_id, policy, loop, spec, time.monotonic())
+        self.run = NavRun(episode_id, policy, loop, spec, time.monotonic(), command)
         if spec is None and (ep is None or ep["episode_id"] != episode_id):
             self.get_logger().info(f"start {policy} for {episode_id}: waiting for that episode on 'episode'")
         self._try_begin()

@@ -186,12 +186,8 @@ class PogEvaluatorNode(Node):
         if s.expire(now, self.query_timeout) and self.query_pub.get_subscription_count() == 0 \
                 and not any("grounding node left" in i for i in self.incomplete):
             self.incomplete.append("the grounding node left during the run (queries timed out unanswered)")
-        again = s.resend_due(now, self.query_timeout / 2)
-        if again:
-            self.get_logger().warning(f"grounding/query: no result {self.query_timeout / 2:.0f} s after sending "
-                                      f"{len(again)} queries; sent once more")
-            for fields in again:
-                self.query_pub.publish(from_dict(GroundingQuery, fields))
+        for fields in s.resend_due(now, self.query_timeout / 2):  # no answer at all: sent once more (logged)
+            self.query_pub.publish(from_dict(GroundingQuery, fields))
         overdue = self.assembler.overdue(now)
         if overdue:
             self.get_logger().warning(f"feature_map: array and descriptor do not fit: {overdue}")

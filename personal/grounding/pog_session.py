@@ -212,6 +212,8 @@ class PogSession:
         due = [rid for rid, (_, sent, got) in self.pending.items()
                if not got and now - sent > after and rid not in self.resent and rid in self.queries]
         self.resent.update(due)
+        if due:
+            self.log.warning(f"grounding/query: no result {after:.0f} s after sending {len(due)} queries; sent once more")
         return [self.queries[rid] for rid in due]
 
     def answer(self, r: dict) -> None:

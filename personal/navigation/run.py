@@ -43,8 +43,9 @@ PARAMETERS = {
 class NavRun:
     """A run of ``loop`` (a NavigationLoop) for ``episode_id``; times are ``time.monotonic()`` values."""
 
-    def __init__(self, episode_id: str, policy: str, loop, spec, now: float) -> None:
+    def __init__(self, episode_id: str, policy: str, loop, spec, now: float, command: dict | None = None) -> None:
         self.episode_id, self.policy, self.loop, self.spec = episode_id, policy, loop, spec
+        self.command = command  # the nav/start (as a dict) that began the run; None: autostart
         self.done = False
         self.started = False
         self.awaiting: tuple[str, int] = ("", 0)  # (request_id, step) of the agent state that answers
@@ -57,6 +58,12 @@ class NavRun:
         self.since = self.t0 = now
         self.t_first: float | None = None
         self.t_last: float | None = None
+
+    def repeated_by(self, command: dict) -> bool:
+        """Whether ``command`` (a nav/start as a dict) repeats the start of this run while it is in progress: a
+        sender that heard no progress says its start again (Fast DDS can lose a message sent as soon as its
+        publisher sees the subscriber), and that repeat is not a new run."""
+        return not self.done and command == self.command
 
     def begin(self, now: float) -> None:
         """The loop is reset: await the reset's state (request_id "" at step 0)."""
