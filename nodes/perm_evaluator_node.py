@@ -151,15 +151,13 @@ class PermEvaluatorNode(Node):
 
     def _finish_rollout(self) -> None:
         self.finish_at = None
-        recs = self.records
         tasks = self.rollouts[self.keys[self.k]]
-        if recs:
-            traj = Trajectory.from_states(recs, self.strip)
-        if not recs:  # nothing to score: named in the report, and the run exits INCOMPLETE (not 0)
+        if not self.records:  # nothing to score: named in the report, and the run exits INCOMPLETE (not 0)
             self.unscored += [t.task_id for t in tasks]
+            tasks = []
+        else:
+            traj = Trajectory.from_states(self.records, self.strip)
         for t in tasks:
-            if not recs:
-                continue
             res = score_episode(traj, t.layout, task_id=t.task_id, suite=t.suite, measured=t.measured,
                                 prompted=bool(t.prefs), prompt=t.prompt)
             self.results.append(res)
