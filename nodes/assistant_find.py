@@ -27,6 +27,7 @@ from personal.assistant.find import (FindError, FindTracker, episode_id_from_res
                                      remember_found, remember_rejection, resolved_query, run_policy)
 from personal.interfaces.convert import to_dict
 from personal.msg import EpisodeDescriptor, NavigationRun, NavigationStart
+from personal.resend import Resend
 from nodes.lifecycle import serve_action, sleep, subscribe, wait_until
 
 COMMAND_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -99,16 +100,15 @@ class FindServer:
                                 query=query, summary=self.summary_for(episode_id), owner=owner)
         self.pub_start.publish(start)
         shown, since = None, time.monotonic()
-        sent = since
+        resend = Resend(self.start_resend_s)  # personal/resend.py; the navigation node ignores a repeat
+        resend.sent(since)
         while self.run is None:
             if handle.is_cancel_requested:
                 return await self._cancel(handle, tracker, query)
-            if not tracker.reports and time.monotonic() - sent > self.start_resend_s:
-                # Fast DDS can lose a message sent as soon as the publisher sees its subscriber (the match is not
-                # yet mutual): say it again; the navigation node ignores a repeat of the run in progress
-                self.node.get_logger().warning(f"no nav/progress {time.monotonic() - sent:.0f} s after nav/start: sent again")
+            resend.heard = tracker.reports > 0
+            if resend.due(time.monotonic()):
+                self.node.get_logger().warning(f"no nav/progress {self.start_resend_s:g} s after nav/start: sent again")
                 self.pub_start.publish(start)
-                sent = time.monotonic()
             if (tracker.steps, tracker.status) != shown or tracker.unshown_rejection:
                 shown, since = (tracker.steps, tracker.status), time.monotonic()
                 handle.publish_feedback(FindObject.Feedback(**tracker.feedback()))

@@ -33,12 +33,13 @@ from personal.interfaces.convert import to_dict
 from personal.interfaces.tabletop import state_dict
 from personal.manipulation.trajectory import Trajectory
 from personal.msg import PermEpisode, TabletopState, TaskPrompt
+from personal.resend import Resend
 from nodes.assistant_find import Unanswered
 from nodes.lifecycle import serve_action, sleep, subscribe, wait_until
 
 COMMAND_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
-RESEND_AFTER_S = 5.0  # no first state yet: the episode is sent again (the perm evaluator's rule)
+RESEND_AFTER_S = 5.0  # no first state yet: the episode is sent again (personal/resend.py, as the perm evaluator)
 
 
 class HandOverServer:
@@ -50,6 +51,7 @@ class HandOverServer:
         self.feedback_every = max(1, int(d("arm_feedback_every", 10)))
         self.distribution = self._distribution(d("arm_policy", "learned"), d("arm_backend", "robosuite"))
         self.busy = False
+        self.resend = Resend(RESEND_AFTER_S)
         self.task_id: str | None = None
         self.states: list[dict] = []
         self.pub_prompt = node.create_publisher(TaskPrompt, "perm/prompt", LATCHED)
@@ -101,6 +103,7 @@ class HandOverServer:
         handle.publish_feedback(HandOver.Feedback(step=0, status="starting"))
         self.pub_prompt.publish(TaskPrompt(task_id=self.task_id, prompt=task.prompt))
         await sleep(self.node, 0.05)  # the latched prompt lands before the first observation
+        self.resend.sent(time.monotonic())
         self._send_episode(task)
         await self._follow(handle, task)
         if handle.is_cancel_requested:
@@ -110,7 +113,6 @@ class HandOverServer:
         return self._result(task, score(task, Trajectory.from_states(self.states)))
 
     def _send_episode(self, task: HandOverTask) -> None:
-        self.sent = time.monotonic()
         self.pub_episode.publish(PermEpisode(task_id=self.task_id, mission=task.task.mission, seed=task.task.seed))
 
     async def _follow(self, handle, task: HandOverTask) -> None:
@@ -126,7 +128,8 @@ class HandOverServer:
             elif now - since > (self.step_timeout_s if n else self.start_timeout_s):
                 raise Unanswered(f"no perm/oracle/state from the tabletop simulator for {now - since:.0f} s "
                                  f"(step {n} of {self.task_id})")
-            if not n and now - self.sent > RESEND_AFTER_S:
+            self.resend.heard = n > 0
+            if self.resend.due(now):
                 self._send_episode(task)
             if n - shown >= self.feedback_every:
                 shown = n

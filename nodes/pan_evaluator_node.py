@@ -20,6 +20,7 @@ from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 from personal.paths import child_path
+from personal.resend import Resend
 from personal.interfaces.convert import to_dict
 from personal.msg import NavigationRun, NavigationStart
 from personal.navigation.pan_session import PARAMETERS, PanSchedule, load_scored_episodes, report_meta, score_run, unscored
@@ -27,9 +28,8 @@ from nodes.lifecycle import run_until_exit_code, subscribe
 from nodes.parameters import declare_parameters
 
 COMMAND_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-# nav/start again while the run has made no progress report: Fast DDS can lose a message sent as soon as its
-# publisher sees the subscriber, and a lost start used to become a failed episode after run_timeout. The
-# navigation node ignores a repeat of the run in progress.
+# nav/start again while the run has made no progress report (personal/resend.py): a lost start used to become a
+# failed episode after run_timeout. The navigation node ignores a repeat of the run in progress.
 START_RESEND_S = 10.0
 
 
@@ -72,7 +72,7 @@ class PanEvaluatorNode(Node):
         subscribe(self, NavigationRun, "nav/result", self.on_result, COMMAND_QOS)
         subscribe(self, String, "nav/progress", self.on_progress, COMMAND_QOS)
         self.start_msg: NavigationStart | None = None  # of the run awaited
-        self.start_sent, self.heard = 0.0, False  # when it was last sent; a progress report of that run came
+        self.resend = Resend(START_RESEND_S)  # heard: a progress report of that run came
         self.create_timer(0.1, self.tick)
         self.get_logger().info(f"PAN evaluation: {len(self.episodes)} episodes x {len(self.methods)} policies "
                                f"({', '.join(self.methods)}) -> {self.run_dir}")
@@ -119,7 +119,7 @@ class PanEvaluatorNode(Node):
                     return
                 self.start_msg = NavigationStart(episode_id=ep.episode_id, policy=m, max_steps=int(self.p["max_steps"]))
                 self.pub_start.publish(self.start_msg)
-                self.start_sent, self.heard = now, False
+                self.resend.sent(now)
                 self.phase = "wait_result"
                 self.deadline = now + float(self.p["run_timeout"])
             elif now > self.deadline:
@@ -127,11 +127,10 @@ class PanEvaluatorNode(Node):
             return
         if self.phase == "wait_result" and now > self.deadline:
             self.record(None, failure=f"no nav/result within {self.p['run_timeout']} s")
-        elif self.phase == "wait_result" and not self.heard and now - self.start_sent > START_RESEND_S:
-            self.get_logger().warning(f"no nav/progress {now - self.start_sent:.0f} s after nav/start for "
+        elif self.phase == "wait_result" and self.resend.due(now):
+            self.get_logger().warning(f"no nav/progress {START_RESEND_S:g} s after nav/start for "
                                       f"{self.start_msg.episode_id} {self.start_msg.policy}: sent again")
             self.pub_start.publish(self.start_msg)
-            self.start_sent = now
 
     def on_progress(self, msg: String) -> None:
         import json
@@ -139,7 +138,7 @@ class PanEvaluatorNode(Node):
         report = json.loads(msg.data)  # the guard logs and drops one that is not JSON
         start = self.start_msg
         if start is not None and report.get("episode_id") == start.episode_id and report.get("policy") == start.policy:
-            self.heard = True
+            self.resend.heard = True
 
     def on_result(self, msg: NavigationRun) -> None:
         run = to_dict(msg)

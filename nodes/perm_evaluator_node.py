@@ -22,6 +22,7 @@ from personal.interfaces.convert import to_dict
 from personal.interfaces.tabletop import state_dict
 from personal.msg import PermEpisode, TabletopState, TaskPrompt
 from personal.manipulation.evaluate import eval_tasks, write_results
+from personal.resend import Resend
 from personal.runs.output import RESULTS_LOG, OutputDirError, ResultLog, run_folder
 from personal.manipulation.report import write_report
 from personal.manipulation.scoring import score_episode
@@ -63,6 +64,7 @@ class PermEvaluatorNode(Node):
         self.start_delay = float(d("start_delay", 2.0).value)
         self.pub_prompt = self.create_publisher(TaskPrompt, "perm/prompt", LATCHED)
         self.pub_episode = self.create_publisher(PermEpisode, "perm/episode", 10)
+        self.resend = Resend(5.0)  # perm/episode again until the simulator answers (personal/resend.py)
         subscribe(self, TabletopState, "perm/oracle/state", self._on_state, 100)
         subscribe(self, Image, "perm/agentview_image", self._on_image, 10)
         # one rollout per (mission, seed, prompt)
@@ -96,7 +98,8 @@ class PermEvaluatorNode(Node):
         if self.finish_at is not None and time.monotonic() > self.finish_at:
             self._finish_rollout()  # the last frame did not come
             return
-        if not self.records and time.monotonic() - self.sent > 5.0:
+        self.resend.heard = bool(self.records)
+        if self.resend.due(time.monotonic()):
             self.get_logger().warning(f"rollout {self.task_id}: no reply from the simulator yet; resending the episode")
             self._send_episode()
         if time.monotonic() - self.last_msg > self.timeout_s:
@@ -116,11 +119,11 @@ class PermEvaluatorNode(Node):
         self.last_msg = time.monotonic()
         self.pub_prompt.publish(TaskPrompt(task_id=self.task_id, prompt=prompt))
         time.sleep(0.05)  # the prompt (latched) lands before the first observation
+        self.resend.sent(time.monotonic())
         self._send_episode()
 
     def _send_episode(self) -> None:
         mission, seed, _ = self.keys[self.k]
-        self.sent = time.monotonic()
         self.pub_episode.publish(PermEpisode(task_id=self.task_id, mission=mission, seed=int(seed)))
 
     def _on_state(self, msg: TabletopState) -> None:

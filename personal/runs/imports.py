@@ -22,7 +22,7 @@ TOP = ("personal", "nodes", "sim_bridge")
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", ("personal", "personal.paths", "personal.files", "personal.exit_codes", "personal.ros_env",
               "personal.tf", "personal.llm_reply", "personal.depth", "personal.plugins", "personal.interfaces",
-              "personal.msg", "personal.stacks")),
+              "personal.msg", "personal.stacks", "personal.resend")),
     ("robot", ("personal.robot",)),
     ("graphs", ("personal.graphs", "personal.runner", "personal.bags", "personal.viz")),
     ("world", ("personal.world",)),
