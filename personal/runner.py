@@ -37,7 +37,7 @@ import yaml
 
 from personal.graphs import Graph, ResolvedNode
 from personal.ros_env import ros_environment
-from personal.stacks import STACK_SIGNAL, dump_stacks
+from personal.stacks import STACK_SIGNAL, catches, dump_stacks
 
 _COLOURS = ("36", "33", "35", "32", "34", "31", "96", "93", "95", "92")
 
@@ -407,9 +407,11 @@ class GraphRunner:
         to dump (a fixed 1 s wait lost a dump in CI, and 5 s one at load 6 on 2 cores). Returns the
         nodes asked."""
         running = {c.proc.pid: c for c in self.children if c.proc.poll() is None}
+        catching = {pid: c for pid, c in running.items() if catches(pid)}
+        # said before the signal: a node's dump can reach the log before this thread writes the next line
+        self.log(f"{why}: Python stacks of {', '.join(c.node.name for c in catching.values()) or 'no node (none catches SIGUSR1)'} follow")
         since = time.monotonic()
-        asked = [running[pid] for pid in dump_stacks({pid: c.node.name for pid, c in running.items()})]
-        self.log(f"{why}: Python stacks of {', '.join(c.node.name for c in asked) or 'no node (none catches SIGUSR1)'} follow")
+        asked = [running[pid] for pid in dump_stacks(catching)]
         deadline = since + wait_s
         while asked and time.monotonic() < deadline:
             now = time.monotonic()
