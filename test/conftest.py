@@ -3,7 +3,7 @@
 The environment is set at import time, before any test module imports rclpy:
 - a ROS_DOMAIN_ID unique to this pytest session (1..101, claimed with a lock file, starting
   from the pid) so concurrent sessions on one machine do not see each other; each pytest-xdist
-  worker (bin/test runs two) claims its own;
+  worker (PERSONAL_TEST_WORKERS=2 bin/test) claims its own;
 - ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST and the shipped Fast DDS shared-memory
   profile (personal.ros_env);
 - ROS_PYTHON_CHECK_FIELDS=1: the generated message classes check every field's type and range
