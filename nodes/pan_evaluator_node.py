@@ -11,6 +11,7 @@ exits 0 (it is the graph's required node, so the graph stops).
 """
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from personal.paths import child_path
 from personal.resend import Resend
 from personal.interfaces.convert import to_dict
 from personal.msg import NavigationRun, NavigationStart
+from personal.navigation.progress import is_progress_of
 from personal.navigation.pan_session import PARAMETERS, PanSchedule, load_scored_episodes, report_meta, score_run, unscored
 from nodes.lifecycle import run_until_exit_code, subscribe
 from nodes.parameters import declare_parameters
@@ -133,11 +135,9 @@ class PanEvaluatorNode(Node):
             self.pub_start.publish(self.start_msg)
 
     def on_progress(self, msg: String) -> None:
-        import json
-
         report = json.loads(msg.data)  # the guard logs and drops one that is not JSON
         start = self.start_msg
-        if start is not None and report.get("episode_id") == start.episode_id and report.get("policy") == start.policy:
+        if start is not None and is_progress_of(report, start.episode_id, start.policy):
             self.resend.heard = True
 
     def on_result(self, msg: NavigationRun) -> None:

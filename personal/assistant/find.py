@@ -12,7 +12,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from personal.navigation.progress import REJECTED
+from personal.navigation.progress import REJECTED, is_progress_of
 
 VERIFY_SUFFIX = "+verify"
 CANDIDATE = "candidate"  # memory category of a place the verifier turned down (never the object asked for)
@@ -79,7 +79,7 @@ class FindTracker:
     reports: int = 0  # progress reports heard for this run
 
     def mine(self, report: dict) -> bool:
-        return report.get("episode_id") == self.episode_id and report.get("policy") == self.policy
+        return is_progress_of(report, self.episode_id, self.policy)
 
     def on_progress(self, report: dict) -> None:
         self.reports += 1

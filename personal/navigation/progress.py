@@ -22,6 +22,11 @@ def run_progress(loop, episode_id: str, policy: str) -> dict:
             "status": _status(loop, checks), "best": dict(detections[-1]) if detections else None, "checks": checks}
 
 
+def is_progress_of(report: dict, episode_id: str, policy: str) -> bool:
+    """Whether a ``nav/progress`` report (``run_progress``) is of the run of ``policy`` on ``episode_id``."""
+    return report.get("episode_id") == episode_id and report.get("policy") == policy
+
+
 def _status(loop, checks: list[dict]) -> str:
     last_step = loop.step_count - 1  # the check of the step just taken carries its 0-based index
     if checks and checks[-1]["step"] == last_step:
