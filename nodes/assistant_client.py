@@ -72,31 +72,6 @@ def missed_steps(kind: str, printed: set[int], r) -> list[str]:
             for row in rows if row["step"] not in printed]
 
 
-def wait_result(node, handle, retry_after_s: float = 2.0, spin=None, between=None):
-    """The goal's result, asked again while the goal is already over but no result came. A result
-    response is lost when the goal ends before the server's result writer has matched this client's
-    reader (CI, under load: the CLI then waited forever). The status topic is transient-local, so
-    the terminal status still arrives; the server keeps results (result_timeout), so asking again
-    is answered. ``between`` runs on every spin (a caller's cancel logic)."""
-    import rclpy
-    from action_msgs.msg import GoalStatus
-
-    terminal = (GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_CANCELED, GoalStatus.STATUS_ABORTED)
-    spin = spin or (lambda: rclpy.spin_once(node, timeout_sec=0.05))
-    future, over_since = handle.get_result_async(), None
-    while not future.done():
-        if between is not None:
-            between()
-        spin()
-        if handle.status not in terminal:
-            continue
-        now = time.monotonic()
-        over_since = over_since or now
-        if now - over_since > retry_after_s:
-            future, over_since = handle.get_result_async(), now
-    return future.result()
-
-
 def exit_code(status: int, success: bool) -> int:
     from action_msgs.msg import GoalStatus
 
@@ -112,6 +87,7 @@ def run(kind: str, a) -> int:
     from rclpy.action import ActionClient
 
     import personal.action as actions
+    from nodes.goals import send_goal, wait_result
 
     type_name, name = ACTIONS[kind]
     action = getattr(actions, type_name)
@@ -130,7 +106,7 @@ def run(kind: str, a) -> int:
             printed.add(getattr(message.feedback, "step", 0))
             print(feedback_line(kind, message.feedback), flush=True)
 
-        sent = client.send_goal_async(_goal(kind, action, a), feedback_callback=on_feedback)
+        sent = send_goal(node, client, _goal(kind, action, a), on_feedback)
         handle = _until(node, sent)
         if not handle.accepted:
             print(f"error: {name} rejected the goal", file=sys.stderr)

@@ -81,13 +81,14 @@ class DayRunner:
                          + (f" ({tries} tries)" if tries > 1 else ""))
 
     def _goal(self, kind: str, goal, cancel_after: int | None):
-        from nodes.assistant_client import feedback_line, wait_result
+        from nodes.assistant_client import feedback_line
+        from nodes.goals import send_goal, wait_result
 
         action, client = self.actions[kind]
         if not client.wait_for_server(timeout_sec=self.wait_s):
             raise Unanswered(f"{ACTIONS[kind][1]} not served within {self.wait_s:g} s: is the assistant graph running?")
         lines: list[str] = []
-        sent = client.send_goal_async(goal, feedback_callback=lambda m: lines.append(feedback_line(kind, m.feedback)))
+        sent = send_goal(self.node, client, goal, lambda m: lines.append(feedback_line(kind, m.feedback)))
         self._spin_until(sent.done, self.call_timeout_s, f"{ACTIONS[kind][1]} goal")
         handle = self.in_flight = sent.result()
         if not handle.accepted:

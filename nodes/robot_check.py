@@ -1,6 +1,6 @@
 """The probe behind ``personal robot check``: watches a live system (a robot or the LoCoBot double)
 for a few seconds and fills ``personal.robot.check.Observation`` — topics and types, every
-endpoint's type hash and QoS, message rates, the first messages' encodings and stamps, joint names,
+endpoint's type hash and QoS, message rates, the first messages' encodings, each topic's clock offset, joint names,
 and which links of the camera's TF chain exist. ``personal.robot.check.diagnose`` judges it.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from personal.robot import conventions as C
-from personal.robot.check import Endpoint, Observation, expected_interfaces
+from personal.robot.check import Endpoint, Observation, expected_interfaces, stamp_offset
 from personal.tf import TfError
 from nodes.lifecycle import subscribe
 from nodes.tf import TfLookup
@@ -72,10 +72,11 @@ class RobotCheckProbe(Node):
         self.counts[topic] += 1
         self.first.setdefault(topic, now)
         self.last[topic] = now
-        if topic in self.obs.stamp_offsets:
-            return
         stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-        self.obs.stamp_offsets[topic] = stamp - self.get_clock().now().nanoseconds * 1e-9
+        self.obs.stamp_offsets[topic] = stamp_offset(self.obs.stamp_offsets.get(topic), stamp,
+                                                     self.get_clock().now().nanoseconds * 1e-9)
+        if self.counts[topic] > 1:  # encoding and joint names: from the first message
+            return
         if hasattr(msg, "encoding"):
             self.obs.encodings[topic] = msg.encoding
         if hasattr(msg, "name") and hasattr(msg, "position"):

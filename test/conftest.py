@@ -146,6 +146,7 @@ class RosTestContext:
         rclpy.init(context=self.context, domain_id=domain_id)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.nodes: list = []
+        self._client_nodes: dict[int, object] = {}  # id(ActionClient) -> its node
         self.error: str = ""  # the traceback that ended the spin thread before close()
         self._closing = False
         self._thread = threading.Thread(target=self._spin, name="ros_context_spin", daemon=True)
@@ -181,7 +182,20 @@ class RosTestContext:
         client = ActionClient(node, action_type, name)
         self.nodes.append(node)
         self.executor.add_node(node)
+        self._client_nodes[id(client)] = node
         return client
+
+    def send_goal(self, client, goal, feedback: list | None = None, timeout: float = 20.0):
+        """A goal through ``client`` (from ``action_client``) as the project's clients send it
+        (nodes/goals.py: said again until answered), its feedback appended to ``feedback``; the goal
+        handle, asserted accepted."""
+        from nodes.goals import send_goal
+
+        on_feedback = None if feedback is None else (lambda m: feedback.append(m.feedback))
+        sent = send_goal(self._client_nodes[id(client)], client, goal, on_feedback)
+        wait_for(sent.done, timeout)
+        assert sent.result().accepted, f"goal {goal} rejected"
+        return sent.result()
 
     def add_node(self, node):
         self.nodes.append(node)

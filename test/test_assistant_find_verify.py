@@ -32,11 +32,6 @@ def _client(ros_context, action_type, name):
     return client
 
 
-def _send(client, goal, feedback):
-    sent = client.send_goal_async(goal, feedback_callback=lambda m: feedback.append(m.feedback))
-    wait_for(sent.done, 20)
-    assert sent.result().accepted
-    return sent.result()
 
 
 def _memory(tmp_path):
@@ -50,8 +45,8 @@ def test_find_object_verifies_before_it_succeeds_and_remembers_where(ros_context
 
     _, assistant = _graph(run_node, tmp_path, seed=2)
     client, feedback = _client(ros_context, FindObject, "assistant/find_object"), []
-    handle = _send(client, FindObject.Goal(query="Find Leo's washing machine.", requester="Leo", max_steps=170,
-                                           verify=True), feedback)
+    goal = FindObject.Goal(query="Find Leo's washing machine.", requester="Leo", max_steps=170, verify=True)
+    handle = ros_context.send_goal(client, goal, feedback)
     done = handle.get_result_async()
     wait_for(done.done, 75)
     result = done.result().result
@@ -73,7 +68,7 @@ def test_find_object_cancel_stops_the_run_and_keeps_the_rejected_candidate(ros_c
 
     nav, _ = _graph(run_node, tmp_path, seed=0)
     client, feedback = _client(ros_context, FindObject, "assistant/find_object"), []
-    handle = _send(client, FindObject.Goal(query="Find Vera's vase.", max_steps=400, verify=True), feedback)
+    handle = ros_context.send_goal(client, FindObject.Goal(query="Find Vera's vase.", max_steps=400, verify=True), feedback)
     wait_for(lambda: any(f.status == "rejected candidate" for f in feedback), 60)
     result = cancel_goal(handle, 20)
     assert "cancelled" in result.why and not result.success
@@ -100,7 +95,7 @@ def test_verify_object_reports_each_view_and_a_verdict_and_cancels(ros_context, 
     goal = VerifyObject.Goal(query=f"Leo's {target.color} {target.category}", max_views=4)
     goal.candidate.header.frame_id = "map"
     goal.candidate.point.x, goal.candidate.point.y = float(target.box.center[0]), float(target.box.center[1])
-    done = _send(client, goal, feedback).get_result_async()
+    done = ros_context.send_goal(client, goal, feedback).get_result_async()
     wait_for(done.done, 40)
     result = done.result().result
     assert done.result().status == GoalStatus.STATUS_SUCCEEDED, result.why
@@ -111,7 +106,7 @@ def test_verify_object_reports_each_view_and_a_verdict_and_cancels(ros_context, 
     feedback.clear()
     goal.max_views = 50
     goal.candidate.point.x, goal.candidate.point.y = 100.0, 100.0  # outside the house: every view unsure, no early stop
-    handle = _send(client, goal, feedback)
+    handle = ros_context.send_goal(client, goal, feedback)
     wait_for(lambda: feedback, 30)
     cancel = handle.cancel_goal_async()
     wait_for(cancel.done, 20)
@@ -130,10 +125,10 @@ def test_goals_abort_naming_the_node_that_does_not_answer(ros_context, run_node,
     find = _client(ros_context, FindObject, "assistant/find_object")
     for goal, why in ((FindObject.Goal(query="Find my mug."), "names no requester"),
                       (FindObject.Goal(query="Find Ana's mug."), "is the sim bridge running?")):
-        done = _send(find, goal, []).get_result_async()
+        done = ros_context.send_goal(find, goal, []).get_result_async()
         wait_for(done.done, 20)
         assert done.result().status == GoalStatus.STATUS_ABORTED and why in done.result().result.why
     verify = _client(ros_context, VerifyObject, "assistant/verify_object")
-    done = _send(verify, VerifyObject.Goal(query="Ana's red mug"), []).get_result_async()
+    done = ros_context.send_goal(verify, VerifyObject.Goal(query="Ana's red mug"), []).get_result_async()
     wait_for(done.done, 20)
     assert done.result().status == GoalStatus.STATUS_ABORTED and "no agent_state" in done.result().result.why

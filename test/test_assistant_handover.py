@@ -76,14 +76,10 @@ def _graph(ros_context, tmp_path, with_arm: bool = True, **assistant):
     return client
 
 
-def _goal(client, feedback, **fields):
-    from conftest import wait_for
+def _goal(ros_context, client, feedback, **fields):
     from personal.action import HandOver
 
-    sent = client.send_goal_async(HandOver.Goal(**fields), feedback_callback=lambda m: feedback.append(m.feedback))
-    wait_for(sent.done, 20)
-    assert sent.result().accepted
-    return sent.result()
+    return ros_context.send_goal(client, HandOver.Goal(**fields), feedback)
 
 
 def test_hand_over_runs_toms_preference_and_scores_it_as_the_perm_benchmark_does(ros_context, tmp_path):
@@ -94,7 +90,7 @@ def test_hand_over_runs_toms_preference_and_scores_it_as_the_perm_benchmark_does
     from personal.manipulation.scoring import score_episode
 
     client, feedback = _graph(ros_context, tmp_path, arm_feedback_every=10), []
-    done = _goal(client, feedback, person="Tom", mission="mat", seed=1).get_result_async()
+    done = _goal(ros_context, client, feedback, person="Tom", mission="mat", seed=1).get_result_async()
     wait_for(done.done, 90)
     r = done.result().result
     assert r.success and r.preferences == "move_higher" and "Preference:" in r.prompt, r
@@ -108,7 +104,7 @@ def test_hand_over_runs_toms_preference_and_scores_it_as_the_perm_benchmark_does
     assert json.loads(r.satisfied_json) == expected.d and r.sa == pytest.approx(expected.sa)
     assert abs(int(r.steps) - expected.steps) <= 2, (r.steps, expected.steps)
 
-    again = _goal(client, [], person="Tom", mission="mat", seed=1).get_result_async()  # the same task twice
+    again = _goal(ros_context, client, [], person="Tom", mission="mat", seed=1).get_result_async()  # the same task twice
     wait_for(again.done, 90)
     assert again.result().result.success and again.result().result.satisfied_json == r.satisfied_json
 
@@ -117,7 +113,7 @@ def test_hand_over_cancel_stops_the_arm(ros_context, tmp_path):
     from conftest import cancel_goal, wait_for
 
     client, feedback = _graph(ros_context, tmp_path, arm_feedback_every=2), []
-    handle = _goal(client, feedback, person="Tom", mission="bin", seed=0, preference="slow_down")
+    handle = _goal(ros_context, client, feedback, person="Tom", mission="bin", seed=0, preference="slow_down")
     wait_for(lambda: any(f.status == "running" for f in feedback), 60)
     result = cancel_goal(handle)
     assert not result.success and "cancelled at step" in result.message and result.preferences == "slow_down"
@@ -131,6 +127,6 @@ def test_hand_over_without_an_arm_or_with_a_bad_goal_aborts_naming_why(ros_conte
     client = _graph(ros_context, tmp_path, with_arm=False, arm_start_timeout_s=1.0)
     for fields, why in (({"person": "Tom", "mission": "bin"}, "nothing subscribes to perm/episode"),
                         ({"person": "Tom", "mission": "shelf"}, "mission 'shelf' unknown")):
-        done = _goal(client, [], **fields).get_result_async()
+        done = _goal(ros_context, client, [], **fields).get_result_async()
         wait_for(done.done, 30)
         assert done.result().status == GoalStatus.STATUS_ABORTED and why in done.result().result.message

@@ -93,6 +93,24 @@ def test_diagnosis_without_ros():
     assert not clock.ok and "+350 ms" in clock.detail and "chrony" in clock.fix
 
 
+def test_clock_offset_is_read_from_the_least_delayed_message():
+    """A loaded robot computer delays some images (the first after a subscription most): the offset
+    comes from the least delayed one, so delay is not read as clock skew, and real skew still is."""
+    from personal.robot.check import stamp_offset
+
+    def estimate(skew_s, delays_s):
+        est = None
+        for k, delay in enumerate(delays_s):
+            sent = 100.0 + 0.1 * k
+            est = stamp_offset(est, stamp_s=sent + skew_s, receipt_s=sent + delay)
+        return est
+
+    first_late = [0.4, 0.03, 0.012, 0.05, 0.011]
+    assert estimate(0.0, first_late) == pytest.approx(-0.011)
+    assert estimate(0.35, first_late) == pytest.approx(0.339)
+    assert estimate(0.0, first_late[:1]) == pytest.approx(-0.4)  # one message: all the probe knows
+
+
 def test_cli_against_the_double(ros_context):
     """`personal robot check` as an operator runs it: exit 0 and every finding ok for the new way."""
     import json

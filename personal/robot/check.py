@@ -44,11 +44,21 @@ class Observation:
     subscribers: dict[str, list[Endpoint]] = field(default_factory=dict)
     rates: dict[str, float] = field(default_factory=dict)  # topic -> Hz over the window
     encodings: dict[str, str] = field(default_factory=dict)  # image topic -> encoding of its first message
-    stamp_offsets: dict[str, float] = field(default_factory=dict)  # topic -> header stamp - receipt time, s
+    stamp_offsets: dict[str, float] = field(default_factory=dict)  # topic -> stamp_offset(): header stamp - receipt, s
     joint_names: list[str] = field(default_factory=list)
     tf_links: dict[tuple[str, str], bool] = field(default_factory=dict)  # (parent, child) -> in TF
     tf_frames: set[str] = field(default_factory=set)  # every frame TF knows
     local_hashes: dict[str, str] = field(default_factory=dict)  # type -> our RIHS01 hash
+
+
+def stamp_offset(previous: float | None, stamp_s: float, receipt_s: float) -> float:
+    """A topic's clock offset estimate after one more message: header stamp minus receipt time, taken from
+    the least delayed message so far (the largest difference). Stamp - receipt is the publisher's clock
+    offset minus that message's delay; the delay is never negative, so the maximum is the estimate least
+    biased by it. One message alone misleads: the first after a subscription often waits on discovery,
+    and an image queued behind a loaded CPU adds its wait too (a robot computer is seldom idle)."""
+    offset = stamp_s - receipt_s
+    return offset if previous is None else max(previous, offset)
 
 
 @dataclass
