@@ -64,6 +64,8 @@ def train(data: Path = typer.Option(..., help="training dataset (personal percep
           sensor_colour_p: float = typer.Option(0.5, min=0.0, max=1.0, help="the share of crops given --sensor-colour"),
           distill_weight: float = typer.Option(0.0, min=0.0, help="weight of the loss 1 - cos(tower(crop), "
                                                "--init-from tower(clean crop)): keep the initial tower's embeddings"),
+          distill_presets: str = typer.Option("", help="distil only crops of views through these camera presets "
+                                                       "(comma-separated, e.g. ideal; default: every crop)"),
           precision: str = typer.Option("auto", help="auto (bf16 autocast where the CPU has native bf16, float32 "
                                                      "elsewhere: emulated bf16 is ~20x slower), bfloat16 or float32")) -> None:
     """Train the locked-text crop tower (frozen MiniLM texts) on a dataset's proposals; writes the
@@ -96,7 +98,7 @@ def train(data: Path = typer.Option(..., help="training dataset (personal percep
                       warmup=warmup, init_from=init_from, arch=arch, category_weight=category_weight,
                       paraphrases=paraphrases, paraphrase_p=paraphrase_p, anchor_weight=anchor_weight,
                       sensor_colour=sensor_colour, sensor_colour_p=sensor_colour_p, distill_weight=distill_weight,
-                      precision=precision)
+                      distill_presets=distill_presets, precision=precision)
     trainer = Trainer(shards, vshards, cfg, log=typer.echo)
     info = trainer.fit()
     save_checkpoint(trainer, out, info, idx, vidx)

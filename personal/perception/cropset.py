@@ -49,7 +49,7 @@ class CropSet:
         cat_index = {c: i for i, c in enumerate(cats)}
         n_cat = len(cats)
         struct_rows = [vocab.index[t] for t in structure_texts()]
-        parts = {k: [] for k in ("crops", "masks", "hh", "text", "cat", "weight", "objfrac", "view")}
+        parts = {k: [] for k in ("crops", "masks", "hh", "text", "cat", "weight", "objfrac", "view", "preset")}
         self.allowed = np.zeros((len(shards), len(vocab.texts)), bool)
         self.object_rows: list[np.ndarray] = []
         self.scene_ids = []
@@ -83,12 +83,23 @@ class CropSet:
             parts["weight"].append(cnt / total[:, None])
             parts["objfrac"].append((cnt * (lab > 0)).sum(1) / total)
             parts["view"].append(s["crop_view"])
+            parts["preset"].append(crop_presets(s))
         for k, v in parts.items():
             setattr(self, k, np.concatenate(v))
         self.n_cat = n_cat
 
     def __len__(self) -> int:
         return len(self.hh)
+
+
+def crop_presets(shard: dict) -> np.ndarray:
+    """The camera preset each crop's view went through: ``cam_preset`` of a randomised dataset's views,
+    "ideal" for a dataset rendered without randomisation."""
+    n = len(shard["crop_view"])
+    if "cam_preset" not in shard or not shard.get("preset_names"):
+        return np.full(n, "ideal", dtype=object)
+    names = np.asarray(shard["preset_names"], dtype=object)
+    return names[np.asarray(shard["cam_preset"])[shard["crop_view"]]]
 
 
 def resize_crops(crops: np.ndarray, masks: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:

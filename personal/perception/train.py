@@ -74,6 +74,10 @@ class TrainConfig:
     # init_from, the tower keeps the initial checkpoint's embedding of every clean crop and learns to give
     # the same one through the sensor's colour (invariance without drifting from what it knew; 0 = off)
     distill_weight: float = 0.0
+    # the distillation only on crops whose view went through these camera presets (comma-separated, e.g.
+    # "ideal": keep the initial tower's embedding of the ideal camera's crops, adapt freely to the d435's;
+    # "" = every crop)
+    distill_presets: str = ""
     # "auto": bf16 autocast on a CPU with native bf16 (AVX512-BF16 / AMX), float32 elsewhere, where bf16
     # is emulated ~20x slower (bench/bench_tower_precision.py: a step of 128 crops 14 s against 0.7 s
     # on an AVX2 machine, so a CPU-minute budget bought ~20x fewer steps); "bfloat16" / "float32" force one
@@ -237,7 +241,12 @@ class Trainer:
         if self.teacher is not None and clean is not None:
             with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
                 t = F.normalize(self.teacher.embed_crops(torch.from_numpy(crop_tensor(clean, masks)))[0].float(), dim=-1)
-            distill = (1 - (f * t).sum(-1)).mean()
+            gap = 1 - (f * t).sum(-1)
+            if self.cfg.distill_presets:
+                keep = torch.from_numpy(np.isin(s.preset[idx], self.cfg.distill_presets.split(",")).astype(np.float32))
+                distill = (gap * keep).sum() / keep.sum().clamp_min(1.0)
+            else:
+                distill = gap.mean()
         scale = self.logit_scale.exp().clamp(max=100.0)
         logits = (f @ self.text_emb.T) * scale
         logits = logits.masked_fill(~allowed, -1e4)
