@@ -163,6 +163,33 @@ def test_distillation_keeps_the_initial_towers_embeddings(tiny_dataset, tmp_path
     np.testing.assert_allclose(total_minus_parts, distill, atol=2e-3)  # the term, weight 1, is in the loss
 
 
+def test_distillation_on_some_camera_presets_only(tiny_dataset, tmp_path):
+    """distill_presets: the term is the mean over the crops whose view went through those presets only
+    (a randomised dataset's cam_preset per crop; a plain dataset's crops are all "ideal")."""
+    from personal.perception.cropset import crop_presets
+    from personal.perception.train import TrainConfig, Trainer, save_checkpoint
+
+    index, shards = load_dataset(tiny_dataset)
+    assert set(crop_presets(shards[0])) == {"ideal"}
+    views = {"crop_view": np.array([0, 1, 1, 2]), "cam_preset": np.array([1, 0, 1]), "preset_names": ["ideal", "d435"]}
+    assert list(crop_presets(views)) == ["d435", "ideal", "ideal", "d435"]
+    base = dict(batch=6, lr=3e-2, warmup=1, arch="cnn", widths=(8, 16), eval_every_s=1e9, minutes=10)
+    first = Trainer(shards, shards, TrainConfig(**base, max_steps=2), log=lambda m: None)
+    first.fit()
+    init = save_checkpoint(first, tmp_path / "init", {}, index, index)
+    tr = Trainer(shards, shards, TrainConfig(**base, max_steps=6, init_from=str(init), distill_weight=0.01),
+                 log=lambda m: None)
+    tr.fit()  # the student drifts from its teacher
+
+    def distill(presets: str) -> float:
+        tr.cfg.distill_presets, tr.rng = presets, np.random.default_rng(0)
+        return float(tr._losses(np.arange(6))[1]["distill"])
+
+    every = distill("")
+    assert every > 1e-4 and distill("ideal") == pytest.approx(every, rel=1e-5)
+    assert distill("d435") == 0.0  # no crop went through it
+
+
 @pytest.fixture(scope="module")
 def shipped():
     if not (shipped_checkpoint() / "config.json").exists():

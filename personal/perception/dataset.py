@@ -360,7 +360,7 @@ def load_dataset(path: str | Path, keys=VIEW_KEYS + CROP_KEYS) -> tuple[dict, li
         if "crop_masks" in shard:
             shard["crop_masks"] = np.unpackbits(shard["crop_masks"], axis=-1).astype(bool)
         shard["scene_id"], shard["seed"] = entry["scene_id"], entry["seed"]
-        shard["preset_names"] = [n for n, _ in index.get("randomise", {}).get("presets", [])]  # cam_preset's names
+        shard["preset_names"] = [n for n, _ in (index.get("randomise") or {}).get("presets", [])]  # cam_preset's names
         shards.append(shard)
     if not shards:
         raise DatasetError(f"{index_path}: no households listed")
