@@ -3,7 +3,7 @@
 The environment is set at import time, before any test module imports rclpy:
 - a ROS_DOMAIN_ID unique to this pytest session (1..101, claimed with a lock file, starting
   from the pid) so concurrent sessions on one machine do not see each other; each pytest-xdist
-  worker (PERSONAL_TEST_WORKERS=2 bin/test) claims its own;
+  worker (bin/test runs two) claims its own;
 - ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST and the shipped Fast DDS shared-memory
   profile (personal.ros_env);
 - ROS_PYTHON_CHECK_FIELDS=1: the generated message classes check every field's type and range
@@ -185,6 +185,10 @@ class RosTestContext:
         self._client_nodes[id(client)] = node
         return client
 
+    def node_of(self, client):
+        """The node an ``action_client`` was built on."""
+        return self._client_nodes[id(client)]
+
     def send_goal(self, client, goal, feedback: list | None = None, timeout: float = 20.0):
         """A goal through ``client`` (from ``action_client``) as the project's clients send it
         (nodes/goals.py: said again until answered), its feedback appended to ``feedback``; the goal
@@ -192,7 +196,7 @@ class RosTestContext:
         from nodes.goals import send_goal
 
         on_feedback = None if feedback is None else (lambda m: feedback.append(m.feedback))
-        sent = send_goal(self._client_nodes[id(client)], client, goal, on_feedback)
+        sent = send_goal(self.node_of(client), client, goal, on_feedback)
         wait_for(sent.done, timeout)
         assert sent.result().accepted, f"goal {goal} rejected"
         return sent.result()

@@ -221,9 +221,8 @@ def test_a_goal_sent_before_the_server_matched_is_said_again_and_answered(ros_co
     from personal.action import RunRoutine
 
     client = ros_context.action_client("early_client", RunRoutine, "probe/run_routine")
-    early = ros_context.nodes[-1]
     once = client.send_goal_async(RunRoutine.Goal(person="Anna", routine="once"))
-    again = send_goal(early, client, RunRoutine.Goal(person="Anna", routine="again"), resend_s=0.3)
+    again = send_goal(ros_context.node_of(client), client, RunRoutine.Goal(person="Anna", routine="again"), resend_s=0.3)
     goals = []
 
     async def execute(handle):

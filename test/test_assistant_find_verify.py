@@ -32,8 +32,6 @@ def _client(ros_context, action_type, name):
     return client
 
 
-
-
 def _memory(tmp_path):
     from personal.memory.store import HouseholdMemory
 
