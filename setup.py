@@ -36,7 +36,7 @@ setup(
     name=PACKAGE,
     version="0.1.0",
     packages=find_packages(include=["personal", "personal.*", "nodes", "nodes.*", "sim_bridge", "sim_bridge.*"]),
-    package_data={"personal": ["config/*.xml", "config/*.yaml", "assistant/days/*.yaml", "manipulation/checkpoints/*/*", "models/weights/*/*"]},
+    package_data={"personal": ["config/*.xml", "config/*.yaml", "assistant/days/*.yaml", "manipulation/checkpoints/*/*", "models/weights/*/*", "models/data/*"]},
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + PACKAGE]),
         ("share/" + PACKAGE, ["package.xml"]),

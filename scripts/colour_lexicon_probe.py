@@ -5,7 +5,9 @@ Usage: .venv/bin/python scripts/colour_lexicon_probe.py DATASET WORDS SETTINGS
 WORDS: ``train`` (the training paraphraser's off-catalog words, first of each: the words the rule is
 chosen on) or ``eval`` (the evaluation's unseen words: crimson, cobalt ...).
 SETTINGS: comma-separated ``palette:k:tau`` with palette ``catalog`` (the training palette, shipped)
-or ``xkcd`` (xkcd's own values for the catalog words), e.g. ``catalog:3:3,catalog:3:6,xkcd:3:3``.
+or ``xkcd`` (xkcd's own values for the catalog words), e.g. ``catalog:3:3,catalog:3:6,xkcd:3:3``;
+an optional fourth field names the lexicon (``personal.models.colour_words.LEXICONS``, default ``xkcd``),
+e.g. ``catalog:3:3:xkcd+bestof``.
 
 The crops are embedded once; only the texts' embeddings change (personal.models.colour_words), and
 the ranking is ``personal.perception.evaluate.crop_retrieval``'s. docs/perception.md, "Unseen
@@ -44,9 +46,9 @@ def main(dataset: str, words: str, settings: str) -> None:
     print(f"{dataset} {words} words: {len(crops)} proposals, tower alone top-1 {top1(vocab.emb):.4f}", flush=True)
     shipped = catalog_grounding()
     for setting in settings.split(","):
-        palette, k, tau = setting.split(":")
+        palette, k, tau, *source = setting.split(":")
         colours = shipped.palette if palette == "catalog" else {n: lexicon()[n] for n in shipped.palette}
-        g = ColourGrounding(colours, shipped.known, int(k), float(tau))
+        g = ColourGrounding(colours, shipped.known, int(k), float(tau), *source)
         emb = g.encode(vocab.texts, lambda t: encode_sentences(sentence, t))
         print(f"{setting}: top-1 {top1(emb):.4f}", flush=True)
 

@@ -1,18 +1,21 @@
 """POG SR@top-1 on the same `lit` maps with the text side's colour lexicon off and on (issue 30).
 
-Usage: .venv/bin/python scripts/pog_colour_words.py FIRST_SEED N_HOUSEHOLDS OUT_JSON [CAMERA]
+Usage: .venv/bin/python scripts/pog_colour_words.py FIRST_SEED N_HOUSEHOLDS OUT_JSON [CAMERA [LEXICONS]]
 
 Each household is pre-explored once (frontier explorer, 320x240, CAMERA default ``ideal``) and mapped
 with the shipped `lit` tower; its episodes (3 splits x 10) are grounded with verbatim and varied
 summaries, once with ``colour_words="off"`` and once as shipped (personal.models.colour_words). The
 maps are the same, so any difference is the text side's. Verbatim summaries use only the
-generator's words, so they cannot change (a check that the lexicon leaves them alone).
+generator's words, so they cannot change (a check that the lexicon leaves them alone). LEXICONS
+(comma-separated, ``personal.models.colour_words.LEXICONS``) adds a row per lexicon the grounding
+reads, e.g. ``xkcd,xkcd+bestof``; without it the one row "lexicon" is the shipped grounding.
 """
 from __future__ import annotations
 
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from personal.grounding.eval.pog import summarize
@@ -24,7 +27,7 @@ from personal.sim.sensor_model import sensor_spec
 METHODS = ["qs", "rpg", "rpg-owner", "rpg-scene"]
 
 
-def main(first: int, n: int, out: str, camera: str = "ideal") -> dict:
+def main(first: int, n: int, out: str, camera: str = "ideal", lexicons: str = "") -> dict:
     spec = sensor_spec(*camera.partition(":")[::2])  # a bad camera fails before any exploration
     # the episode seed is the first household's (generate_episode_set): recorded, as the episodes depend on it
     styles = {s: generate_episode_set(n, ("easy", "medium", "hard"), 10, first, summary_style=s)
@@ -33,6 +36,11 @@ def main(first: int, n: int, out: str, camera: str = "ideal") -> dict:
     shipped, extractor = make_components("lit", "builtin")
     off, _ = make_components("lit", "builtin")
     off.colour_words = None
+    rows = [("off", off), ("lexicon", shipped)] if not lexicons else [("off", off)]
+    for source in filter(None, lexicons.split(",")):
+        enc, _ = make_components("lit", "builtin")
+        enc.colour_words = replace(enc.colour_words, lexicon_source=source)
+        rows.append((source, enc))
     maps = {}
     for sid, scene in scenes.items():
         t0 = time.time()
@@ -43,7 +51,7 @@ def main(first: int, n: int, out: str, camera: str = "ideal") -> dict:
     table: dict = {"households": [first, first + n - 1], "episode_seed": first, "camera": camera}
     for style, (_, episodes) in styles.items():
         table[style] = {"episodes": len(episodes)}
-        for name, encoder in (("off", off), ("lexicon", shipped)):
+        for name, encoder in rows:
             res = evaluate_offline(episodes, scenes, maps, extractor, encoder, METHODS)
             table[style][name] = {m: v["total"]["sr_top1"] for m, v in summarize(res, METHODS)["methods"].items()}
             print(style, name, table[style][name], flush=True)
@@ -52,6 +60,6 @@ def main(first: int, n: int, out: str, camera: str = "ideal") -> dict:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) not in (4, 5):
+    if len(sys.argv) not in (4, 5, 6):
         sys.exit(__doc__)
     main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], *sys.argv[4:])

@@ -11,14 +11,18 @@ each of the ``k`` catalog colours nearest in CIELAB (weights ``exp(-dE / tau)``)
 trained on are never touched, so every caption in the generator's own words embeds exactly as
 before.
 
-The lexicon is matplotlib's: ``matplotlib.colors.XKCD_COLORS`` (the 949 names of the xkcd colour
-survey, https://xkcd.com/color/rgb/; lib/matplotlib/_color_data.py) and ``CSS4_COLORS`` for names
-xkcd lacks. The catalog colours' appearance is the training palette
-(``personal.world.catalog.COLORS``): what each word looked like in the tower's training data.
+The lexicon is matplotlib's ``matplotlib.colors.XKCD_COLORS`` (the 949 names of the xkcd colour
+survey, https://xkcd.com/color/rgb/; lib/matplotlib/_color_data.py), then ``CSS4_COLORS`` for names
+xkcd lacks, then, for names neither has ("graphite", "espresso", "jet black"), the 4,961 curated
+names of meodai's color-name-list (npm ``color-name-list`` 14.51.0, MIT, its
+``dist/colornames.bestof.csv``, copied verbatim into ``data/`` with its licence and checked against
+the npm package by ``test/test_colour_words.py``). The catalog colours' appearance is the training
+palette (``personal.world.catalog.COLORS``): what each word looked like in the tower's training data.
 
 Capitalised and possessive matches are taken for names ("Rosa", "Amber's mug") and left alone.
-Known limits: a word outside the lexicon ("ebony", "oatmeal") stays as it is, a lexicon name that
-is also a noun ("wine" in "wine glass") is read as a colour, and so is a name written in lower case.
+Known limits: a word outside the lexicon stays as it is, a lexicon name that is also a noun ("wine"
+in "wine glass", "couch" in the curated list) is read as a colour, and so is a name written in lower
+case.
 """
 from __future__ import annotations
 
@@ -37,24 +41,64 @@ from personal.world.paraphrase import articles, colour_regex
 # the evaluation's (docs/perception.md, "Unseen colour words: a colour lexicon")
 DEFAULT_K = 3
 DEFAULT_TAU = 3.0
+# chosen on the same households and words, 2026-12-07 (docs/results/colour_lexicon/RULES_extension.md)
+DEFAULT_LEXICON = "xkcd+bestof"
 MIN_WEIGHT = 0.01  # lighter variants are dropped (the heaviest never; the rest re-weighted to sum to 1)
 _WORD = re.compile(r"[a-z]+")
 
 
-@lru_cache(maxsize=1)
-def lexicon() -> dict[str, tuple[float, float, float]]:
-    """Colour name (lower case, hyphens and slashes as spaces) -> sRGB in [0, 1]."""
+# the lexicons a grounding may read (docs/perception.md): matplotlib's xkcd + CSS4 names, and those
+# extended by meodai's color-name-list (npm, MIT) for names neither has
+LEXICONS = ("xkcd", "xkcd+bestof", "xkcd+full")
+COLOUR_NAME_LIST_FILES = {"bestof": "colornames.bestof.csv", "full": "colornames.csv"}
+
+
+def _key(name: str) -> str | None:
+    key = re.sub(r"[-/]", " ", name.lower()).strip()
+    return key if re.fullmatch(r"[a-z' ]+", key) else None
+
+
+@lru_cache(maxsize=4)
+def lexicon(source: str = "xkcd") -> dict[str, tuple[float, float, float]]:
+    """Colour name (lower case, hyphens and slashes as spaces) -> sRGB in [0, 1]; ``source`` one of
+    :data:`LEXICONS` (the earlier list wins a name both have)."""
     import matplotlib.colors as mc
 
+    if source not in LEXICONS:
+        raise ValueError(f"colour lexicon {source!r}: expected one of {', '.join(LEXICONS)}")
     names = {k.removeprefix("xkcd:"): v for k, v in mc.XKCD_COLORS.items()}
     for k, v in mc.CSS4_COLORS.items():
         names.setdefault(k, v)
     out = {}
     for name, value in names.items():
-        key = re.sub(r"[-/]", " ", name.lower()).strip()
-        if re.fullmatch(r"[a-z' ]+", key):
+        if (key := _key(name)) is not None:
             out.setdefault(key, mc.to_rgb(value))
+    if "+" in source:
+        for name, value in colour_name_list(source.split("+")[1]).items():
+            if (key := _key(name)) is not None:
+                out.setdefault(key, mc.to_rgb(value))
     return out
+
+
+def colour_name_list(which: str) -> dict[str, str]:
+    """meodai's color-name-list, ``which`` list (bestof / full): name -> hex. The curated list ships
+    in ``data/``; ``PERSONAL_COLOUR_NAME_LIST`` may name the npm package's ``dist/`` folder instead
+    (the full list, 31,918 names, is read from there only: it was measured, not shipped)."""
+    import csv
+    import os
+    from pathlib import Path
+
+    folder = Path(os.environ.get("PERSONAL_COLOUR_NAME_LIST") or Path(__file__).parent / "data")
+    path = folder / COLOUR_NAME_LIST_FILES[which]
+    try:
+        with path.open(newline="", encoding="utf-8") as f:
+            rows = {row["name"]: row["hex"] for row in csv.DictReader(f)}
+    except (OSError, KeyError, UnicodeDecodeError, csv.Error) as e:
+        raise ValueError(f"colour name list {path}: cannot read its name,hex rows ({type(e).__name__}: {e}); "
+                         f"PERSONAL_COLOUR_NAME_LIST names color-name-list's dist/ folder") from e
+    if not rows or not all(re.fullmatch(r"#[0-9a-fA-F]{6}", h or "") for h in rows.values()):
+        raise ValueError(f"colour name list {path}: expected name,hex rows with #rrggbb values")
+    return rows
 
 
 @dataclass(frozen=True)
@@ -68,8 +112,11 @@ class ColourGrounding:
     known: frozenset[str]
     k: int = DEFAULT_K
     tau: float = DEFAULT_TAU
+    lexicon_source: str = DEFAULT_LEXICON
 
     def __post_init__(self):
+        if self.lexicon_source not in LEXICONS:
+            raise ValueError(f"ColourGrounding lexicon {self.lexicon_source!r}: expected one of {', '.join(LEXICONS)}")
         if not self.palette or self.k < 1 or self.tau <= 0:
             raise ValueError(f"ColourGrounding needs a palette, k >= 1 and tau > 0 (k={self.k}, tau={self.tau})")
 
@@ -79,7 +126,7 @@ class ColourGrounding:
         phrases, longest first), built once per grounding."""
         names = list(self.palette)
         palette_lab = srgb_to_lab(255 * np.array(list(self.palette.values())))
-        phrases = {p: srgb_to_lab(255 * np.array(rgb)) for p, rgb in lexicon().items()
+        phrases = {p: srgb_to_lab(255 * np.array(rgb)) for p, rgb in lexicon(self.lexicon_source).items()
                    if not all(w in self.known for w in _WORD.findall(p))}
         return names, palette_lab, phrases, colour_regex(phrases) if phrases else None
 
