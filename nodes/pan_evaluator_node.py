@@ -1,29 +1,31 @@
 """PAN evaluator node: runs every policy on every episode through the ROS graph and scores it.
 
 For each episode of the bridge's episode source (same parameters, so the same list in the
-same order) and each policy in ``methods``: restart the episode on the bridge
-(``episode/reset`` or ``episode/next``, std_srvs/Trigger), send ``nav/start`` to the navigation
-node, wait for its ``nav/result`` (personal/msg/NavigationRun), and score the trajectory with the
-simulator's ground truth (``personal.navigation.eval.pan``: SR = STOP within 1.0 m of the target object's
-extent, SPL with the geodesic shortest path, DTG). At the end it writes ``report.md``,
+same order) and each policy in ``methods``: load the episode on the bridge (``episode/load``,
+personal/srv/LoadEpisode, said again under the same request id until answered; a new id per run, so
+each policy starts the episode afresh), send ``nav/start`` to the navigation node, wait for its
+``nav/result`` (personal/msg/NavigationRun), and score the trajectory with the simulator's ground
+truth (``personal.navigation.eval.pan``: SR = STOP within 1.0 m of the target object's extent, SPL
+with the geodesic shortest path, DTG). At the end it writes ``report.md``,
 ``summary.json``, ``results.json`` and trajectory plots into a run folder under ``out_dir`` and
 exits 0 (it is the graph's required node, so the graph stops).
 """
 from __future__ import annotations
 
 import json
+import random
 import time
 from pathlib import Path
 
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
-from std_srvs.srv import Trigger
 
 from personal.paths import child_path
 from personal.resend import Resend
 from personal.interfaces.convert import to_dict
 from personal.msg import NavigationRun, NavigationStart
+from personal.srv import LoadEpisode
 from personal.navigation.progress import is_progress_of
 from personal.navigation.pan_session import PARAMETERS, PanSchedule, load_scored_episodes, report_meta, score_run, unscored
 from nodes.lifecycle import run_until_exit_code, subscribe
@@ -33,6 +35,10 @@ COMMAND_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 # nav/start again while the run has made no progress report (personal/resend.py): a lost start used to become a
 # failed episode after run_timeout. The navigation node ignores a repeat of the run in progress.
 START_RESEND_S = 10.0
+# episode/load again under the same request id while unanswered (a reply lost in discovery); the bridge answers a
+# repeat as it did the first and loads nothing twice, so a slow answer costs nothing either
+LOAD_RESEND_S = 5.0
+LOAD_TIMEOUT_S = 30.0
 
 
 class PanEvaluatorNode(Node):
@@ -68,8 +74,9 @@ class PanEvaluatorNode(Node):
         self.deadline = 0.0
         self.results: list = []
         self.trajectories: dict[str, dict] = {}
-        self.cli_reset = self.create_client(Trigger, "episode/reset")
-        self.cli_next = self.create_client(Trigger, "episode/next")
+        self.cli_load = self.create_client(LoadEpisode, "episode/load")
+        self.load_request: LoadEpisode.Request | None = None  # of the load awaited
+        self.load_ids = random.getrandbits(40) << 20  # this evaluator's request ids (+ k): none a bridge has seen
         self.pub_start = self.create_publisher(NavigationStart, "nav/start", COMMAND_QOS)
         subscribe(self, NavigationRun, "nav/result", self.on_result, COMMAND_QOS)
         subscribe(self, String, "nav/progress", self.on_progress, COMMAND_QOS)
@@ -94,8 +101,7 @@ class PanEvaluatorNode(Node):
             return
         now = time.monotonic()
         if self.phase == "wait_graph":
-            if (self.cli_reset.service_is_ready() and self.cli_next.service_is_ready()
-                    and self.pub_start.get_subscription_count() > 0):
+            if self.cli_load.service_is_ready() and self.pub_start.get_subscription_count() > 0:
                 self.phase = "next_run"
             elif now - self.t0 > 120:
                 self.get_logger().error("sim bridge services or navigation node not found within 120 s")
@@ -105,10 +111,11 @@ class PanEvaluatorNode(Node):
             if self.schedule.done():
                 self.finish()
                 return
-            client = self.cli_next if self.schedule.service() == "next" else self.cli_reset
-            self.pending = client.call_async(Trigger.Request())
-            self.phase = "wait_service"
-            self.deadline = now + 30.0
+            i, _ = self.schedule.current()
+            self.load_request = LoadEpisode.Request(episode_id=self.episodes[i].episode_id,
+                                                    request_id=self.load_ids + self.schedule.k)
+            self.pending = self.cli_load.call_async(self.load_request)
+            self.phase, self.deadline, self.load_sent = "wait_service", now + LOAD_TIMEOUT_S, now
             return
         if self.phase == "wait_service":
             if self.pending.done():
@@ -125,7 +132,11 @@ class PanEvaluatorNode(Node):
                 self.phase = "wait_result"
                 self.deadline = now + float(self.p["run_timeout"])
             elif now > self.deadline:
-                self.record(None, failure="episode/reset or episode/next did not answer")
+                self.record(None, failure=f"episode/load did not answer within {LOAD_TIMEOUT_S:g} s")
+            elif now - self.load_sent > LOAD_RESEND_S:
+                self.get_logger().warning(f"episode/load {self.load_request.episode_id}: no answer in "
+                                          f"{LOAD_RESEND_S:g} s, said again")
+                self.pending, self.load_sent = self.cli_load.call_async(self.load_request), now
             return
         if self.phase == "wait_result" and now > self.deadline:
             self.record(None, failure=f"no nav/result within {self.p['run_timeout']} s")

@@ -30,3 +30,20 @@ class Resend:
             return False
         self.sent_at, self.repeats = now, self.repeats + 1
         return True
+
+
+class AnsweredRequests:
+    """The receiver's side: the answers to the last ``keep`` request ids, so a request said again is
+    answered as the first was and not carried out twice."""
+
+    def __init__(self, keep: int = 64) -> None:
+        self.keep = int(keep)
+        self._answers: dict = {}
+
+    def get(self, request_id):
+        return self._answers.get(request_id)
+
+    def put(self, request_id, answer) -> None:
+        self._answers[request_id] = answer
+        while len(self._answers) > self.keep:
+            self._answers.pop(next(iter(self._answers)))  # the oldest (dicts keep insertion order)

@@ -7,10 +7,10 @@ Publishes the camera (``camera/color/image_raw``, ``camera/aligned_depth_to_colo
 after every reset and action, ``episode/result`` when STOP ends an episode (ground truth: for
 evaluators; an agent that reads it or the episode's targets is an ORACLE) and, with
 ``publish_clock``, ``/clock``. Accepts ``action`` (one discrete step, answered on ``agent_state``
-with its ``request_id``), ``cmd_vel`` (integrated into discrete actions) and the services
-``episode/next`` and ``episode/reset``. After STOP further actions are refused, or with
-``continue_after_stop`` taken but never scored (the assistant verifies a found object). Bad input
-is logged as an error naming what was wrong; the node keeps running.
+with its ``request_id``), ``cmd_vel`` (integrated into discrete actions) and the services ``episode/next``,
+``episode/reset`` (Trigger) and ``episode/load`` (personal/srv/LoadEpisode: by id, safe to say again).
+After STOP further actions are refused, or with ``continue_after_stop`` taken but never scored (the
+assistant verifies a found object). Bad input is logged as an error naming it; the node keeps running.
 """
 from __future__ import annotations
 
@@ -31,11 +31,13 @@ from std_srvs.srv import Trigger
 
 from personal.interfaces.convert import from_dict
 from personal.msg import AgentState, DiscreteAction, EpisodeDescriptor, EpisodeResult
+from personal.resend import AnsweredRequests
+from personal.srv import LoadEpisode
 from personal.sim.backends.base import Action, Observation
 from personal.navigation.eval.pan import episode_result
 from personal.sim.bridge_logic import (
-    PARAMETERS, TwistIntegrator, agent_state, backend_error, bridge_backend, check_action, episode_descriptor, load_source,
-    result_line, scene_model, tick_rate,
+    PARAMETERS, TwistIntegrator, agent_state, backend_error, bridge_backend, check_action, episode_descriptor,
+    episode_index, load_source, result_line, scene_model, tick_rate,
 )
 from nodes.lifecycle import run_node, serve, subscribe
 from nodes.parameters import declare_parameters
@@ -75,6 +77,8 @@ class SimBridgeNode(Node):
         subscribe(self, Twist, "cmd_vel", self.on_cmd_vel, COMMAND_QOS)
         serve(self, Trigger, "episode/next", self.on_next)
         serve(self, Trigger, "episode/reset", self.on_reset)
+        self.loads = AnsweredRequests()  # episode/load's answers by request id: a repeat loads nothing
+        serve(self, LoadEpisode, "episode/load", self.on_load)
 
         self.backend = None
         try:
@@ -135,17 +139,21 @@ class SimBridgeNode(Node):
         return True, msg
 
     def on_next(self, request, response):
-        if not self.episodes:
-            response.success, response.message = False, "no episodes loaded"
-            return response
-        response.success, response.message = self.goto((self.index + 1) % len(self.episodes))
+        response.success, response.message = (self.goto((self.index + 1) % len(self.episodes)) if self.episodes
+                                              else (False, "no episodes loaded"))
         return response
 
     def on_reset(self, request, response):
-        if self.index < 0:
-            response.success, response.message = False, "no episode loaded"
-            return response
-        response.success, response.message = self.goto(self.index)
+        response.success, response.message = self.goto(self.index) if self.index >= 0 else (False, "no episode loaded")
+        return response
+
+    def on_load(self, request, response):
+        """episode/load: the episode by id, once per request id (said again: the first answer)."""
+        answer = self.loads.get(request.request_id)
+        if answer is None:
+            answer = self.goto(episode_index(self.episodes, request.episode_id))  # unknown id: the guard answers
+            self.loads.put(request.request_id, answer)
+        response.success, response.message = answer
         return response
 
     # -- actions -------------------------------------------------------------------

@@ -1,9 +1,11 @@
 """Navigation node: malformed messages and an unknown policy are logged / answered, never fatal."""
+import time
+
 import pytest
 
 from conftest import wait_for
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = pytest.mark.timeout(120)
 
 
 def test_navigation_node_survives_bad_input(ros_context):
@@ -50,11 +52,11 @@ def test_pan_evaluator_sends_nav_start_again_when_the_first_is_lost(ros_context,
     again after START_RESEND_S without a progress report, and scores the run (a lost start used to wait
     run_timeout, 900 s, and record a failed episode)."""
     from rclpy.parameter import Parameter
-    from std_srvs.srv import Trigger
 
     import nodes.pan_evaluator_node as pan_evaluator
     from pan_fakes import NavigationLosingFirstStart
     from personal.msg import NavigationRun
+    from personal.srv import LoadEpisode
 
     monkeypatch.setattr(pan_evaluator, "START_RESEND_S", 0.5)
     evaluator = ros_context.add_node(pan_evaluator.PanEvaluatorNode(context=ros_context.context, parameter_overrides=[
@@ -64,13 +66,11 @@ def test_pan_evaluator_sends_nav_start_again_when_the_first_is_lost(ros_context,
     by_id = {e.episode_id: e for e in evaluator.episodes}
     io = ros_context.make_node("pan_doubles")
 
-    def load(request, response):  # the bridge double: the evaluator's current episode is loaded
-        response.success = True
-        response.message = f"loaded {evaluator.episodes[evaluator.schedule.current()[0]].episode_id}"
+    def load(request, response):  # the bridge double: the episode asked for is loaded
+        response.success, response.message = True, f"loaded {request.episode_id}"
         return response
 
-    for service in ("episode/reset", "episode/next"):
-        io.create_service(Trigger, service, load)
+    io.create_service(LoadEpisode, "episode/load", load)
 
     def run(start):  # the robot stays where the episode starts
         xyz = by_id[start.episode_id].start_position
@@ -82,3 +82,66 @@ def test_pan_evaluator_sends_nav_start_again_when_the_first_is_lost(ros_context,
     assert len(nav.starts) == len(evaluator.results) + 1  # one start said twice, every other once
     # scored from the double's run (no STOP in 0 steps), not a timeout
     assert [r.failure_reason for r in evaluator.results] == ["no STOP within 0 steps"] * len(evaluator.results)
+
+
+def test_pan_evaluator_says_a_load_again_and_the_bridge_loads_it_once(ros_context, tmp_path, monkeypatch):
+    """A bridge double, on its own executor, answers the first episode/load only after 2 s (a reply lost
+    or late): the evaluator says it again under the same request id after LOAD_RESEND_S, the double
+    answers repeats from its AnsweredRequests (as the bridge does) and loads each run's episode once.
+    With episode/next (std_srvs/Trigger) a second call would have skipped an episode, and every
+    later run would then have been recorded as "bridge could not load the episode"."""
+    import threading
+
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.parameter import Parameter
+
+    import nodes.pan_evaluator_node as pan_evaluator
+    from pan_fakes import NavigationLosingFirstStart
+    from personal.msg import NavigationRun
+    from personal.resend import AnsweredRequests
+    from personal.srv import LoadEpisode
+
+    monkeypatch.setattr(pan_evaluator, "LOAD_RESEND_S", 0.3)
+    monkeypatch.setattr(pan_evaluator, "START_RESEND_S", 0.5)
+    evaluator = ros_context.add_node(pan_evaluator.PanEvaluatorNode(context=ros_context.context, parameter_overrides=[
+        Parameter("methods", value="random-frontier,oracle"), Parameter("out_dir", value=str(tmp_path)),
+        Parameter("upper_bound", value="none")]))
+    assert evaluator.exit_code is None
+    by_id = {e.episode_id: e for e in evaluator.episodes}
+    bridge = ros_context.rclpy.create_node("bridge_double", context=ros_context.context)
+    answered, loads, requests = AnsweredRequests(), [], []
+
+    def load(request, response):
+        requests.append(request.request_id)
+        answer = answered.get(request.request_id)
+        if answer is None:
+            loads.append(request.episode_id)
+            answer = (True, f"episode {len(loads)}: {request.episode_id}")
+            answered.put(request.request_id, answer)
+            if len(loads) == 1:
+                time.sleep(2.0)  # the first answer comes late; the evaluator meanwhile says it again
+        response.success, response.message = answer
+        return response
+
+    bridge.create_service(LoadEpisode, "episode/load", load)
+    executor = SingleThreadedExecutor(context=ros_context.context)
+    executor.add_node(bridge)
+    spin = threading.Thread(target=executor.spin, daemon=True)
+    spin.start()
+    try:
+        io = ros_context.make_node("pan_nav_double")
+
+        def run(start):  # the robot stays where the episode starts
+            xyz = by_id[start.episode_id].start_position
+            return NavigationRun(episode_id=start.episode_id, policy=start.policy, xs=[xyz[0]], ys=[xyz[2]], yaws=[0.0])
+
+        NavigationLosingFirstStart(io, run)
+        wait_for(lambda: evaluator.exit_code is not None, 60)
+    finally:
+        executor.shutdown()
+        bridge.destroy_node()
+    runs = evaluator.schedule.runs
+    assert evaluator.exit_code == 0 and len(evaluator.results) == len(runs)
+    assert loads == [evaluator.episodes[i].episode_id for i, _ in runs]  # each run's episode, once
+    assert len(requests) > len(loads)  # the first load was said again
+    assert [r.failure_reason for r in evaluator.results] == ["no STOP within 0 steps"] * len(runs)

@@ -4,14 +4,14 @@ import math
 from personal.navigation.pan_session import PanSchedule, missing_run, score_run, unscored
 
 
-def test_schedule_resets_for_each_policy_and_moves_on_per_episode():
+def test_schedule_runs_every_policy_on_an_episode_before_the_next():
     s = PanSchedule(2, ["random-frontier", "oracle"])
     seen = []
     while not s.done():
-        seen.append((s.current(), s.service(), s.progress()))
+        seen.append((s.current(), s.k, s.progress()))
         s.advance()
-    assert seen == [((0, "random-frontier"), "reset", "[1/4]"), ((0, "oracle"), "reset", "[2/4]"),
-                    ((1, "random-frontier"), "next", "[3/4]"), ((1, "oracle"), "reset", "[4/4]")]
+    assert seen == [((0, "random-frontier"), 0, "[1/4]"), ((0, "oracle"), 1, "[2/4]"),
+                    ((1, "random-frontier"), 2, "[3/4]"), ((1, "oracle"), 3, "[4/4]")]
     assert PanSchedule(0, ["oracle"]).done()
 
 

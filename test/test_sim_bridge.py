@@ -270,3 +270,38 @@ def test_personal_launch_sim_graph_end_to_end(tmp_path):
     text = "".join(lines) + rest
     assert "[sim_bridge] " in text and f"1 episodes in 1 scenes from {out}" in text
     assert proc.returncode == 130 and "sim_bridge stopped (exit code 0)" in text, text
+
+
+def test_episode_load_by_id_said_again_loads_nothing_twice(bridge, ros_context):
+    """episode/load (personal/srv/LoadEpisode): a new request id (re)loads the episode; the same id said
+    again (a reply lost in discovery) is answered as the first and the episode is not reset; an unknown
+    episode id is refused by name."""
+    from personal.srv import LoadEpisode
+
+    listener = Listener(ros_context, {"agent_state": SENSORS["agent_state"]})
+    pub = listener.node.create_publisher(DiscreteAction, "action", 10)
+    client = listener.node.create_client(LoadEpisode, "episode/load")
+    assert client.wait_for_service(timeout_sec=20)
+
+    def load(episode_id, request_id):
+        future = client.call_async(LoadEpisode.Request(episode_id=episode_id, request_id=request_id))
+        wait_for(future.done, 20)
+        return future.result()
+
+    def forward(rid):
+        pub.publish(DiscreteAction(action=1, request_id=rid))
+        return wait_for(lambda: next((s for s in states(listener) if s["request_id"] == rid), None))
+
+    episode_id = toy_episode().episode_id
+    first = load(episode_id, 41)
+    assert first.success and episode_id in first.message
+    wait_for(lambda: pub.get_subscription_count() > 0)
+    assert forward("load-1")["step"] == 1
+    again = load(episode_id, 41)
+    assert (again.success, again.message) == (first.success, first.message)
+    assert forward("load-2")["step"] == 2  # the repeat did not reset the episode
+    assert load(episode_id, 42).success
+    assert forward("load-3")["step"] == 1  # a new id loads it afresh
+    unknown = load("no-such-episode", 43)
+    assert not unknown.success and "no-such-episode" in unknown.message
+    assert bridge.proc.poll() is None

@@ -44,13 +44,6 @@ class PanSchedule:
     def current(self) -> tuple[int, str]:
         return self.runs[self.k]
 
-    def service(self) -> str:
-        """'next' for a new episode after the first (the bridge moves on), else 'reset' (the same
-        episode again, for the next policy, or the very first)."""
-        i, _ = self.runs[self.k]
-        first_of_episode = self.k == 0 or self.runs[self.k - 1][0] != i
-        return "next" if first_of_episode and self.k > 0 else "reset"
-
     def advance(self) -> None:
         self.k += 1
 

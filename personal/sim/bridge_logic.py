@@ -144,6 +144,14 @@ def only_scene(episodes: list[Episode], scene_id: str, where: str) -> list[Episo
     return kept
 
 
+def episode_index(episodes: list[Episode], episode_id: str) -> int:
+    """The position of ``episode_id`` in the bridge's episode list (episode/load)."""
+    for i, ep in enumerate(episodes):
+        if ep.episode_id == episode_id:
+            return i
+    raise ValueError(f"episode {episode_id!r} is not among the bridge's {len(episodes)} episodes")
+
+
 def scene_model(scene) -> Scene | None:
     """Our scene model behind what a backend loads (a Scene, or a SceneAsset's ``scene``)."""
     return scene.scene if isinstance(scene, SceneAsset) else scene
