@@ -47,23 +47,41 @@ def test_navigation_node_survives_bad_input(ros_context):
     node.on_image(bad, "depth", "camera/aligned_depth_to_color/image_raw")  # logged, not raised
 
 
+def _evaluator(ros_context, tmp_path, methods: str):
+    """A PAN evaluator node on the default generated episodes, no upper bound."""
+    from rclpy.parameter import Parameter
+
+    import nodes.pan_evaluator_node as pan_evaluator
+
+    evaluator = ros_context.add_node(pan_evaluator.PanEvaluatorNode(context=ros_context.context, parameter_overrides=[
+        Parameter("methods", value=methods), Parameter("out_dir", value=str(tmp_path)),
+        Parameter("upper_bound", value="none")]))
+    assert evaluator.exit_code is None
+    return evaluator
+
+
+def _staying_at_the_start(evaluator):
+    """A navigation double's run: the robot stays where the episode starts."""
+    from personal.msg import NavigationRun
+
+    by_id = {e.episode_id: e for e in evaluator.episodes}
+
+    def run(start):
+        xyz = by_id[start.episode_id].start_position
+        return NavigationRun(episode_id=start.episode_id, policy=start.policy, xs=[xyz[0]], ys=[xyz[2]], yaws=[0.0])
+    return run
+
+
 def test_pan_evaluator_sends_nav_start_again_when_the_first_is_lost(ros_context, tmp_path, monkeypatch):
     """A navigation double that drops the first nav/start and answers every other: the evaluator says it
     again after START_RESEND_S without a progress report, and scores the run (a lost start used to wait
     run_timeout, 900 s, and record a failed episode)."""
-    from rclpy.parameter import Parameter
-
     import nodes.pan_evaluator_node as pan_evaluator
     from pan_fakes import NavigationLosingFirstStart
-    from personal.msg import NavigationRun
     from personal.srv import LoadEpisode
 
     monkeypatch.setattr(pan_evaluator, "START_RESEND_S", 0.5)
-    evaluator = ros_context.add_node(pan_evaluator.PanEvaluatorNode(context=ros_context.context, parameter_overrides=[
-        Parameter("methods", value="random-frontier"), Parameter("out_dir", value=str(tmp_path)),
-        Parameter("upper_bound", value="none")]))
-    assert evaluator.exit_code is None
-    by_id = {e.episode_id: e for e in evaluator.episodes}
+    evaluator = _evaluator(ros_context, tmp_path, "random-frontier")
     io = ros_context.make_node("pan_doubles")
 
     def load(request, response):  # the bridge double: the episode asked for is loaded
@@ -72,11 +90,7 @@ def test_pan_evaluator_sends_nav_start_again_when_the_first_is_lost(ros_context,
 
     io.create_service(LoadEpisode, "episode/load", load)
 
-    def run(start):  # the robot stays where the episode starts
-        xyz = by_id[start.episode_id].start_position
-        return NavigationRun(episode_id=start.episode_id, policy=start.policy, xs=[xyz[0]], ys=[xyz[2]], yaws=[0.0])
-
-    nav = NavigationLosingFirstStart(io, run)
+    nav = NavigationLosingFirstStart(io, _staying_at_the_start(evaluator))
     wait_for(lambda: evaluator.exit_code is not None, 40)
     assert evaluator.exit_code == 0 and nav.starts[0] == nav.starts[1]
     assert len(nav.starts) == len(evaluator.results) + 1  # one start said twice, every other once
@@ -93,21 +107,15 @@ def test_pan_evaluator_says_a_load_again_and_the_bridge_loads_it_once(ros_contex
     import threading
 
     from rclpy.executors import SingleThreadedExecutor
-    from rclpy.parameter import Parameter
 
     import nodes.pan_evaluator_node as pan_evaluator
     from pan_fakes import NavigationLosingFirstStart
-    from personal.msg import NavigationRun
     from personal.resend import AnsweredRequests
     from personal.srv import LoadEpisode
 
     monkeypatch.setattr(pan_evaluator, "LOAD_RESEND_S", 0.3)
     monkeypatch.setattr(pan_evaluator, "START_RESEND_S", 0.5)
-    evaluator = ros_context.add_node(pan_evaluator.PanEvaluatorNode(context=ros_context.context, parameter_overrides=[
-        Parameter("methods", value="random-frontier,oracle"), Parameter("out_dir", value=str(tmp_path)),
-        Parameter("upper_bound", value="none")]))
-    assert evaluator.exit_code is None
-    by_id = {e.episode_id: e for e in evaluator.episodes}
+    evaluator = _evaluator(ros_context, tmp_path, "random-frontier,oracle")
     bridge = ros_context.rclpy.create_node("bridge_double", context=ros_context.context)
     answered, loads, requests = AnsweredRequests(), [], []
 
@@ -129,13 +137,7 @@ def test_pan_evaluator_says_a_load_again_and_the_bridge_loads_it_once(ros_contex
     spin = threading.Thread(target=executor.spin, daemon=True)
     spin.start()
     try:
-        io = ros_context.make_node("pan_nav_double")
-
-        def run(start):  # the robot stays where the episode starts
-            xyz = by_id[start.episode_id].start_position
-            return NavigationRun(episode_id=start.episode_id, policy=start.policy, xs=[xyz[0]], ys=[xyz[2]], yaws=[0.0])
-
-        NavigationLosingFirstStart(io, run)
+        NavigationLosingFirstStart(ros_context.make_node("pan_nav_double"), _staying_at_the_start(evaluator))
         wait_for(lambda: evaluator.exit_code is not None, 60)
     finally:
         executor.shutdown()
