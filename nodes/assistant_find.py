@@ -1,7 +1,7 @@
 """The assistant node's ``assistant/find_object`` action server (FindObject); not a node itself.
 
 A goal drives the navigation node: in the simulator the bridge's episode is restarted first
-(``episode/reset``, std_srvs/Trigger; ``reset_service:=""`` on a robot), then ``nav/start`` carries
+(``episode/reset``, std_srvs/Trigger, said again until answered; ``reset_service:=""`` on a robot), then ``nav/start`` carries
 the query, the owner ("my" = the requester) and the household summary — the memory's current
 ownership when it holds any (so a gift told a minute ago is grounded), else the episode's; ``nav/progress`` becomes the
 feedback, ``nav/result`` the answer (personal.assistant.find). With ``verify`` the run's policy is
@@ -28,10 +28,12 @@ from personal.assistant.find import (FindError, FindTracker, episode_id_from_res
 from personal.interfaces.convert import to_dict
 from personal.msg import EpisodeDescriptor, NavigationRun, NavigationStart
 from personal.resend import Resend
+from nodes.goals import call_until_answered
 from nodes.lifecycle import serve_action, sleep, subscribe, wait_until
 
 COMMAND_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+RESET_RESEND_S = 2.5  # episode/reset said again until answered (a reply lost in discovery), within service_timeout_s
 
 
 class Unanswered(RuntimeError):
@@ -130,8 +132,9 @@ class FindServer:
             return f"find-{uuid.uuid4().hex[:8]}"
         if not await wait_until(self.node, self.reset.service_is_ready, self.service_timeout_s):
             raise Unanswered(f"service {self.reset_service} not offered within {self.service_timeout_s:g} s: is the sim bridge running?")
-        future = self.reset.call_async(Trigger.Request())
+        future = call_until_answered(self.node, self.reset, Trigger.Request(), RESET_RESEND_S)  # safe to repeat: no run yet
         if not await wait_until(self.node, future.done, self.service_timeout_s):
+            future.cancel()
             raise Unanswered(f"{self.reset_service} did not answer within {self.service_timeout_s:g} s")
         answer = future.result()
         if not answer.success:

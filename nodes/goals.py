@@ -1,5 +1,5 @@
 """The client side of an action goal, robust to a lost message: its request (``send_goal``) and its
-result (``wait_result``).
+result (``wait_result``); and a service call said again until answered (``call_until_answered``).
 
 ``ActionClient.wait_for_server`` returns once the client has matched the server's endpoints, but the
 match need not be mutual yet: a goal request sent then can reach a server reader that has not matched
@@ -28,6 +28,19 @@ def send_goal(node: Node, client, goal, feedback_callback: Callable | None = Non
     from unique_identifier_msgs.msg import UUID
 
     goal_id = UUID(uuid=list(uuid.uuid4().bytes))
+    return _until_answered(node, lambda: client.send_goal_async(goal, feedback_callback, goal_uuid=goal_id), resend_s)
+
+
+def call_until_answered(node: Node, client, request, resend_s: float = GOAL_RESEND_S) -> Future:
+    """``client.call_async(request)``, said again every ``resend_s`` until one call is answered: only
+    for a request that is safe to repeat (``episode/reset`` before a run starts; ``episode/load`` under
+    one request id, which the bridge answers once). Cancel the returned future to stop saying it."""
+    return _until_answered(node, lambda: client.call_async(request), resend_s)
+
+
+def _until_answered(node: Node, send_once: Callable[[], Future], resend_s: float) -> Future:
+    """A future of the first answer to ``send_once()``, which a timer of ``node`` calls again every
+    ``resend_s`` until that future is done (answered or cancelled)."""
     answered = Future()
 
     def first_answer(sent: Future) -> None:
@@ -36,7 +49,7 @@ def send_goal(node: Node, client, goal, feedback_callback: Callable | None = Non
 
     def send() -> None:
         if not answered.done():
-            client.send_goal_async(goal, feedback_callback, goal_uuid=goal_id).add_done_callback(first_answer)
+            send_once().add_done_callback(first_answer)
 
     timer = node.create_timer(resend_s, send)
     answered.add_done_callback(lambda _: node.destroy_timer(timer))

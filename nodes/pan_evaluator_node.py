@@ -28,6 +28,7 @@ from personal.msg import NavigationRun, NavigationStart
 from personal.srv import LoadEpisode
 from personal.navigation.progress import is_progress_of
 from personal.navigation.pan_session import PARAMETERS, PanSchedule, load_scored_episodes, report_meta, score_run, unscored
+from nodes.goals import call_until_answered
 from nodes.lifecycle import run_until_exit_code, subscribe
 from nodes.parameters import declare_parameters
 
@@ -114,8 +115,8 @@ class PanEvaluatorNode(Node):
             i, _ = self.schedule.current()
             self.load_request = LoadEpisode.Request(episode_id=self.episodes[i].episode_id,
                                                     request_id=self.load_ids + self.schedule.k)
-            self.pending = self.cli_load.call_async(self.load_request)
-            self.phase, self.deadline, self.load_sent = "wait_service", now + LOAD_TIMEOUT_S, now
+            self.pending = call_until_answered(self, self.cli_load, self.load_request, LOAD_RESEND_S)
+            self.phase, self.deadline = "wait_service", now + LOAD_TIMEOUT_S
             return
         if self.phase == "wait_service":
             if self.pending.done():
@@ -132,11 +133,8 @@ class PanEvaluatorNode(Node):
                 self.phase = "wait_result"
                 self.deadline = now + float(self.p["run_timeout"])
             elif now > self.deadline:
+                self.pending.cancel()  # stop saying it
                 self.record(None, failure=f"episode/load did not answer within {LOAD_TIMEOUT_S:g} s")
-            elif now - self.load_sent > LOAD_RESEND_S:
-                self.get_logger().warning(f"episode/load {self.load_request.episode_id}: no answer in "
-                                          f"{LOAD_RESEND_S:g} s, said again")
-                self.pending, self.load_sent = self.cli_load.call_async(self.load_request), now
             return
         if self.phase == "wait_result" and now > self.deadline:
             self.record(None, failure=f"no nav/result within {self.p['run_timeout']} s")

@@ -212,6 +212,34 @@ def test_navigation_node_ignores_a_repeated_start_of_the_run_in_progress(ros_con
         node.destroy_node()
 
 
+def test_a_service_call_sent_before_the_server_existed_is_said_again_and_answered(ros_context):
+    """nodes.goals.call_until_answered, as the PAN evaluator's episode/load and FindObject's
+    episode/reset use it: rclpy's call_async alone waits forever for a request no server read; said
+    again, it is answered; a cancelled one stops being said."""
+    from std_srvs.srv import Trigger
+
+    from nodes.goals import call_until_answered
+
+    node = ros_context.make_node("early_caller")
+    client = node.create_client(Trigger, "probe/reset")
+    once = client.call_async(Trigger.Request())
+    again = call_until_answered(node, client, Trigger.Request(), resend_s=0.3)
+    stopped = call_until_answered(node, node.create_client(Trigger, "probe/never"), Trigger.Request(), resend_s=0.1)
+    stopped.cancel()
+    calls = []
+
+    def reset(request, response):
+        calls.append(request)
+        response.success, response.message = True, f"reset {len(calls)}"
+        return response
+
+    ros_context.make_node("late_server").create_service(Trigger, "probe/reset", reset)
+    wait_for(again.done, 20)
+    assert again.result().success and again.result().message.startswith("reset ")
+    assert not once.done()  # the request sent once is lost for good
+    assert stopped.cancelled() and not list(node.timers)  # both resend timers gone: answered, cancelled
+
+
 def test_a_goal_sent_before_the_server_matched_is_said_again_and_answered(ros_context):
     """A goal request that reaches no server reader is lost (here: sent before the server exists; in CI,
     once, sent while discovery was one-sided, and the test waited 20 s for an answer). nodes.goals.send_goal
