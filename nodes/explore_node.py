@@ -12,14 +12,15 @@ bound -> decide the next action on that grid.
 On finish: STOP is sent, ``map/save`` (std_srvs/Trigger) is called when ``save_on_finish``,
 and the node exits when ``exit_on_finish`` (as the required node of the ``explore`` graph).
 
-``all_episodes:=true``: explore every episode the bridge holds in turn (``episode/next`` after each
-scene's map is saved; the mapping node starts fresh maps for a new scene), so one graph — one
-start-up — pre-explores several scenes (the POG evaluator writes one episode per scene). A new
-scene's first decision waits for a map of that scene (``map/status`` scene id), so each scene is
-explored exactly as by a graph of its own.
+``all_episodes:=true``: explore every episode the bridge holds in turn (``episode/load`` of the next
+index after each scene's map is saved, said again until answered; the mapping node starts fresh
+maps for a new scene), so one graph — one start-up — pre-explores several scenes (the POG evaluator
+writes one episode per scene). A new scene's first decision waits for a map of that scene
+(``map/status`` scene id), so each scene is explored exactly as by a graph of its own.
 """
 from __future__ import annotations
 
+import random
 import time
 
 import numpy as np
@@ -31,14 +32,17 @@ from std_srvs.srv import Trigger
 from personal import exit_codes
 from personal.interfaces.convert import to_dict
 from personal.msg import AgentState, DiscreteAction, EpisodeDescriptor, MapStatus
+from personal.srv import LoadEpisode
 from personal.mapping.exploration import PARAMETERS, Act, ExplorerConfig, FrontierExplorer, map_matches_pose
 from personal.mapping.grid import GridGeometry
+from nodes.goals import call_until_answered
 from nodes.lifecycle import run_node, subscribe
 from nodes.parameters import declare_parameters
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+LOAD_RESEND_S, LOAD_TIMEOUT_S = 5.0, 60.0  # all_episodes: episode/load said again until answered, then given up
 
 
 class ExploreNode(Node):
@@ -47,7 +51,7 @@ class ExploreNode(Node):
         self.p = declare_parameters(self, PARAMETERS)
         self.explorer = self._new_explorer()
         self.episode: dict | None = None  # the bridge's current episode (all_episodes: which scene to map)
-        self.want_index: int | None = None  # all_episodes: the episode index asked for with episode/next
+        self.want_index: int | None = None  # all_episodes: the episode index asked for with episode/load
         self.grid: OccupancyGridMsg | None = None
         self.state: dict | None = None
         self.status: dict | None = None
@@ -68,7 +72,8 @@ class ExploreNode(Node):
         subscribe(self, AgentState, "agent_state", self._on_state, STATE_QOS)
         subscribe(self, EpisodeDescriptor, "episode", self._on_episode, LATCHED)
         self.save_client = self.create_client(Trigger, "map/save")
-        self.next_client = self.create_client(Trigger, "episode/next")
+        self.load_client = self.create_client(LoadEpisode, "episode/load")
+        self.load_deadline: tuple | None = None  # (monotonic deadline, future) of an episode/load awaited
         self.create_timer(0.1, self._tick)  # timeouts only: every input acts at once
         self.get_logger().info(f"explore ready: frontier policy, budget {self.p['max_steps']} steps")
 
@@ -122,6 +127,8 @@ class ExploreNode(Node):
         return map_matches_pose(self.status, self._pose(), g.sec * 1_000_000_000 + g.nanosec)
 
     def _tick(self) -> None:
+        if self.load_deadline is not None and time.monotonic() > self.load_deadline[0]:
+            self.load_deadline[1].cancel()  # its done callback fails the run: no answer
         if self.finished or self.phase == "saving":
             return
         if self.phase == "wait_state" and self.state is not None and self.state.get("request_id") == f"explore-{self.sent}":
@@ -208,20 +215,19 @@ class ExploreNode(Node):
         self.finished = True
 
     def _next_episode(self, index: int) -> None:
-        """all_episodes: the bridge's next episode (a new scene), explored from its start by a fresh explorer."""
-        if not self.next_client.wait_for_service(timeout_sec=5.0):
-            self._fail("service 'episode/next' not available: the remaining episodes are not explored")
+        """all_episodes: the bridge's episode ``index`` (a new scene), explored from its start by a fresh
+        explorer. episode/load by index is said again until answered (the bridge loads it once)."""
+        if not self.load_client.wait_for_service(timeout_sec=5.0):
+            self._fail("service 'episode/load' not available: the remaining episodes are not explored")
             self.finished = True
             return
 
         def done(future) -> None:
-            try:
-                res = future.result()
-            except Exception as exc:
-                res = None
-                self.get_logger().error(f"episode/next failed: {exc}")
+            self.load_deadline = None
+            res = None if future.cancelled() else future.result()
             if res is None or not res.success:
-                self._fail(f"episode/next: {res.message if res is not None else 'no answer'}: the remaining episodes are not explored")
+                why = res.message if res is not None else f"no answer in {LOAD_TIMEOUT_S:g} s"
+                self._fail(f"episode/load {index}: {why}: the remaining episodes are not explored")
                 self.finished = True
                 return
             self.get_logger().info(f"next scene: {res.message}")
@@ -229,7 +235,10 @@ class ExploreNode(Node):
             self._set("start")
             self._tick()
 
-        self.next_client.call_async(Trigger.Request()).add_done_callback(done)
+        request = LoadEpisode.Request(index=index, request_id=random.getrandbits(63))
+        future = call_until_answered(self, self.load_client, request, LOAD_RESEND_S)
+        future.add_done_callback(done)
+        self.load_deadline = (time.monotonic() + LOAD_TIMEOUT_S, future)  # then _tick cancels it: a failure, not a hang
 
 
 def main(args=None) -> None:

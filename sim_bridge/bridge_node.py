@@ -148,10 +148,10 @@ class SimBridgeNode(Node):
         return response
 
     def on_load(self, request, response):
-        """episode/load: the episode by id, once per request id (said again: the first answer)."""
+        """episode/load: the episode by id or index, once per request id (said again: the first answer)."""
         answer = self.loads.get(request.request_id)
         if answer is None:
-            answer = self.goto(episode_index(self.episodes, request.episode_id))  # unknown id: the guard answers
+            answer = self.goto(episode_index(self.episodes, request.episode_id, request.index))  # bad: the guard answers
             self.loads.put(request.request_id, answer)
         response.success, response.message = answer
         return response

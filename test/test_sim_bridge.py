@@ -275,7 +275,7 @@ def test_personal_launch_sim_graph_end_to_end(tmp_path):
 def test_episode_load_by_id_said_again_loads_nothing_twice(bridge, ros_context):
     """episode/load (personal/srv/LoadEpisode): a new request id (re)loads the episode; the same id said
     again (a reply lost in discovery) is answered as the first and the episode is not reset; an unknown
-    episode id is refused by name."""
+    episode id or an index outside the list is refused by name; by index it loads too."""
     from personal.srv import LoadEpisode
 
     listener = Listener(ros_context, {"agent_state": SENSORS["agent_state"]})
@@ -283,8 +283,8 @@ def test_episode_load_by_id_said_again_loads_nothing_twice(bridge, ros_context):
     client = listener.node.create_client(LoadEpisode, "episode/load")
     assert client.wait_for_service(timeout_sec=20)
 
-    def load(episode_id, request_id):
-        future = client.call_async(LoadEpisode.Request(episode_id=episode_id, request_id=request_id))
+    def load(episode_id, request_id, index=-1):
+        future = client.call_async(LoadEpisode.Request(episode_id=episode_id, request_id=request_id, index=index))
         wait_for(future.done, 20)
         return future.result()
 
@@ -304,4 +304,8 @@ def test_episode_load_by_id_said_again_loads_nothing_twice(bridge, ros_context):
     assert forward("load-3")["step"] == 1  # a new id loads it afresh
     unknown = load("no-such-episode", 43)
     assert not unknown.success and "no-such-episode" in unknown.message
+    assert load("", 44, index=0).success  # by its position in the list
+    assert forward("load-4")["step"] == 1
+    outside = load("", 45, index=1)
+    assert not outside.success and "episode index 1 is outside the bridge's 1 episodes" in outside.message
     assert bridge.proc.poll() is None

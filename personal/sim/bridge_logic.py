@@ -144,8 +144,13 @@ def only_scene(episodes: list[Episode], scene_id: str, where: str) -> list[Episo
     return kept
 
 
-def episode_index(episodes: list[Episode], episode_id: str) -> int:
-    """The position of ``episode_id`` in the bridge's episode list (episode/load)."""
+def episode_index(episodes: list[Episode], episode_id: str, index: int = -1) -> int:
+    """The position of ``episode_id`` in the bridge's episode list, or ``index`` checked against it
+    when ``episode_id`` is empty (episode/load)."""
+    if not episode_id:
+        if not 0 <= index < len(episodes):
+            raise ValueError(f"episode index {index} is outside the bridge's {len(episodes)} episodes")
+        return index
     for i, ep in enumerate(episodes):
         if ep.episode_id == episode_id:
             return i
