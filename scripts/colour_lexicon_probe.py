@@ -7,7 +7,8 @@ chosen on) or ``eval`` (the evaluation's unseen words: crimson, cobalt ...).
 SETTINGS: comma-separated ``palette:k:tau`` with palette ``catalog`` (the training palette, shipped)
 or ``xkcd`` (xkcd's own values for the catalog words), e.g. ``catalog:3:3,catalog:3:6,xkcd:3:3``;
 an optional fourth field names the lexicon (``personal.models.colour_words.LEXICONS``, default ``xkcd``),
-e.g. ``catalog:3:3:xkcd+bestof``.
+e.g. ``catalog:3:3:xkcd+bestof``; a fifth field ``context`` reads the curated names only where a colour
+word stands (``ColourGrounding.curated_in_context``), e.g. ``catalog:3:3:xkcd+bestof:context``.
 
 The crops are embedded once; only the texts' embeddings change (personal.models.colour_words), and
 the ranking is ``personal.perception.evaluate.crop_retrieval``'s. docs/perception.md, "Unseen
@@ -46,9 +47,11 @@ def main(dataset: str, words: str, settings: str) -> None:
     print(f"{dataset} {words} words: {len(crops)} proposals, tower alone top-1 {top1(vocab.emb):.4f}", flush=True)
     shipped = catalog_grounding()
     for setting in settings.split(","):
-        palette, k, tau, *source = setting.split(":")
+        palette, k, tau, *rest = setting.split(":")
+        source = rest[:1] or ["xkcd"]
+        context = rest[1:] == ["context"]
         colours = shipped.palette if palette == "catalog" else {n: lexicon()[n] for n in shipped.palette}
-        g = ColourGrounding(colours, shipped.known, int(k), float(tau), *source)
+        g = ColourGrounding(colours, shipped.known, int(k), float(tau), source[0], context)
         emb = g.encode(vocab.texts, lambda t: encode_sentences(sentence, t))
         print(f"{setting}: top-1 {top1(emb):.4f}", flush=True)
 

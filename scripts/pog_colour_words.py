@@ -8,7 +8,8 @@ summaries, once with ``colour_words="off"`` and once as shipped (personal.models
 maps are the same, so any difference is the text side's. Verbatim summaries use only the
 generator's words, so they cannot change (a check that the lexicon leaves them alone). LEXICONS
 (comma-separated, ``personal.models.colour_words.LEXICONS``) adds a row per lexicon the grounding
-reads, e.g. ``xkcd,xkcd+bestof``; without it the one row "lexicon" is the shipped grounding.
+reads, e.g. ``xkcd,xkcd+bestof,xkcd+bestof:context`` (``:context``: its curated names only where a colour
+word stands); without it the one row "lexicon" is the shipped grounding.
 """
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ def main(first: int, n: int, out: str, camera: str = "ideal", lexicons: str = ""
     rows = [("off", off), ("lexicon", shipped)] if not lexicons else [("off", off)]
     for source in filter(None, lexicons.split(",")):
         enc, _ = make_components("lit", "builtin")
-        enc.colour_words = replace(enc.colour_words, lexicon_source=source)
+        enc.colour_words = replace(enc.colour_words, lexicon_source=source.removesuffix(":context"),
+                                   curated_in_context=source.endswith(":context"))
         rows.append((source, enc))
     maps = {}
     for sid, scene in scenes.items():

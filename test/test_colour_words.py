@@ -30,6 +30,7 @@ def test_the_curated_names_are_color_name_lists_own_file():
 def test_names_neither_matplotlib_list_has_are_read_from_the_curated_list():
     plain, extended = lexicon("xkcd"), lexicon("xkcd+bestof")
     assert DEFAULT_LEXICON == catalog_grounding().lexicon_source == "xkcd+bestof"
+    assert catalog_grounding().curated_in_context
     for name in ("graphite", "espresso", "jet black", "snow white"):
         assert name not in plain and name in extended
     assert all(extended[k] == v for k, v in plain.items())  # the earlier list wins a name both have
@@ -148,3 +149,26 @@ def test_seeded_paraphrase_colours_land_on_their_catalog_colour_more_often_than_
             total += 1
             hits += max(g.variants(f"the {w} mug"))[1] == f"the {colour} mug"
     assert total >= 20 and hits / total >= 0.5, (hits, total)
+
+
+@pytest.mark.parametrize("text, read_as", [
+    ("the graphite mug on the desk", "the dark grey mug on the desk"),
+    ("the mug in graphite.", "the mug in dark grey."),
+    ("a mug with a jet-black handle", None),  # read (what as is the lexicon's), not left alone
+    ("the couch in the living room", "the couch in the living room"),
+    ("Lily owns the mug on the couch.", "Lily owns the mug on the couch."),
+    ("the lunch tin near the kettle", "the lunch tin near the kettle"),
+    ("the end table next to the sofa", "the end table next to the sofa"),
+])
+def test_curated_names_in_context_are_read_only_where_a_colour_word_stands(text, read_as):
+    g = catalog_grounding()
+    in_context = ColourGrounding(g.palette, g.known, lexicon_source="xkcd+bestof", curated_in_context=True)
+    top = max(in_context.variants(text))[1]
+    if read_as is None:
+        assert top != text and "jet" not in top
+    else:
+        assert top == read_as
+    everywhere = ColourGrounding(g.palette, g.known, lexicon_source="xkcd+bestof", curated_in_context=False)
+    assert max(everywhere.variants("the couch in the living room"))[1] != "the couch in the living room"
+    plain = ColourGrounding(g.palette, g.known, lexicon_source="xkcd", curated_in_context=True)
+    assert max(plain.variants("the mug in dark khaki"))[1] != "the mug in dark khaki"  # xkcd names as before

@@ -20,9 +20,11 @@ the npm package by ``test/test_colour_words.py``). The catalog colours' appearan
 palette (``personal.world.catalog.COLORS``): what each word looked like in the tower's training data.
 
 Capitalised and possessive matches are taken for names ("Rosa", "Amber's mug") and left alone.
-Known limits: a word outside the lexicon stays as it is, a lexicon name that is also a noun ("wine"
-in "wine glass", "couch" in the curated list) is read as a colour, and so is a name written in lower
-case.
+A curated name counts only where a colour word stands (after "in", or before a word that is not a
+preposition, conjunction or verb: ``_in_a_colour_place``), so "the couch in the living room" and
+"the lunch tin near the kettle" keep their nouns. Known limits: a word outside the lexicon stays as it
+is, an xkcd / CSS4 name that is also a noun ("wine" in "wine glass") is read as a colour, and so is a
+name written in lower case.
 """
 from __future__ import annotations
 
@@ -43,6 +45,14 @@ DEFAULT_K = 3
 DEFAULT_TAU = 3.0
 # chosen on the same households and words, 2026-12-07 (docs/results/colour_lexicon/RULES_extension.md)
 DEFAULT_LEXICON = "xkcd+bestof"
+# chosen on validation households 2026-12-07 (RULES_extension.md, amendment): a curated name counts as
+# a colour only where a colour word stands (_in_a_colour_place), and none beginning with an article
+DEFAULT_CURATED_IN_CONTEXT = True
+_ARTICLES = frozenset({"the", "a", "an"})
+# words that follow an object noun in a sentence, never a colour word's noun
+_NOT_BEFORE_A_NOUN = frozenset(
+    "in on under over near beside by at with and or of to from into onto for against along beneath underneath "
+    "is are was were be belongs belong sits sitting lies lying stands standing that which who".split())
 MIN_WEIGHT = 0.01  # lighter variants are dropped (the heaviest never; the rest re-weighted to sum to 1)
 _WORD = re.compile(r"[a-z]+")
 
@@ -113,6 +123,7 @@ class ColourGrounding:
     k: int = DEFAULT_K
     tau: float = DEFAULT_TAU
     lexicon_source: str = DEFAULT_LEXICON
+    curated_in_context: bool = DEFAULT_CURATED_IN_CONTEXT
 
     def __post_init__(self):
         if self.lexicon_source not in LEXICONS:
@@ -126,16 +137,20 @@ class ColourGrounding:
         phrases, longest first), built once per grounding."""
         names = list(self.palette)
         palette_lab = srgb_to_lab(255 * np.array(list(self.palette.values())))
-        phrases = {p: srgb_to_lab(255 * np.array(rgb)) for p, rgb in lexicon(self.lexicon_source).items()
-                   if not all(w in self.known for w in _WORD.findall(p))}
-        return names, palette_lab, phrases, colour_regex(phrases) if phrases else None
+        lex = lexicon(self.lexicon_source)
+        curated = frozenset(lex) - frozenset(lexicon("xkcd")) if self.curated_in_context else frozenset()
+        phrases = {p: srgb_to_lab(255 * np.array(rgb)) for p, rgb in lex.items()
+                   if not all(w in self.known for w in _WORD.findall(p))
+                   and not (p in curated and p.split()[0] in _ARTICLES)}  # "the end" is no colour word in a text
+        return names, palette_lab, phrases, colour_regex(phrases) if phrases else None, curated
 
     def variants(self, text: str) -> list[tuple[float, str]]:
         """[(weight, text)] summing to 1: ``text`` itself when it has no unknown colour word, else
         one text per combination of the nearest palette colours of its unknown colour phrases."""
-        names, palette_lab, phrases, pattern = self._tables
+        names, palette_lab, phrases, pattern, curated = self._tables
         lowered = re.sub(r"(?<=[a-z])-(?=[a-z])", " ", text.lower())
-        found = [m for m in (pattern.finditer(lowered) if pattern else ()) if not _a_name(text, m)]
+        found = [m for m in (pattern.finditer(lowered) if pattern else ()) if not _a_name(text, m)
+                 and (m.group(1) not in curated or _in_a_colour_place(lowered, m))]
         if not found:
             return [(1.0, text)]
         options = []
@@ -166,6 +181,17 @@ class ColourGrounding:
             out.append(mixed / max(float(np.linalg.norm(mixed)), 1e-12))
             i += len(plan)
         return np.asarray(out, np.float32).reshape(len(texts), -1)
+
+
+def _in_a_colour_place(lowered: str, m: re.Match) -> bool:
+    """Where a colour word stands: after "in" ("the mug in graphite") or before a word that is not a
+    preposition, conjunction or verb ("the graphite mug"); "the couch in the room", "on the couch."
+    and "the lunch tin near the kettle" are nouns there."""
+    before = lowered[:m.start()].split()
+    after = _WORD.findall(lowered[m.end():m.end() + 40])
+    if before and before[-1] == "in":
+        return True
+    return bool(after) and not re.match(r"[.,;:!?]", lowered[m.end():].lstrip()) and after[0] not in _NOT_BEFORE_A_NOUN
 
 
 def _a_name(text: str, m: re.Match) -> bool:
