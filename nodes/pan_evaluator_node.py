@@ -76,7 +76,6 @@ class PanEvaluatorNode(Node):
         self.results: list = []
         self.trajectories: dict[str, dict] = {}
         self.cli_load = self.create_client(LoadEpisode, "episode/load")
-        self.load_request: LoadEpisode.Request | None = None  # of the load awaited
         self.load_ids = random.getrandbits(40) << 20  # this evaluator's request ids (+ k): none a bridge has seen
         self.pub_start = self.create_publisher(NavigationStart, "nav/start", COMMAND_QOS)
         subscribe(self, NavigationRun, "nav/result", self.on_result, COMMAND_QOS)
@@ -113,9 +112,9 @@ class PanEvaluatorNode(Node):
                 self.finish()
                 return
             i, _ = self.schedule.current()
-            self.load_request = LoadEpisode.Request(episode_id=self.episodes[i].episode_id,
-                                                    request_id=self.load_ids + self.schedule.k)
-            self.pending = call_until_answered(self, self.cli_load, self.load_request, LOAD_RESEND_S)
+            request_id = self.load_ids + self.schedule.k
+            request = LoadEpisode.Request(episode_id=self.episodes[i].episode_id, request_id=request_id)
+            self.pending = call_until_answered(self, self.cli_load, request, LOAD_RESEND_S)
             self.phase, self.deadline = "wait_service", now + LOAD_TIMEOUT_S
             return
         if self.phase == "wait_service":
