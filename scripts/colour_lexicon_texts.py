@@ -4,9 +4,10 @@ Usage: .venv/bin/python scripts/colour_lexicon_texts.py FIRST_SEED N_HOUSEHOLDS 
 
 For the verbatim and varied summaries of the households' POG episodes (3 splits x 10, the episode
 seed being the first household's), every summary sentence and query is planned by
-``ColourGrounding.variants`` under each lexicon (comma-separated, ``personal.models.colour_words.LEXICONS``,
-the first one the reference; ``:context`` after one reads its curated names in context only); printed: how many texts each lexicon reads as holding an unknown
-colour word, how many it plans differently from the reference, and the first of those.
+``ColourGrounding.variants`` under each lexicon (comma-separated specs of
+``personal.models.colour_words.catalog_grounding_named``, the first one the reference); printed: how
+many texts each lexicon reads as holding an unknown colour word, how many it plans differently from
+the reference, and the first of those.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import re
 import sys
 
 from personal.grounding.eval.pog_run import generate_episode_set
-from personal.models.colour_words import ColourGrounding, catalog_grounding
+from personal.models.colour_words import catalog_grounding_named
 
 
 def texts_of(episodes) -> set[str]:
@@ -26,10 +27,8 @@ def texts_of(episodes) -> set[str]:
 
 
 def main(first: int, n: int, lexicons: str, show: int = 12) -> None:
-    shipped = catalog_grounding()
     sources = lexicons.split(",")
-    groundings = {s: ColourGrounding(shipped.palette, shipped.known, lexicon_source=s.removesuffix(":context"),
-                                     curated_in_context=s.endswith(":context")) for s in sources}
+    groundings = {s: catalog_grounding_named(s) for s in sources}
     for style in ("varied", "verbatim"):
         _, episodes = generate_episode_set(n, ("easy", "medium", "hard"), 10, first, summary_style=style)
         texts = sorted(texts_of(episodes))

@@ -7,8 +7,8 @@ with the shipped `lit` tower; its episodes (3 splits x 10) are grounded with ver
 summaries, once with ``colour_words="off"`` and once as shipped (personal.models.colour_words). The
 maps are the same, so any difference is the text side's. Verbatim summaries use only the
 generator's words, so they cannot change (a check that the lexicon leaves them alone). LEXICONS
-(comma-separated, ``personal.models.colour_words.LEXICONS``) adds a row per lexicon the grounding
-reads, e.g. ``xkcd,xkcd+bestof,xkcd+bestof:context`` (``:context``: its curated names only where a colour
+(comma-separated specs of ``personal.models.colour_words.catalog_grounding_named``) adds a row per
+lexicon the grounding reads, e.g. ``xkcd,xkcd+bestof,xkcd+bestof:context`` (``:context``: its curated names only where a colour
 word stands); without it the one row "lexicon" is the shipped grounding.
 """
 from __future__ import annotations
@@ -16,10 +16,10 @@ from __future__ import annotations
 import json
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 from personal.grounding.eval.pog import summarize
+from personal.models.colour_words import catalog_grounding_named
 from personal.grounding.eval.pog_run import explore_scene_maps, generate_episode_set, make_components
 from personal.grounding.pipeline import evaluate_offline
 from personal.runs.output import write_file
@@ -40,8 +40,7 @@ def main(first: int, n: int, out: str, camera: str = "ideal", lexicons: str = ""
     rows = [("off", off), ("lexicon", shipped)] if not lexicons else [("off", off)]
     for source in filter(None, lexicons.split(",")):
         enc, _ = make_components("lit", "builtin")
-        enc.colour_words = replace(enc.colour_words, lexicon_source=source.removesuffix(":context"),
-                                   curated_in_context=source.endswith(":context"))
+        enc.colour_words = catalog_grounding_named(source)
         rows.append((source, enc))
     maps = {}
     for sid, scene in scenes.items():

@@ -5,7 +5,8 @@ import pytest
 import json
 from pathlib import Path
 
-from personal.models.colour_words import DEFAULT_LEXICON, ColourGrounding, catalog_grounding, colour_name_list, lexicon
+from personal.models.colour_words import (DEFAULT_LEXICON, ColourGrounding, catalog_grounding, catalog_grounding_named,
+                                          colour_name_list, lexicon)
 from personal.world.generator import caption_vocabulary, generate_scene
 
 
@@ -31,6 +32,9 @@ def test_names_neither_matplotlib_list_has_are_read_from_the_curated_list():
     plain, extended = lexicon("xkcd"), lexicon("xkcd+bestof")
     assert DEFAULT_LEXICON == catalog_grounding().lexicon_source == "xkcd+bestof"
     assert catalog_grounding().curated_in_context
+    assert catalog_grounding_named("xkcd+bestof:context") == catalog_grounding()
+    plain_grounding = catalog_grounding_named("xkcd")
+    assert (plain_grounding.lexicon_source, plain_grounding.curated_in_context) == ("xkcd", False)
     for name in ("graphite", "espresso", "jet black", "snow white"):
         assert name not in plain and name in extended
     assert all(extended[k] == v for k, v in plain.items())  # the earlier list wins a name both have

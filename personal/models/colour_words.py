@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 from typing import Callable
 
@@ -197,6 +197,14 @@ def _in_a_colour_place(lowered: str, m: re.Match) -> bool:
 def _a_name(text: str, m: re.Match) -> bool:
     """A capitalised or possessive match is a person ("Rosa owns ...", "ask rosa's ..."), not a colour."""
     return text[m.start()].isupper() or text[m.end():m.end() + 2] in ("'s", "’s")
+
+
+def catalog_grounding_named(spec: str) -> ColourGrounding:
+    """The catalog grounding with another lexicon, for comparisons: ``spec`` is a :data:`LEXICONS`
+    name, ``:context`` after it reading its curated names only where a colour word stands
+    (``xkcd``, ``xkcd+bestof``, ``xkcd+bestof:context``)."""
+    source, context = spec.removesuffix(":context"), spec.endswith(":context")
+    return replace(catalog_grounding(), lexicon_source=source, curated_in_context=context)
 
 
 @lru_cache(maxsize=1)
