@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from conftest import wait_for
 from personal.grounding.eval.pog_run import generate_episode_set
 from personal.world.habitat_format import write_episode_set
 
@@ -40,3 +42,44 @@ def test_one_graph_for_two_scenes_saves_the_maps_of_two_graphs(tmp_path):
         assert sorted(p.name for p in a.iterdir()) == names
         for name in names:
             assert (a / name).read_bytes() == (b / name).read_bytes(), f"{sid}/{name} differs"
+
+
+def test_explore_gives_up_an_unanswered_episode_load_instead_of_hanging(ros_context, monkeypatch):
+    """all_episodes: the explore node's episode/load for the next scene, never answered in time (a bridge
+    double that answers after 1.5 s), fails the run as INCOMPLETE after LOAD_TIMEOUT_S, naming the call;
+    its episode/next call had no timeout at all, so a lost reply hung the graph."""
+    import threading
+
+    from rclpy.executors import SingleThreadedExecutor
+
+    import nodes.explore_node as explore
+    from personal import exit_codes
+    from personal.srv import LoadEpisode
+
+    monkeypatch.setattr(explore, "LOAD_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(explore, "LOAD_RESEND_S", 10.0)  # one request: the deadline, not the resend, is tested
+    node = ros_context.add_node(explore.ExploreNode(context=ros_context.context))
+    bridge = ros_context.rclpy.create_node("slow_bridge_double", context=ros_context.context)
+    asked, answered = [], []
+
+    def load(request, response):
+        asked.append(request.index)
+        time.sleep(1.5)
+        response.success, response.message = True, "too late"
+        answered.append(request.index)
+        return response
+
+    bridge.create_service(LoadEpisode, "episode/load", load)
+    executor = SingleThreadedExecutor(context=ros_context.context)
+    executor.add_node(bridge)
+    threading.Thread(target=executor.spin, daemon=True).start()
+    try:
+        node._next_episode(1)
+        wait_for(lambda: node.finished, 20)
+        wait_for(lambda: answered, 20)  # the late answer is ignored
+    finally:
+        executor.shutdown(timeout_sec=5)
+        bridge.destroy_node()
+    assert node.exit_code == exit_codes.INCOMPLETE and asked == [1]
+    assert node.failures == ["episode/load 1: no answer in 0.5 s: the remaining episodes are not explored"]
+    assert node.want_index is None  # no explorer started for a scene that never came
