@@ -8,7 +8,8 @@ SETTINGS: comma-separated ``palette:k:tau`` with palette ``catalog`` (the traini
 or ``xkcd`` (xkcd's own values for the catalog words), e.g. ``catalog:3:3,catalog:3:6,xkcd:3:3``;
 an optional fourth field names the lexicon (``personal.models.colour_words.LEXICONS``, default ``xkcd``),
 e.g. ``catalog:3:3:xkcd+bestof``; a fifth field ``context`` reads the curated names only where a colour
-word stands (``ColourGrounding.curated_in_context``), e.g. ``catalog:3:3:xkcd+bestof:context``.
+word stands (``ColourGrounding.curated_in_context``), e.g. ``catalog:3:3:xkcd+bestof:context``: the fields
+after tau are a ``personal.models.colour_words.catalog_grounding_named`` spec.
 
 The crops are embedded once; only the texts' embeddings change (personal.models.colour_words), and
 the ranking is ``personal.perception.evaluate.crop_retrieval``'s. docs/perception.md, "Unseen
@@ -17,13 +18,14 @@ colour words: a colour lexicon", has the figures.
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from types import SimpleNamespace
 
 
 def main(dataset: str, words: str, settings: str) -> None:
     import torch
 
-    from personal.models.colour_words import ColourGrounding, catalog_grounding, lexicon
+    from personal.models.colour_words import catalog_grounding, catalog_grounding_named, lexicon
     from personal.models.lit import embed_crops, load_crop_model, shipped_checkpoint
     from personal.models.oracle import encode_sentences, load_sentence_model
     from personal.perception.cropset import CropSet, Vocab, vocab_texts
@@ -48,10 +50,8 @@ def main(dataset: str, words: str, settings: str) -> None:
     shipped = catalog_grounding()
     for setting in settings.split(","):
         palette, k, tau, *rest = setting.split(":")
-        source = rest[:1] or ["xkcd"]
-        context = rest[1:] == ["context"]
         colours = shipped.palette if palette == "catalog" else {n: lexicon()[n] for n in shipped.palette}
-        g = ColourGrounding(colours, shipped.known, int(k), float(tau), source[0], context)
+        g = replace(catalog_grounding_named(":".join(rest) or "xkcd"), palette=colours, k=int(k), tau=float(tau))
         emb = g.encode(vocab.texts, lambda t: encode_sentences(sentence, t))
         print(f"{setting}: top-1 {top1(emb):.4f}", flush=True)
 

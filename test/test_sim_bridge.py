@@ -80,10 +80,10 @@ SENSORS = {
 }
 
 
-def call(node, service, timeout=20.0):
-    client = node.create_client(Trigger, service)
+def call(node, service, timeout=20.0, srv_type=Trigger, **fields):
+    client = node.create_client(srv_type, service)
     assert client.wait_for_service(timeout_sec=timeout), f"service {service} not available"
-    future = client.call_async(Trigger.Request())
+    future = client.call_async(srv_type.Request(**fields))
     wait_for(future.done, timeout)
     return future.result()
 
@@ -280,13 +280,10 @@ def test_episode_load_by_id_said_again_loads_nothing_twice(bridge, ros_context):
 
     listener = Listener(ros_context, {"agent_state": SENSORS["agent_state"]})
     pub = listener.node.create_publisher(DiscreteAction, "action", 10)
-    client = listener.node.create_client(LoadEpisode, "episode/load")
-    assert client.wait_for_service(timeout_sec=20)
 
     def load(episode_id, request_id, index=-1):
-        future = client.call_async(LoadEpisode.Request(episode_id=episode_id, request_id=request_id, index=index))
-        wait_for(future.done, 20)
-        return future.result()
+        return call(listener.node, "episode/load", srv_type=LoadEpisode, episode_id=episode_id, request_id=request_id,
+                    index=index)
 
     def forward(rid):
         pub.publish(DiscreteAction(action=1, request_id=rid))
