@@ -356,14 +356,15 @@ class GraphRunner:
 
                     self._secrets_dir = Path(tempfile.mkdtemp(prefix="personal-secrets-"))
                 cmd += ["--params-file", str(write_secret_params(self._secrets_dir, node.name, secrets))]
-            # own process group (Ctrl-C reaches the runner only); dies with the runner, even on SIGKILL
-            proc = spawn(cmd, self.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True, errors="replace", bufsize=1)
-            child = _Child(node, proc)
-            child.reader = threading.Thread(target=self._pump, args=(index, child), daemon=True)
-            child.reader.start()
-            self.children.append(child)
-            self.log(f"started {spec.name} (pid {proc.pid}): {' '.join(cmd[1:])}")
+            with _stop_signals_held():  # a Ctrl-C now is raised once the child is listed and read
+                # own process group (Ctrl-C reaches the runner only); dies with the runner, even on SIGKILL
+                proc = spawn(cmd, self.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True, errors="replace", bufsize=1)
+                child = _Child(node, proc)
+                self.children.append(child)
+                self.log(f"started {spec.name} (pid {proc.pid}): {' '.join(cmd[1:])}")
+                child.reader = threading.Thread(target=self._pump, args=(index, child), daemon=True)
+                child.reader.start()
 
     def _signal_all(self, sig: int) -> None:
         for child in self.children:
@@ -502,6 +503,22 @@ def _raise_on_termination() -> dict:
     previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
     return previous
+
+
+@contextmanager
+def _stop_signals_held():
+    """Hold SIGINT / SIGTERM / SIGHUP (the main thread's mask; the child clears it before exec)
+    while a node is started, put on the runner's list and given its output reader. A Ctrl-C raised
+    in between left a running node that stop() never signalled (seen in CI: the reader thread's
+    start waited, on a loaded machine, until the node had printed and the test interrupted)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
 
 
 def _restore_handlers(previous: dict) -> None:

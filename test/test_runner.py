@@ -242,6 +242,34 @@ def test_ctrl_c_stops_every_node(dummy_pkg, tmp_path):
     assert "interrupted: stopping the graph" in text
 
 
+def test_ctrl_c_while_a_node_starts_still_stops_it(dummy_pkg, tmp_path):
+    """A Ctrl-C that lands while the runner is starting a node (here: at once after its spawn) must
+    still reach that node. It used to be raised before the node was on the runner's list, and the
+    node was left running unsignalled (a CI failure of test_ctrl_c_stops_every_node)."""
+    script = tmp_path / "run_graph.py"
+    script.write_text(textwrap.dedent(
+        """
+        import os, signal, sys
+        import personal.runner as runner
+        from personal.graphs import Graph, NodeSpec
+        real_spawn = runner.spawn
+        def spawn_then_interrupt(cmd, *args, **kwargs):
+            proc = real_spawn(cmd, *args, **kwargs)
+            if "__node:=n2" in cmd:
+                os.kill(os.getpid(), signal.SIGINT)
+            return proc
+        runner.spawn = spawn_then_interrupt
+        g = Graph("t", "", [NodeSpec("n1", "x", "dummy_node"), NodeSpec("n2", "x", "dummy_node", required=True)])
+        sys.exit(runner.run_graph(g, colour=False, sigint_timeout=3.0))
+        """
+    ))
+    proc = subprocess.run([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, env=os.environ, timeout=60)
+    assert proc.returncode == 130, proc.stdout
+    assert "interrupted: stopping the graph" in proc.stdout
+    assert "started n2" in proc.stdout and "n2 stopped" in proc.stdout, proc.stdout
+
+
 def test_runner_rejects_unknown_argument():
     from personal.graphs import GraphError
 
