@@ -206,7 +206,6 @@ def run_child(cmd: list[str], env: Mapping[str, str], timeout_s: float, log: Cal
     selects to ``log``; return (exit status, last 40 lines). After ``timeout_s`` it is stopped, even if
     silent. If the caller is interrupted meanwhile (Ctrl-C, SIGTERM, any exception), the child is
     stopped before the exception goes on, and the parent-death signal covers SIGKILL."""
-    proc = spawn(cmd, env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
     lines: queue.Queue = queue.Queue()
 
     def pump() -> None:
@@ -215,11 +214,14 @@ def run_child(cmd: list[str], env: Mapping[str, str], timeout_s: float, log: Cal
             lines.put(line)
         lines.put(None)
 
-    threading.Thread(target=pump, name="child_output", daemon=True).start()
     deadline = time.monotonic() + timeout_s
     tail: list[str] = []
     timed_out = False
+    proc: subprocess.Popen | None = None
     try:
+        with stop_signals_held():  # an interrupt is raised once ``proc`` is set, so the child is stopped
+            proc = spawn(cmd, env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+            threading.Thread(target=pump, name="child_output", daemon=True).start()
         while True:
             try:  # short waits: the main thread stays responsive to signals while the child runs
                 line = lines.get(timeout=0.2)
@@ -235,7 +237,8 @@ def run_child(cmd: list[str], env: Mapping[str, str], timeout_s: float, log: Cal
                 log(line.strip())
         code = stop_process(proc) if timed_out else proc.wait()
     except BaseException:
-        stop_process(proc)
+        if proc is not None:
+            stop_process(proc)
         raise
     if timed_out:
         tail.append(f"timed out after {timeout_s:.0f} s")
@@ -356,7 +359,7 @@ class GraphRunner:
 
                     self._secrets_dir = Path(tempfile.mkdtemp(prefix="personal-secrets-"))
                 cmd += ["--params-file", str(write_secret_params(self._secrets_dir, node.name, secrets))]
-            with _stop_signals_held():  # a Ctrl-C now is raised once the child is listed and read
+            with stop_signals_held():  # a Ctrl-C now is raised once the child is listed and read
                 # own process group (Ctrl-C reaches the runner only); dies with the runner, even on SIGKILL
                 proc = spawn(cmd, self.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True, errors="replace", bufsize=1)
@@ -506,19 +509,20 @@ def _raise_on_termination() -> dict:
 
 
 @contextmanager
-def _stop_signals_held():
-    """Hold SIGINT / SIGTERM / SIGHUP (the main thread's mask; the child clears it before exec)
-    while a node is started, put on the runner's list and given its output reader. A Ctrl-C raised
-    in between left a running node that stop() never signalled (seen in CI: the reader thread's
-    start waited, on a loaded machine, until the node had printed and the test interrupted)."""
+def stop_signals_held():
+    """Hold SIGINT / SIGTERM / SIGHUP (the main thread's mask; a spawned child clears it before exec)
+    while a child is started and registered: put on the runner's list with its output reader, or
+    inside run_child's try. One that arrives meanwhile is raised on leaving, once the child can be
+    stopped. Before, a Ctrl-C raised in between left a node running unsignalled (seen in CI: the
+    reader thread's start waited, on a loaded machine, until the node had printed)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def _restore_handlers(previous: dict) -> None:

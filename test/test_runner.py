@@ -270,6 +270,30 @@ def test_ctrl_c_while_a_node_starts_still_stops_it(dummy_pkg, tmp_path):
     assert "started n2" in proc.stdout and "n2 stopped" in proc.stdout, proc.stdout
 
 
+def test_run_child_interrupted_at_its_spawn_stops_the_child(tmp_path):
+    """run_child interrupted right after it spawned its child: the child is stopped before the
+    KeyboardInterrupt goes on (the spawn used to sit outside the try that stops it)."""
+    script = tmp_path / "parent.py"
+    script.write_text(textwrap.dedent(
+        """
+        import os, signal, sys, time
+        import personal.runner as runner
+        real_spawn, spawned = runner.spawn, []
+        def spawn_then_interrupt(cmd, *args, **kwargs):
+            spawned.append(real_spawn(cmd, *args, **kwargs))
+            os.kill(os.getpid(), signal.SIGINT)
+            return spawned[-1]
+        runner.spawn = spawn_then_interrupt
+        try:
+            runner.run_child([sys.executable, "-c", "import time; time.sleep(60)"], None, 60)
+        except KeyboardInterrupt:
+            print("interrupted; child exit", spawned[0].poll(), flush=True)
+        """
+    ))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=os.environ, timeout=60).stdout
+    assert "interrupted; child exit" in out and "child exit None" not in out, out
+
+
 def test_runner_rejects_unknown_argument():
     from personal.graphs import GraphError
 

@@ -93,16 +93,17 @@ def _run_node(cmd: list[str], env) -> int:
     parent-death signal, so it never outlives this CLI, even after SIGKILL) and pass SIGINT / SIGTERM
     on: the first as SIGINT (the recorder then closes its bag), the next as SIGTERM, then SIGKILL.
     Returns the node's exit status."""
-    from personal.runner import exit_status, spawn
+    from personal.runner import exit_status, spawn, stop_signals_held
 
-    proc = spawn(cmd, env=env)
     escalation = [signal.SIGINT, signal.SIGTERM, signal.SIGKILL]
 
     def forward(_sig, _frame) -> None:
         if proc.poll() is None:
             proc.send_signal(escalation.pop(0) if len(escalation) > 1 else signal.SIGKILL)
 
-    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
+    with stop_signals_held():  # a Ctrl-C right after the spawn is forwarded, not raised past the node
+        proc = spawn(cmd, env=env)
+        previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         return exit_status(proc.wait())
     finally:
