@@ -190,3 +190,47 @@ def sequence(
             "conditions": ",".join(conds), "wall time (s)": round(time.perf_counter() - t0, 1)}
     write_file(out / "summary.json", json.dumps({"meta": meta, **summarize_sequences(records)}, indent=1))
     typer.echo(write_sequence_report(out, records, meta).read_text())
+
+
+@app.command()
+def dynamic(
+    out: Path = typer.Option(Path("runs/pan_dynamic"), "--out", help="Run folder (records.jsonl, events.jsonl, summary.json, report.md)."),
+    scenes: int = typer.Option(8, "--scenes", min=1, help="Generated households."),
+    seed: int = typer.Option(300, "--seed", help="First household seed (300-307: PAN's held-out learned-encoder homes)."),
+    per_home: int = typer.Option(1, "--episodes-per-home", min=1, max=3,
+                                 help="PAN episodes per home whose event scripts are driven (easy, medium, hard)."),
+    unchanged: int = typer.Option(1, "--unchanged", min=0, help="Queries the events left alone, per episode."),
+    method: str = typer.Option("value-map-rpg-owner", "--method", help="Navigation policy (FindObject's by default)."),
+    encoder: str = typer.Option("lit", "--encoder", help="Feature encoder (lit = learned from RGB; oracle = ORACLE captions)."),
+    max_steps: int = typer.Option(500, "--max-steps", min=1, help="Step budget per query."),
+) -> None:
+    """Navigation after ownership changes: event scripts read into the household memory, then each
+    changed query driven with the memory's summary, the pre-event summary and the ORACLE ownership."""
+    passive_openmp()
+    from personal.navigation.eval.pan_dynamic import run_dynamic_find, summarize_dynamic_find, write_dynamic_find_report
+    from personal.navigation.eval.pan_run import generate_pan_set, make_components
+    from personal.runs.output import OutputDirError, ResultLog, writable_dir, write_file
+    from personal.world.model import SPLITS
+
+    try:
+        writable_dir(out, "--out")
+    except OutputDirError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    scene_map, eps = generate_pan_set(scenes, SPLITS, 1, seed)
+    eps = sorted(eps, key=lambda e: (e.scene_id, SPLITS.index(e.split)))
+    eps = [e for e in eps if SPLITS.index(e.split) < per_home]
+    comps = make_components(encoder)
+    log, t0 = ResultLog(out / "records.jsonl"), time.perf_counter()
+    records, events = run_dynamic_find(scene_map, eps, method, comps, max_steps=max_steps, unchanged=unchanged,
+                                       work_dir=out / "memories", progress=typer.echo, on_record=log.append)
+    log.close()
+    write_file(out / "events.jsonl", "".join(json.dumps(e) + "\n" for e in events))
+    meta = {"method": method, "encoder": getattr(comps.encoder, "name", encoder)
+            + (" (ORACLE: ground-truth captions)" if encoder == "oracle" else " (learned, from RGB)"),
+            "homes": f"generated households {seed}-{seed + scenes - 1}", "episodes per home": per_home,
+            "unchanged queries per episode": unchanged, "step budget": max_steps,
+            "events read right": f"{sum(e['right'] for e in events)}/{len(events)}",
+            "wall time (s)": round(time.perf_counter() - t0, 1)}
+    write_file(out / "summary.json", json.dumps({"meta": meta, **summarize_dynamic_find(records)}, indent=1))
+    typer.echo(write_dynamic_find_report(out, records, meta).read_text())
