@@ -57,3 +57,28 @@ def test_summary_counts_unchanged_queries_made_worse_or_better(tmp_path):
     assert abs(s["unchanged"]["memory"]["sr"] - 2 / 3) < 1e-9
     report = write_dynamic_find_report(tmp_path, records, {"method": "m", "encoder": "lit"}).read_text()
     assert "| changed | memory (after the events) | 100.0 |" in report and "ORACLE ownership (upper bound)" in report
+
+
+def test_dynamic_report_joins_runs_and_names_a_missing_file(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from personal.navigation.cli import app
+
+    halves = []
+    for i, keys in enumerate((("a", "b"), ("c",))):
+        run = tmp_path / f"half{i}"
+        run.mkdir()
+        rows = [_rec(k, c, c != "original") for k in keys for c in ("memory", "original", "truth")]
+        (run / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        (run / "events.jsonl").write_text(json.dumps({"right": True}) + "\n")
+        (run / "summary.json").write_text(json.dumps({"meta": {"method": "m", "homes": f"h{i}", "wall time (s)": 10}}))
+        halves.append(str(run))
+    res = CliRunner().invoke(app, ["dynamic-report", str(tmp_path / "joint"), *halves])
+    assert res.exit_code == 0, res.output
+    s = json.loads((tmp_path / "joint" / "summary.json").read_text())
+    assert s["unchanged"]["queries"] == 3 and s["unchanged_better"] == 3 and s["meta"]["events read right"] == "2/2"
+    assert s["meta"]["wall time (s)"] == 20
+    res = CliRunner().invoke(app, ["dynamic-report", str(tmp_path / "joint2"), str(tmp_path / "nowhere")])
+    assert res.exit_code == 2 and "nowhere/records.jsonl: missing" in res.output

@@ -234,3 +234,33 @@ def dynamic(
             "wall time (s)": round(time.perf_counter() - t0, 1)}
     write_file(out / "summary.json", json.dumps({"meta": meta, **summarize_dynamic_find(records)}, indent=1))
     typer.echo(write_dynamic_find_report(out, records, meta).read_text())
+
+
+@app.command("dynamic-report")
+def dynamic_report(
+    out: Path = typer.Argument(..., help="Folder for the joint summary.json and report.md."),
+    runs: list[Path] = typer.Argument(..., help="Run folders of `personal pan dynamic` (e.g. halves run side by side)."),
+) -> None:
+    """One report over several `personal pan dynamic` runs (their records.jsonl and events.jsonl)."""
+    from personal.navigation.eval.pan_dynamic import summarize_dynamic_find, write_dynamic_find_report
+    from personal.runs.output import OutputDirError, writable_dir, write_file
+
+    records, events, metas = [], [], []
+    try:
+        writable_dir(out, "OUT")
+        for run in runs:
+            for name, into in (("records.jsonl", records), ("events.jsonl", events)):
+                path = run / name
+                if not path.is_file():
+                    raise OutputDirError(f"{path}: missing (not a finished `personal pan dynamic` run)")
+                into += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+            metas.append(json.loads((run / "summary.json").read_text(encoding="utf-8"))["meta"] if (run / "summary.json").is_file() else {})
+    except (OutputDirError, json.JSONDecodeError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    meta = {k: v for k, v in (metas[0] if metas else {}).items() if k not in ("homes", "events read right", "wall time (s)")}
+    meta.update({"runs": ", ".join(f"{r} ({m.get('homes', '?')})" for r, m in zip(runs, metas)),
+                 "events read right": f"{sum(e['right'] for e in events)}/{len(events)}",
+                 "wall time (s)": round(sum(m.get("wall time (s)", 0) for m in metas), 1)})
+    write_file(out / "summary.json", json.dumps({"meta": meta, **summarize_dynamic_find(records)}, indent=1))
+    typer.echo(write_dynamic_find_report(out, records, meta).read_text())
