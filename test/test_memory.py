@@ -187,3 +187,34 @@ def test_a_household_id_that_is_not_a_plain_name_is_refused(tmp_path):
     with pytest.raises(UnsafeIdError, match="household id"):
         open_household(str(tmp_path), "../../etc/x")
     assert open_household(str(tmp_path), "hh0007").path == tmp_path / "hh0007.sqlite"
+
+
+def test_a_phrase_that_fits_several_objects_alike_is_reported_not_guessed(tmp_path):
+    from personal.memory.events import ambiguous
+
+    mem = HouseholdMemory(tmp_path / "home.sqlite")
+    bath = mem.add_object("white hamper in the bathroom", "hamper", t=0)
+    bed = mem.add_object("white hamper with a lid in the bedroom", "hamper", t=1)
+    plain = mem.add_object("brown cabinet with a gold handle in the kitchen", "cabinet", t=0)
+    dark = mem.add_object("dark brown cabinet against the wall in the hallway", "cabinet", t=0)
+    lamp = mem.add_object("green lamp on the desk", "lamp", t=0)
+    other_lamp = mem.add_object("lamp by the sofa", "lamp", t=0)
+    for oid in (bath, bed, plain, dark, lamp):
+        mem.assert_owner("Tom", oid, "summary", t=0)
+    mem.assert_owner("Lisa", other_lamp, "summary", t=0)
+    reader = BuiltinStatementReader()
+    # two of Tom's hampers fit "my white hamper" equally: asked back, nothing discarded
+    applied = apply_events(mem, reader.read("I threw away my white hamper.", "Tom"), t=10, statement="x", speaker="Tom")
+    assert applied.unresolved and f"{bath} 'white hamper in the bathroom'" in applied.unresolved[0].effect
+    assert "say which one" in applied.unresolved[0].effect and {bath, bed} <= {o.id for o in mem.objects()}
+    assert {o.id for o in ambiguous(mem, "white hamper", "Tom")} == {bath, bed}
+    # said apart by its room, or as the old one: resolved
+    applied = apply_events(mem, reader.read("I threw away my white hamper in the bedroom.", "Tom"), t=11)
+    assert not applied.unresolved and bed not in {o.id for o in mem.objects()} and bath in {o.id for o in mem.objects()}
+    assert ambiguous(mem, "old white hamper", "Tom") == []
+    # "brown cabinet" is the brown one, not the dark brown one (fewest of its own words unsaid)
+    assert resolve(mem, "brown cabinet", "Tom").id == plain and ambiguous(mem, "brown cabinet", "Tom") == []
+    # the owner's object comes before a description that says fewer words: Tom's lamp is the green one
+    applied = apply_events(mem, reader.read("Tom gave his lamp to Anna."), t=12)
+    assert not applied.unresolved and [o.person for o in mem.owners(lamp)] == ["Anna"]
+    assert [o.person for o in mem.owners(other_lamp)] == ["Lisa"]

@@ -125,15 +125,25 @@ def _owned(own: dict[str, list[str]]) -> set[str]:
     return {o for v in own.values() for o in v}
 
 
-def _fields(scene: Scene, oid: str, **names) -> dict:
+def _fields(scene: Scene, oid: str, own: dict[str, list[str]] | None = None, **names) -> dict:
+    """Template fields. With ``own`` (who owns what now) the object is named as a person would, so
+    that it is told apart from the other owned objects of its category: {short} becomes the whole
+    caption where another has the same colour, and both name the room where another has the same
+    caption (a statement no reader could resolve would measure the script, not the memory)."""
     o = scene.object(oid)
-    return {"desc": object_phrase(o), "short": f"{o.color} {o.category.replace('_', ' ')}", "room": room_name(scene, o), **names}
+    desc, short, room = object_phrase(o), f"{o.color} {o.category.replace('_', ' ')}", room_name(scene, o)
+    alike = [scene.object(x) for x in _owned(own or {}) if x != oid and scene.object(x).category == o.category]
+    if any(x.color == o.color for x in alike):
+        short = desc
+    if any(object_phrase(x) == desc for x in alike):
+        short = desc = f"{desc} in the {room}"
+    return {"desc": desc, "short": short, "room": room, **names}
 
 
-def _render(kind: str, style: str, scene: Scene, oid: str, person, previous, **names) -> ScriptEvent:
+def _render(kind: str, style: str, scene: Scene, oid: str, person, previous, own=None, **names) -> ScriptEvent:
     template, speaker_role = STYLES[kind][style]
     speaker = names.get(speaker_role) if speaker_role else None
-    return ScriptEvent(kind, style, template.format(**_fields(scene, oid, **names)), speaker, oid, person, previous)
+    return ScriptEvent(kind, style, template.format(**_fields(scene, oid, own, **names)), speaker, oid, person, previous)
 
 
 def _make_acquire(scene, own, people, rng, style, avoid):
@@ -152,7 +162,7 @@ def _make_transfer(scene, own, people, rng, style, avoid, kind="transfer"):
     oid = rng.choice(sole)
     giver = _sole_owner(own, oid)
     taker = rng.choice([p for p in people if p != giver])
-    return _render(kind, style, scene, oid, taker, giver, giver=giver, taker=taker)
+    return _render(kind, style, scene, oid, taker, giver, own, giver=giver, taker=taker)
 
 
 def _make_discard(scene, own, people, rng, style, avoid):
@@ -165,7 +175,7 @@ def _make_discard(scene, own, people, rng, style, avoid):
         return None
     oid = rng.choice(pool)
     owner = _sole_owner(own, oid)
-    return _render("discard", style, scene, oid, None, owner, owner=owner)
+    return _render("discard", style, scene, oid, None, owner, own, owner=owner)
 
 
 def _make_correct(scene, own, people, rng, style, avoid):

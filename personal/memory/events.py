@@ -14,7 +14,8 @@ Two readers return the same :class:`Event` records:
 
 :func:`apply_events` resolves each event's object against the memory ("his lamp" = the lamp
 Tom owns now, "the old backpack" = the earliest backpack still here) and writes it, keeping
-history; an event that names no known object is reported, never guessed.
+history; an event that names no known object, or several it cannot tell apart, is reported, never
+guessed.
 """
 from __future__ import annotations
 
@@ -288,21 +289,48 @@ def matches(memory: HouseholdMemory, phrase: str, owner: str | None = None,
             at: float | None = None) -> list[ObjectRecord]:
     """Objects a phrase may mean, best first: the head noun must match (the description's own head
     first: the lamp, not the armchair it stands next to); then more shared words,
-    then owned by ``owner``, then "old" / "new" (earliest / latest here; earliest by default)."""
+    then owned by ``owner``, then "old" / "new" where said (earliest / latest here), then fewest of
+    its own words left unsaid, then the earliest."""
+    return [o for _, o in _ranked(memory, phrase, owner, at)]
+
+
+def _ranked(memory: HouseholdMemory, phrase: str, owner: str | None, at: float | None) -> list[tuple[tuple, ObjectRecord]]:
+    """(rank key, object), best first; the key's first five fields are what the phrase says."""
     words = _words(phrase)
     if not words:
         return []
     head = _own_head(phrase) or words[-1]  # "lamp" in "lamp next to the armchair"
     owned = {o.id for o in memory.objects_of(owner, at)} if owner else set()
-    newest_first = _age(phrase) == "new"
+    said_age = _age(phrase)
     ranked = []
     for o in memory.objects(at):
         theirs = set(_words(o.description))
         if head in theirs:
-            age = -o.created_t if newest_first else o.created_t
-            # "grey sideboard" is the sideboard before it is the plant "on the sideboard"
-            ranked.append(((_own_head(o.description) != head, -len(set(words) & theirs), o.id not in owned, age, o.id), o))
-    return [o for _, o in sorted(ranked, key=lambda r: r[0])]
+            age = -o.created_t if said_age == "new" else o.created_t
+            # "grey sideboard" is the sideboard before it is the plant "on the sideboard"; among the owner's,
+            # "old" / "new" where said, then the one whose own words the phrase says most of ("brown
+            # cabinet" is not the "dark brown cabinet"), then the earliest
+            key = (_own_head(o.description) != head, -len(set(words) & theirs), o.id not in owned,
+                   age if said_age else 0, _unsaid(o.description, words))
+            ranked.append(((*key, age, o.id), o))
+    return sorted(ranked, key=lambda r: r[0])
+
+
+def _unsaid(description: str, words: list[str]) -> int:
+    """Words of the description's own part (before its first relation) that the phrase leaves out."""
+    return len(set(_words(_RELATION.split(description, maxsplit=1)[0])) - set(words))
+
+
+def ambiguous(memory: HouseholdMemory, phrase: str, owner: str | None = None, at: float | None = None) -> list[ObjectRecord]:
+    """The objects a phrase cannot tell apart (two or more), or []: they match it equally (head
+    noun, shared words, owner, words left unsaid) and it says neither "old" nor "new", so only their
+    age would decide. "I threw away my white hamper" from an owner of two white hampers is such a
+    phrase: resolving it to the earliest would discard one of them on a guess."""
+    ranked = _ranked(memory, phrase, owner, at)
+    if len(ranked) < 2 or _age(phrase) is not None:
+        return []
+    tied = [o for key, o in ranked if key[:5] == ranked[0][0][:5]]
+    return tied if len(tied) > 1 else []
 
 
 _RELATION = re.compile(r"\b(?:on|next to|with|in|against|under|at|by|beside|near|behind|above|below|inside|of)\b")
@@ -351,6 +379,11 @@ def _apply_one(memory: HouseholdMemory, ev: Event, t: float, provenance: str) ->
         oid = memory.add_object(_without_age(ev.object), t=t)
         memory.assert_owner(ev.person, oid, provenance, t=t)
         return Outcome(ev, oid, f"new object {oid} '{_without_age(ev.object)}' owned by {ev.person}")
+    tied = ambiguous(memory, ev.object, owner=ev.previous, at=t)
+    if tied:  # reported, never guessed (as an object nobody has): the user says which one
+        listed = ", ".join(f"{o.id} '{o.description}'" for o in tied[:4])
+        return Outcome(ev, None, f"{ev.kind}: '{ev.object}' could be any of {len(tied)} objects ({listed}); "
+                                 "say which one (its colour, room or place)", ok=False)
     obj = resolve(memory, ev.object, owner=ev.previous, at=t)
     if obj is None and ev.kind == "own":
         oid = memory.add_object(ev.object, t=t)
