@@ -108,3 +108,18 @@ def test_a_short_run_reports_what_its_records_say(tmp_path, monkeypatch):
     v = figures["sr"]["oracle/rpg-owner"]
     assert f"| oracle | rpg-owner | {v['changed/memory']:.1f} | {v['changed/original']:.1f} | {v['changed/truth']:.1f} |" in report
     assert f"{figures['events_right']}/{figures['n_events']} events read" in report
+
+
+def test_scripts_name_an_object_apart_from_its_owned_look_alikes(tmp_path):
+    """Household 20002 owns several white picture frames and black speakers: a script says which one
+    (its caption, then its room), so the memory resolves every event of it without a guess. Before,
+    "Maya's black speaker now belongs to Amara." fitted two speakers alike."""
+    scenes, eps = generate_episode_set(1, ["medium"], 10, 20002)
+    scene = next(iter(scenes.values()))
+    ep = next(e for e in eps if e.episode_id == "synth_20002_medium_007")
+    script = dyn.make_script(scene, ep, 0)
+    gift = next(e for e in script.events if e.kind == "transfer")
+    assert gift.text == "Maya's black speaker on the bookshelf in the living room now belongs to Amara."
+    memory, rows = dyn.memory_after(script, ep, scene, tmp_path / "m.sqlite")
+    assert all(r["right"] for r in rows), rows
+    memory.close()
