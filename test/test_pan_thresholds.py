@@ -100,3 +100,16 @@ def test_the_cell_sweep_finds_the_margin_that_skips_a_generic_cell():
         assert res["chosen"][m]["margin"] == 0.05 and res["chosen"][m]["proxy_sr"] == 100.0
     assert res["chosen"]["qs"]["proxy_sr"] == 0.0  # QS has no margin: the generic cell first
 
+
+
+def test_cell_calibration_sees_through_the_camera_model_it_is_given(tmp_path):
+    """`personal pan calibrate --relative --sensor d435`: the blind runs see through the camera model
+    (a rule for the robot's own camera) and every record and the sweep say which one."""
+    from personal.navigation.eval.pan_calibrate import calibrate_cells, load_cell_records
+    from personal.sim.sensor_model import sensor_spec
+
+    spec = sensor_spec("d435", "", 0)
+    res = calibrate_cells("oracle", [20000], 1, 3, tmp_path, sensor=spec)
+    recs = load_cell_records(tmp_path)
+    assert len(recs) == 1 and recs[0]["sensor"] == spec.describe() != sensor_spec("ideal", "", 0).describe()
+    assert res["sensor"] == [spec.describe()]

@@ -93,6 +93,7 @@ def calibrate(
     relative: bool = typer.Option(False, "--relative", help="Keep every confident cell per step (--out/cells/*.npz) and "
                                   "sweep threshold x phrase floor x scene-relative margin per scorer."),
     guide: str = typer.Option("rpg", "--guide", help="--relative: whose frontier values the blind runs follow."),
+    sensor: str = typer.Option("ideal", "--sensor", help="--relative: the camera model of the blind runs (ideal | d435 | d435-harsh)."),
 ) -> None:
     """Sweep (threshold, phrase floor) on validation households from blind value-map runs."""
     passive_openmp()
@@ -104,8 +105,12 @@ def calibrate(
         if relative:
             from personal.navigation.eval.pan_calibrate import calibrate_cells, sweep_cell_records
 
+            from personal.sim.sensor_model import sensor_spec
+
+            spec = sensor_spec(sensor, "", 0)
             res = (sweep_cell_records(out) if sweep_only else
-                   calibrate_cells(encoder, parse_seeds(seeds), per_split, max_steps, out, guide, progress=typer.echo))
+                   calibrate_cells(encoder, parse_seeds(seeds), per_split, max_steps, out, guide, progress=typer.echo,
+                                   sensor=spec))
         elif sweep_only:
             res = sweep_records(out / "records.jsonl", out / "sweep.json")
         else:

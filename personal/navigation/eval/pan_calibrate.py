@@ -339,22 +339,24 @@ def _neighbour_means(table: list, thresholds, floors, margins) -> None:
 
 
 def calibrate_cells(encoder: str, seeds: Sequence[int], per_split: int, max_steps: int, out: str | Path,
-                    guide: str = "rpg", progress: Callable[[str], None] | None = None) -> dict:
+                    guide: str = "rpg", progress: Callable[[str], None] | None = None, sensor=None) -> dict:
     """Blind cell records on the validation ``seeds`` (one split per household, rotating), one
     ``out/cells/<episode>.npz`` each as it ends (an interrupted run keeps what it finished); then
-    :func:`sweep_cell_records` writes ``out/sweep_relative.json``."""
+    :func:`sweep_cell_records` writes ``out/sweep_relative.json``. ``sensor``: the camera model the
+    blind runs see through (personal.sim.sensor_model.SensorSpec; default ideal), recorded per episode."""
     from personal.navigation.eval.pan_run import make_components
     from personal.perception.splits import VAL_SEEDS, check_training_seeds
     from personal.world.episodes import generate_episodes
     from personal.world.generator import generate_scene
     from personal.world.model import SPLITS
-    from personal.sim.backends import make_backend
-
     check_training_seeds(list(seeds))  # validation households only, never evaluation ones
     cells = Path(out) / "cells"
     cells.mkdir(parents=True, exist_ok=True)
+    from personal.sim.sensor_model import IDEAL, make_sensor_backend
+
     comps = make_components(encoder)
-    sim = make_backend("synthetic")
+    sensor = sensor or IDEAL
+    sim = make_sensor_backend("synthetic", sensor)
     t0 = time.perf_counter()
     for seed in seeds:
         scene = generate_scene(seed)
@@ -368,7 +370,8 @@ def calibrate_cells(encoder: str, seeds: Sequence[int], per_split: int, max_step
                 continue
             rec = record_blind_cells(sim, ep, comps, max_steps, guide)
             meta = {"episode_id": ep.episode_id, "scene_id": ep.scene_id, "split": ep.split, "seed": seed,
-                    "steps": rec["steps"], "guide": guide, "encoder": comps.encoder.name, "max_steps": max_steps}
+                    "steps": rec["steps"], "guide": guide, "encoder": comps.encoder.name, "max_steps": max_steps,
+                    "sensor": sensor.describe()}
             np.savez_compressed(cells / f"{ep.episode_id}.npz", meta=json.dumps(meta), **rec["arrays"])
             if progress:
                 progress(f"{ep.episode_id} [{ep.split}] {rec['steps']} steps, {time.perf_counter() - t0:.0f} s")
@@ -393,6 +396,6 @@ def sweep_cell_records(out: str | Path) -> dict:
     result = sweep_cells(records, _goal_boxes(records))
     result.update({"episodes": [r["episode_id"] for r in records], "hit_radius_m": HIT_RADIUS_M,
                    "max_steps": max(r["max_steps"] for r in records), "guide": records[0]["guide"],
-                   "encoder": records[0]["encoder"]})
+                   "encoder": records[0]["encoder"], "sensor": sorted({r.get("sensor", "ideal") for r in records})})
     (Path(out) / "sweep_relative.json").write_text(json.dumps(result, indent=1))
     return result
