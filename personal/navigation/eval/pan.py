@@ -155,6 +155,13 @@ class GoalGeometry:
     def geodesic_to_goal(self, x: float, y: float) -> float:
         return float(self.backend.goal_distance(x, y, list(self.episode.target_object_ids), self.episode.floor_id, self.radius))
 
+    def score(self, traj, method: str, is_oracle: bool, info: dict | None = None) -> PanEpisodeResult:
+        """``score_episode`` of an in-process run (``personal.navigation.loop.Trajectory``) of this episode."""
+        return score_episode(episode=self.episode, method=method, poses=traj.poses, stopped=traj.stopped,
+                             steps=traj.steps, target_boxes=self.boxes, shortest=self.shortest,
+                             geodesic_to_goal=self.geodesic_to_goal, collisions=sum(traj.collisions),
+                             guard_overrides=traj.guard_overrides, is_oracle=is_oracle, info=info, radius=self.radius)
+
 
 class ViewPointGoalGeometry:
     """Ground truth of one episode from its file's goals and habitat-sim's pathfinder (the

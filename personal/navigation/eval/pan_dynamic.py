@@ -24,7 +24,7 @@ from typing import Callable, Sequence
 
 from personal.memory.dynamic import (CONDITIONS, make_script, memory_after, memory_targets, query_episode,
                                      script_queries, truth_summary)
-from personal.navigation.eval.pan import GoalGeometry, score_episode
+from personal.navigation.eval.pan import GoalGeometry
 from personal.navigation.eval.pan_run import PanComponents, build_loop
 from personal.runs.output import write_file
 from personal.world.episodes import Episode
@@ -91,11 +91,7 @@ def run_dynamic_find(scenes: dict[str, Scene], episodes: Sequence[Episode], meth
 def _drive(sim, run_episode, loop, ep: Episode, method: str) -> dict:
     t0 = time.perf_counter()
     traj = run_episode(sim, ep, loop, keep_map=False)
-    geo = GoalGeometry(sim, ep)
-    r = score_episode(episode=ep, method=method, poses=traj.poses, stopped=traj.stopped, steps=traj.steps,
-                      target_boxes=geo.boxes, shortest=geo.shortest, geodesic_to_goal=geo.geodesic_to_goal,
-                      collisions=sum(traj.collisions), guard_overrides=traj.guard_overrides,
-                      is_oracle=loop.policy.is_oracle, info={})
+    r = GoalGeometry(sim, ep).score(traj, method, loop.policy.is_oracle)
     return {"success": bool(r.success), "spl": float(r.spl), "steps": int(r.steps), "stopped": bool(traj.stopped),
             "wall_s": round(time.perf_counter() - t0, 2)}
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from personal.paths import child_path
-from personal.navigation.eval.pan import GoalGeometry, PanEpisodeResult, plot_trajectory, score_episode, write_report
+from personal.navigation.eval.pan import GoalGeometry, PanEpisodeResult, plot_trajectory, write_report
 from personal.world.model import SPLITS, Episode, Scene
 
 LABELS = {
@@ -141,10 +141,7 @@ def run_pan_offline(scenes: dict[str, Scene], episodes: Sequence[Episode], metho
                         navgrids[ep.floor_id] = NavGrid(scene, ep.floor_id)
                     loop.policy.set_ground_truth(navgrids[ep.floor_id], geo.boxes)
                 traj = run_episode(sim, ep, loop)
-                r = score_episode(episode=ep, method=m, poses=traj.poses, stopped=traj.stopped, steps=traj.steps,
-                                  target_boxes=geo.boxes, shortest=geo.shortest, geodesic_to_goal=geo.geodesic_to_goal,
-                                  collisions=sum(traj.collisions), guard_overrides=traj.guard_overrides,
-                                  is_oracle=loop.policy.is_oracle, info=_small_info(traj))
+                r = geo.score(traj, m, loop.policy.is_oracle, _small_info(traj))
                 results.append(r)
                 log.append(r.to_dict())
                 timing[m].append(traj.timing_ms)
@@ -238,10 +235,7 @@ def oracle_encoder_upper_bound(scenes: dict, episodes: Sequence[Episode], method
         geo = GoalGeometry(sim, ep)
         for m in explorers:
             traj = run_episode(sim, ep, loops[m])
-            r = score_episode(episode=ep, method=m, poses=traj.poses, stopped=traj.stopped, steps=traj.steps,
-                              target_boxes=geo.boxes, shortest=geo.shortest, geodesic_to_goal=geo.geodesic_to_goal,
-                              collisions=sum(traj.collisions), guard_overrides=traj.guard_overrides, is_oracle=True,
-                              info=_small_info(traj))
+            r = geo.score(traj, m, True, _small_info(traj))
             results.append(r)
             if progress:
                 progress(f"upper bound {ep.episode_id} {m}: {'SUCCESS' if r.success else 'fail'} steps={r.steps}")

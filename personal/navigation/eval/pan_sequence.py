@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
-from personal.navigation.eval.pan import GoalGeometry, score_episode
+from personal.navigation.eval.pan import GoalGeometry
 from personal.navigation.eval.pan_run import PanComponents, build_loop
 from personal.runs.output import write_file
 from personal.world.episodes import Episode
@@ -88,10 +88,7 @@ def run_sequences(scenes: dict[str, Scene], episodes: Sequence[Episode], method:
         traj = run_episode(sim, ep, loop, keep_map=keep_map, on_first_step=lambda: start_maps.update(
             maps=frozen_maps(getattr(loop.policy, "last_maps", None))))
         geo = GoalGeometry(sim, ep)
-        r = score_episode(episode=ep, method=method, poses=traj.poses, stopped=traj.stopped, steps=traj.steps,
-                          target_boxes=geo.boxes, shortest=geo.shortest, geodesic_to_goal=geo.geodesic_to_goal,
-                          collisions=sum(traj.collisions), guard_overrides=traj.guard_overrides,
-                          is_oracle=loop.policy.is_oracle, info={})
+        r = geo.score(traj, method, loop.policy.is_oracle)
         diag = target_diagnosis(loop, geo.boxes, traj.poses, start_maps.get("maps"))
         return {"scene_id": ep.scene_id, "episode_id": ep.episode_id, "query": ep.query, "position": position,
                 "condition": condition, "success": bool(r.success), "spl": float(r.spl), "steps": int(r.steps),
