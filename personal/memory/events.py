@@ -326,7 +326,10 @@ def ambiguous(memory: HouseholdMemory, phrase: str, owner: str | None = None, at
     noun, shared words, owner, words left unsaid) and it says neither "old" nor "new", so only their
     age would decide. "I threw away my white hamper" from an owner of two white hampers is such a
     phrase: resolving it to the earliest would discard one of them on a guess."""
-    ranked = _ranked(memory, phrase, owner, at)
+    return _tied(_ranked(memory, phrase, owner, at), phrase)
+
+
+def _tied(ranked: list[tuple[tuple, ObjectRecord]], phrase: str) -> list[ObjectRecord]:
     if len(ranked) < 2 or _age(phrase) is not None:
         return []
     tied = [o for key, o in ranked if key[:5] == ranked[0][0][:5]]
@@ -379,12 +382,13 @@ def _apply_one(memory: HouseholdMemory, ev: Event, t: float, provenance: str) ->
         oid = memory.add_object(_without_age(ev.object), t=t)
         memory.assert_owner(ev.person, oid, provenance, t=t)
         return Outcome(ev, oid, f"new object {oid} '{_without_age(ev.object)}' owned by {ev.person}")
-    tied = ambiguous(memory, ev.object, owner=ev.previous, at=t)
+    ranked = _ranked(memory, ev.object, ev.previous, t)  # once: both the tie test and the resolution read it
+    tied = _tied(ranked, ev.object)
     if tied:  # reported, never guessed (as an object nobody has): the user says which one
         listed = ", ".join(f"{o.id} '{o.description}'" for o in tied[:4])
         return Outcome(ev, None, f"{ev.kind}: '{ev.object}' could be any of {len(tied)} objects ({listed}); "
                                  "say which one (its colour, room or place)", ok=False)
-    obj = resolve(memory, ev.object, owner=ev.previous, at=t)
+    obj = ranked[0][1] if ranked else None
     if obj is None and ev.kind == "own":
         oid = memory.add_object(ev.object, t=t)
         memory.assert_owner(ev.person, oid, provenance, t=t)
