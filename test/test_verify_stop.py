@@ -218,3 +218,83 @@ def test_the_instance_check_says_no_when_another_described_object_fits_the_crop_
     off.prepare(f"Find Lily's {o.category}.", phrases, "Lily")
     assert "white sideboard" not in off.check(frame, point, floor_z=0.0).reason
     assert StopVerifier(encoder=TextEncoder()).instance_margin is None  # off by default
+
+
+class _StopPolicy:
+    """Stops on a candidate at ``point`` until told it is not the one, then explores forward."""
+    name, needs_map, needs_features, turn_left_hint = "scripted-stop", False, False, True
+
+    def __init__(self, point):
+        from personal.navigation.follower import PathFollower
+
+        self.point, self.follower, self.info = point, PathFollower(turn_deg=30.0), {}
+
+    def reset(self, spec):
+        self.info = {}
+
+    def act(self, inp):
+        from personal.mapping.exploration import Act
+
+        if self.point is None:
+            return int(Act.MOVE_FORWARD)
+        self.info["stop_point_target"] = list(self.point)
+        return int(Act.STOP)
+
+    def reject_target(self, point):
+        self.point = None
+        self.info.pop("stop_point_target", None)
+
+
+def _drive(loop, in_view_when_tilted: bool, verdict: str, steps: int = 12):
+    """Run ``loop`` on a pose that turns 30 deg per turn action; the candidate shows only in a tilted view."""
+    import math
+
+    from personal.mapping.exploration import Act
+    from personal.navigation.loop import Frame
+    from personal.navigation.policies import EpisodeSpec
+
+    v = loop.stop_verifier
+    tilt = {"down": 0}
+    v.sees = lambda frame, point, floor_z=None, cell_feature=None: in_view_when_tilted and tilt["down"] > 0
+    judged = []
+    v.check = lambda frame, point, floor_z=None, step=0, cell_feature=None: judged.append(tilt["down"]) or StopCheck(verdict, "scripted", point, step)
+    loop.reset(EpisodeSpec("e", "Find Lily's backpack.", "", "Lily", 0.0))
+    yaw, actions = 0.0, []
+    for _ in range(steps):
+        a = loop.step(Frame((0.0, 0.0, yaw)))
+        actions.append(Act(a).name)
+        if loop.done:
+            break
+        yaw += math.radians(30) * {Act.TURN_LEFT: 1, Act.TURN_RIGHT: -1}.get(Act(a), 0)
+        tilt["down"] += {Act.LOOK_DOWN: 1, Act.LOOK_UP: -1}.get(Act(a), 0)
+    return actions, judged
+
+
+def test_look_before_verifying_faces_the_candidate_tilts_to_it_and_levels_again_after_a_rejection():
+    from personal.navigation.loop import NavigationLoop
+    from personal.navigation.policies import looks_before_verifying, split_verify
+
+    assert split_verify("value-map-rpg-owner+look+verify") == ("value-map-rpg-owner", True)
+    assert looks_before_verifying("value-map-rpg-owner+look+verify") and not looks_before_verifying("value-map-rpg+verify")
+    behind = (-2.0, 0.1)  # 180 deg away: six turns of 30 deg bring it within half a turn of the heading
+    loop = NavigationLoop(_StopPolicy(behind), stop_verifier=StopVerifier(), look_before_verifying=True)
+    actions, judged = _drive(loop, in_view_when_tilted=True, verdict="no")
+    assert actions[:8] == ["TURN_LEFT"] * 6 + ["LOOK_DOWN", "LOOK_UP"], actions
+    assert judged == [1], "judged once, in the tilted view that shows the candidate"
+    assert actions[8] == "MOVE_FORWARD", "the search goes on with the camera level"
+    # accepted: it stops in the view it judged, still tilted
+    actions, judged = _drive(NavigationLoop(_StopPolicy(behind), stop_verifier=StopVerifier(), look_before_verifying=True),
+                             in_view_when_tilted=True, verdict="yes")
+    assert actions == ["TURN_LEFT"] * 6 + ["LOOK_DOWN", "STOP"] and judged == [1]
+    # plain +verify judges where it stands
+    actions, judged = _drive(NavigationLoop(_StopPolicy(behind), stop_verifier=StopVerifier()), True, "yes")
+    assert actions == ["STOP"] and judged == [0]
+
+
+def test_look_before_verifying_spends_bounded_steps_on_a_candidate_it_cannot_see():
+    from personal.navigation.loop import NavigationLoop
+
+    ahead = (2.0, 0.0)  # already faced: no turn; never in view: one tilt, then judged anyway
+    loop = NavigationLoop(_StopPolicy(ahead), stop_verifier=StopVerifier(), look_before_verifying=True)
+    actions, judged = _drive(loop, in_view_when_tilted=False, verdict="unsure")
+    assert actions == ["LOOK_DOWN", "STOP"] and judged == [1]

@@ -6,6 +6,7 @@ a simulator backend directly (no ROS) and returns its :class:`Trajectory`.
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field, replace
 
@@ -58,9 +59,11 @@ class Trajectory:
 
 class NavigationLoop:
     MAX_CHECKS_PER_STEP = 3  # verifications of successive candidates within one step
+    MAX_AIM_TURNS = 6  # turns spent facing one candidate before it is judged (180 deg at 30 deg a turn)
+    AIM_SAME_M = 0.3  # a detected point this close to an aimed one is the same candidate
 
     def __init__(self, policy: NavPolicy, mapper: OnlineMapper | None = None, max_steps: int = MAX_STEPS,
-                 stop_verifier=None, memory_fade: float = 1.0) -> None:
+                 stop_verifier=None, memory_fade: float = 1.0, look_before_verifying: bool = False) -> None:
         if policy.needs_map and mapper is None:
             raise ValueError(f"policy {policy.name!r} builds maps online: give the loop an OnlineMapper")
         if policy.needs_features and (mapper is None or mapper.feature_map is None):
@@ -70,6 +73,10 @@ class NavigationLoop:
         self.max_steps = max_steps
         self.stop_verifier = stop_verifier  # verify before stop (personal.navigation.verify_stop), or None
         self.memory_fade = memory_fade  # kept map: feature confidence scaled by this per new request (1 = no fade)
+        # "+look+verify": face the candidate, tilting the camera down if it is not in view, before the verdict
+        self.look_before_verifying = bool(look_before_verifying and stop_verifier is not None)
+        self._aims: list[dict] = []  # per candidate point: turns spent facing it, whether the camera tilted for it
+        self._tilt = 0  # LOOK_DOWNs not yet undone
         self.guard = CollisionGuard()
         self.step_count = 0
         self._last_action: int | None = None
@@ -95,6 +102,7 @@ class NavigationLoop:
             phrases = extractor.extract(spec.summary or "") if extractor is not None else []
             self.stop_verifier.prepare(spec.query, phrases, (spec.owner or "").strip() or query_owner(spec.query))
         self.guard.reset()
+        self._aims, self._tilt = [], 0  # a new episode starts with the camera level
         self.step_count = 0
         self._last_action = None
         self._last_pose = None
@@ -118,16 +126,24 @@ class NavigationLoop:
         self.guard.observe(self._last_action, frame.collided, yaw)
         inp = StepInput(frame.pose, self.step_count, self.max_steps, self.mapper)
         action = self.policy.act(inp)
+        aiming = None
         for _ in range(self.MAX_CHECKS_PER_STEP if self.stop_verifier is not None else 0):
             point = self.policy.info.get("stop_point_target") if action == Act.STOP else None
             if point is None:
                 break
-            check = self.stop_verifier.check(frame, tuple(point), self.mapper.cfg.floor_z if self.mapper else None,
-                                             self.step_count, cell_feature=self._cell_feature(point))
+            floor_z, feature = self.mapper.cfg.floor_z if self.mapper else None, self._cell_feature(point)
+            if self.look_before_verifying:
+                aiming = self._aim(frame, tuple(point), floor_z, feature)
+                if aiming is not None:
+                    action = aiming
+                    break
+            check = self.stop_verifier.check(frame, tuple(point), floor_z, self.step_count, cell_feature=feature)
             if not self.stop_verifier.rejects(check):
                 break
             self.policy.reject_target(point)  # not the described instance: keep searching
             action = self.policy.act(inp)
+        if aiming is None and self._tilt and action != Act.STOP:
+            action, self._tilt = Act.LOOK_UP, self._tilt - 1  # level the camera before the search goes on
         action = self.guard.check(action, yaw, prefer_left=getattr(self.policy, "turn_left_hint", True))
         self.timing["map"] += t1 - t0
         self.timing["policy"] += time.perf_counter() - t1
@@ -137,6 +153,24 @@ class NavigationLoop:
             self.done = True
         return int(action)
 
+
+    def _aim(self, frame: Frame, point: tuple[float, float], floor_z, feature) -> int | None:
+        """The action that brings the candidate at ``point`` into view before it is judged, or None
+        once it is (or the turns are spent): face it, then, if no proposal of the view lies near it,
+        tilt the camera down once (a low object next to the robot is below a level camera's view)."""
+        aim = next((a for a in self._aims if math.dist(a["point"], point) <= self.AIM_SAME_M), None)
+        if aim is None:
+            aim = {"point": point, "turns": 0, "tilted": False}
+            self._aims.append(aim)
+        face = getattr(self.policy, "follower", None)
+        turn = face.face(frame.pose, point) if face is not None and hasattr(face, "face") else None
+        if turn is not None and aim["turns"] < self.MAX_AIM_TURNS:
+            aim["turns"] += 1
+            return int(turn)
+        if not aim["tilted"] and self._tilt == 0 and not self.stop_verifier.sees(frame, point, floor_z, feature):
+            aim["tilted"], self._tilt = True, 1
+            return int(Act.LOOK_DOWN)
+        return None
 
     def _cell_feature(self, point) -> np.ndarray | None:
         """The feature-map vector of the detected cell (what the detection was scored on)."""

@@ -621,16 +621,24 @@ def make_policy(name: str, *, embed=None, extractor=None, seed: int = 0, value_c
 
 
 VERIFY_SUFFIX = "+verify"  # "value-map-rpg-owner+verify": verify before stop (personal.navigation.verify_stop)
+LOOK_SUFFIX = "+look"  # "value-map-rpg-owner+look+verify": face the candidate (tilting down if need be) first
 
 
 def split_verify(name: str) -> tuple[str, bool]:
-    """``("value-map-rpg", True)`` for ``"value-map-rpg+verify"``; only value-map explorers stop on a detection."""
+    """``("value-map-rpg", True)`` for ``"value-map-rpg+verify"`` (and ``"value-map-rpg+look+verify"``);
+    only value-map explorers stop on a detection."""
     if name.endswith(VERIFY_SUFFIX):
         base = name[: -len(VERIFY_SUFFIX)]
+        base = base[: -len(LOOK_SUFFIX)] if base.endswith(LOOK_SUFFIX) else base
         if not base.startswith("value-map-"):
             raise ValueError(f"{name!r}: only the value-map explorers stop on a detection to verify")
         return base, True
     return name, False
+
+
+def looks_before_verifying(name: str) -> bool:
+    """Whether ``name`` (``...+look+verify``) faces the candidate, and tilts to it, before the verdict."""
+    return name.endswith(LOOK_SUFFIX + VERIFY_SUFFIX)
 
 
 def parse_policy_list(text) -> list[str]:
@@ -638,5 +646,6 @@ def parse_policy_list(text) -> list[str]:
     for n in names:
         if split_verify(n)[0] not in POLICIES:
             raise ValueError(f"unknown navigation policy {n!r} (known: {', '.join(POLICIES)}; "
-                             f"a value-map explorer + '{VERIFY_SUFFIX}' verifies before it stops)")
+                             f"a value-map explorer + '{VERIFY_SUFFIX}' verifies before it stops, "
+                             f"+ '{LOOK_SUFFIX}{VERIFY_SUFFIX}' looks at the candidate first)")
     return names

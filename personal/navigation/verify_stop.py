@@ -95,6 +95,16 @@ class StopVerifier:
     def rejects(self, check: StopCheck) -> bool:
         return check.verdict == "no" or (self.reject_unsure and check.verdict == "unsure")
 
+    def sees(self, frame, point: tuple[float, float], floor_z: float | None = None,
+             cell_feature: np.ndarray | None = None) -> bool:
+        """Whether ``frame`` shows a candidate proposal for ``point`` (what a check would judge)."""
+        if frame.rgb is None or frame.depth is None:
+            return False
+        from personal.depth import depth_to_metres
+
+        depth = depth_to_metres(np.asarray(frame.depth))
+        return not isinstance(self._candidate(frame, depth, point, floor_z, cell_feature), str)
+
     def check(self, frame, point: tuple[float, float], floor_z: float | None = None, step: int = 0,
               cell_feature: np.ndarray | None = None) -> StopCheck:
         """``cell_feature``: the detected cell's feature-map vector; with the encoder it picks the

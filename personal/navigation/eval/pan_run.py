@@ -65,9 +65,10 @@ def build_loop(name: str, comps: PanComponents, seed: int = 0, max_steps: int = 
     from personal.navigation.policies import make_policy
     from personal.navigation.thresholds import thresholds_for
 
-    from personal.navigation.policies import split_verify
+    from personal.navigation.policies import looks_before_verifying, split_verify
 
     thresholds = thresholds_for(getattr(comps.encoder, "name", None)) if comps.encoder is not None else None
+    look = looks_before_verifying(name)
     name, verify = split_verify(name)
     value_config = None
     if memory is not None and name.startswith("value-map-"):
@@ -90,7 +91,8 @@ def build_loop(name: str, comps: PanComponents, seed: int = 0, max_steps: int = 
     if verify:
         from personal.navigation.verify_stop import StopVerifier
 
-        return NavigationLoop(policy, mapper, max_steps, stop_verifier=StopVerifier(encoder=comps.encoder), memory_fade=fade)
+        return NavigationLoop(policy, mapper, max_steps, stop_verifier=StopVerifier(encoder=comps.encoder), memory_fade=fade,
+                              look_before_verifying=look)
     return NavigationLoop(policy, mapper, max_steps, memory_fade=fade)
 
 
