@@ -150,3 +150,35 @@ def test_explorers_never_issue_an_action_into_a_wall_twice_in_a_row(generated, p
     moved = path_length(traj.path_xy())
     assert moved > 1.0, f"{policy} hardly moved ({moved:.2f} m in {traj.steps} steps)"
     assert (loop.mapper.state() == FREE).sum() * 0.05**2 > 5.0  # it mapped more than 5 m² of floor
+
+
+def test_a_proposals_points_off_its_median_depth_carry_no_feature():
+    """NavMapConfig.proposal_depth_tol_m: noisy depth spreads a proposal along the rays; only the points
+    near its median depth place its embedding, and a point in no proposal stays in none."""
+    from personal.navigation.mapper import NavMapConfig, OnlineMapper, depth_consistent
+
+    groups = np.array([0, 0, 0, 0, 1, 1, 1, -1])
+    depth = np.array([2.0, 2.05, 1.95, 2.6, 4.0, 4.1, 3.0, 9.0])
+    assert depth_consistent(groups, depth, 0.2).tolist() == [0, 0, 0, -1, 1, 1, -1, -1]
+    assert depth_consistent(groups, depth, 5.0).tolist() == groups.tolist()
+
+    # in the online map: one frame of a wall 2 m ahead whose proposal has a far-flung streak of points
+    h, w = 48, 64
+    K = np.array([[40.0, 0, w / 2], [0, 40.0, h / 2], [0, 0, 1]])
+    T = np.array([[0, 0, 1, 0], [-1, 0, 0, 0], [0, -1, 0, 0.9], [0, 0, 0, 1]], float)  # optical: z forward = map x
+    depth_img = np.full((h, w), 2.0, np.float32)
+    depth_img[:, :8] = 4.5  # the streak: 2.5 m behind the rest of the proposal
+
+    def features(depth, rgb, ids, fp):
+        return np.zeros(len(fp.pixels), int), np.ones((1, 4), np.float32)
+
+    def feature_xs(tol):
+        """Map x of the centres of the cells that got a feature."""
+        m = OnlineMapper(NavMapConfig(proposal_depth_tol_m=tol, stride=1), features=features, feature_dim=4)
+        m.integrate(depth_img, K, T, (0.0, 0.0))
+        rows, cols = np.nonzero(m.feature_map.confidence > 0)
+        return m.feature_map.geometry.center(rows, cols)[0]
+
+    every, kept = feature_xs(0.0), feature_xs(0.5)
+    assert (every > 3.5).any() and not (kept > 3.5).any(), "the streak's cells lose the proposal's feature"
+    assert (kept > 1.5).any(), "the wall itself keeps it"

@@ -12,6 +12,13 @@ from personal.ros_env import passive_openmp  # before torch / numba are imported
 app = typer.Typer(help="Personalized Active Navigation (PAN): offline evaluation and reports.", no_args_is_help=True)
 
 
+def map_config_option(proposal_depth_tol: float):
+    """The online map's NavMapConfig for ``--proposal-depth-tol`` (negative: the map's default)."""
+    from personal.navigation.mapper import NavMapConfig
+
+    return NavMapConfig() if proposal_depth_tol < 0 else NavMapConfig(proposal_depth_tol_m=proposal_depth_tol)
+
+
 @app.command("eval")
 def eval_cmd(
     out: Path = typer.Option(Path("runs/pan"), "--out", help="Run folder (report.md, summary.json, results.json, trajectories/)."),
@@ -30,6 +37,7 @@ def eval_cmd(
     sensor: str = typer.Option("ideal", "--sensor", help="Camera model: ideal | d435 | d435-harsh."),
     sensor_overrides: str = typer.Option("", "--sensor-overrides", help="Preset fields to override, e.g. hfov_deg=69,height_m=1.25."),
     sensor_seed: int = typer.Option(0, "--sensor-seed", help="Seed of the camera model's noise."),
+    proposal_depth_tol: float = typer.Option(-1.0, "--proposal-depth-tol", help="m: a proposal's points farther than this from its median depth carry no feature in the online map (0: off; default: the map's own)."),
 ) -> None:
     """Run every policy on every episode and write the Table IV-style report."""
     passive_openmp()
@@ -66,9 +74,11 @@ def eval_cmd(
         raise typer.BadParameter(str(exc)) from None
     if upper_bound not in UPPER_BOUNDS:
         raise typer.BadParameter(f"--upper-bound must be one of {', '.join(UPPER_BOUNDS)}, got {upper_bound!r}")
-    summary = run_pan_offline(scene_map, eps, names, out, make_components(encoder, extractor), max_steps=max_steps,
+    comps = make_components(encoder, extractor)
+    comps.map_config = map_config_option(proposal_depth_tol)
+    summary = run_pan_offline(scene_map, eps, names, out, comps, max_steps=max_steps,
                               sample_plots=sample_plots, progress=typer.echo, upper_bound=upper_bound, extractor=extractor,
-                              sensor=spec)
+                              sensor=spec, meta_extra={"proposal_depth_tol_m": comps.map_config.proposal_depth_tol_m})
     typer.echo((out / "report.md").read_text())
     typer.echo(f"ordering holds: {summary['ordering_holds']}")
 
@@ -94,6 +104,7 @@ def calibrate(
                                   "sweep threshold x phrase floor x scene-relative margin per scorer."),
     guide: str = typer.Option("rpg", "--guide", help="--relative: whose frontier values the blind runs follow."),
     sensor: str = typer.Option("ideal", "--sensor", help="--relative: the camera model of the blind runs (ideal | d435 | d435-harsh)."),
+    proposal_depth_tol: float = typer.Option(-1.0, "--proposal-depth-tol", help="m: a proposal's points farther than this from its median depth carry no feature in the online map (0: off; default: the map's own)."),
 ) -> None:
     """Sweep (threshold, phrase floor) on validation households from blind value-map runs."""
     passive_openmp()
@@ -110,7 +121,7 @@ def calibrate(
             spec = sensor_spec(sensor, "", 0)
             res = (sweep_cell_records(out) if sweep_only else
                    calibrate_cells(encoder, parse_seeds(seeds), per_split, max_steps, out, guide, progress=typer.echo,
-                                   sensor=spec))
+                                   sensor=spec, map_config=map_config_option(proposal_depth_tol)))
         elif sweep_only:
             res = sweep_records(out / "records.jsonl", out / "sweep.json")
         else:

@@ -33,6 +33,9 @@ class NavMapConfig:
     agent_radius: float = 0.18
     collision_block_m: float = 0.06  # radius of the virtual obstacle a collision leaves
     forward_m: float = 0.25
+    # a proposal's points farther than this from its median depth carry no feature (0: off); noisy
+    # depth spreads each proposal's points along the rays and so its embedding over twice the cells
+    proposal_depth_tol_m: float = 0.0
 
 
 class OnlineMapper:
@@ -84,6 +87,9 @@ class OnlineMapper:
             out = self.features(depth, rgb, instance_ids, fp)
             if out is not None:
                 groups, emb = out[0], out[1]
+                if c.proposal_depth_tol_m > 0:
+                    groups = depth_consistent(groups, fp.depth, c.proposal_depth_tol_m)
+                    out = (groups,) + tuple(out[1:])
                 conf = pixel_confidence(K, fp.image_shape, fp.pixels, fp.depth, max_range=c.max_depth, min_range=c.min_depth)
                 conf = weighted_confidence(conf * (c.stride * c.stride), out)
                 self.feature_map.integrate(fp.points, conf, emb, groups)
@@ -104,3 +110,14 @@ class OnlineMapper:
 
     def state(self) -> np.ndarray:
         return self.occupancy.state()
+
+
+def depth_consistent(groups: np.ndarray, depth: np.ndarray, tol: float) -> np.ndarray:
+    """``groups`` (per point, -1 = none) with the points farther than ``tol`` from their group's
+    median ``depth`` set to -1."""
+    out = np.asarray(groups).copy()
+    for g in np.unique(out[out >= 0]):
+        sel = np.flatnonzero(out == g)
+        z = depth[sel]
+        out[sel[np.abs(z - np.median(z)) > tol]] = -1
+    return out

@@ -44,6 +44,7 @@ class PanComponents:
     embed: object
     extractor: object
     notes: list[str] = field(default_factory=list)
+    map_config: object = None  # personal.navigation.mapper.NavMapConfig of every loop's online map (None: defaults)
 
 
 def make_components(encoder: str = "lit", extractor: str = "builtin", model_path: str = "") -> PanComponents:
@@ -83,11 +84,14 @@ def build_loop(name: str, comps: PanComponents, seed: int = 0, max_steps: int = 
     fade = memory.fade if memory is not None else 1.0
     mapper = None
     if policy.needs_map:
+        from dataclasses import replace
+
+        cfg = replace(comps.map_config) if comps.map_config is not None else None  # each loop resets its own
         if policy.needs_features:
-            mapper = OnlineMapper(features=comps.encoder.frame_features, feature_dim=comps.encoder.dim,
+            mapper = OnlineMapper(cfg, features=comps.encoder.frame_features, feature_dim=comps.encoder.dim,
                                   encoder_name=comps.encoder.name)
         else:
-            mapper = OnlineMapper()
+            mapper = OnlineMapper(cfg)
     if verify:
         from personal.navigation.verify_stop import StopVerifier
 
