@@ -113,3 +113,12 @@ def test_cell_calibration_sees_through_the_camera_model_it_is_given(tmp_path):
     recs = load_cell_records(tmp_path)
     assert len(recs) == 1 and recs[0]["sensor"] == spec.describe() != sensor_spec("ideal", "", 0).describe()
     assert res["sensor"] == [spec.describe()]
+    assert recs[0]["proposal_depth_tol_m"] == 0.0 and recs[0]["model_path"] == ""  # the map and tower it ran with
+
+
+def test_cell_calibration_records_the_map_setting_it_ran_with(tmp_path):
+    from personal.navigation.eval.pan_calibrate import calibrate_cells, load_cell_records
+    from personal.navigation.mapper import NavMapConfig
+
+    calibrate_cells("oracle", [20001], 1, 3, tmp_path, map_config=NavMapConfig(proposal_depth_tol_m=0.15))
+    assert load_cell_records(tmp_path)[0]["proposal_depth_tol_m"] == 0.15

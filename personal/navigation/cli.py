@@ -104,6 +104,7 @@ def calibrate(
                                   "sweep threshold x phrase floor x scene-relative margin per scorer."),
     guide: str = typer.Option("rpg", "--guide", help="--relative: whose frontier values the blind runs follow."),
     sensor: str = typer.Option("ideal", "--sensor", help="--relative: the camera model of the blind runs (ideal | d435 | d435-harsh)."),
+    model_path: str = typer.Option("", "--model-path", help="--relative: another checkpoint of the encoder (default: the shipped one)."),
     proposal_depth_tol: float = typer.Option(-1.0, "--proposal-depth-tol", help="m: a proposal's points farther than this from its median depth carry no feature in the online map (0: off; default: the map's own)."),
 ) -> None:
     """Sweep (threshold, phrase floor) on validation households from blind value-map runs."""
@@ -121,7 +122,7 @@ def calibrate(
             spec = sensor_spec(sensor, "", 0)
             res = (sweep_cell_records(out) if sweep_only else
                    calibrate_cells(encoder, parse_seeds(seeds), per_split, max_steps, out, guide, progress=typer.echo,
-                                   sensor=spec, map_config=map_config_option(proposal_depth_tol)))
+                                   sensor=spec, map_config=map_config_option(proposal_depth_tol), model_path=model_path))
         elif sweep_only:
             res = sweep_records(out / "records.jsonl", out / "sweep.json")
         else:

@@ -340,12 +340,13 @@ def _neighbour_means(table: list, thresholds, floors, margins) -> None:
 
 def calibrate_cells(encoder: str, seeds: Sequence[int], per_split: int, max_steps: int, out: str | Path,
                     guide: str = "rpg", progress: Callable[[str], None] | None = None, sensor=None,
-                    map_config=None) -> dict:
+                    map_config=None, model_path: str = "") -> dict:
     """Blind cell records on the validation ``seeds`` (one split per household, rotating), one
     ``out/cells/<episode>.npz`` each as it ends (an interrupted run keeps what it finished); then
     :func:`sweep_cell_records` writes ``out/sweep_relative.json``. ``sensor``: the camera model the
     blind runs see through (personal.sim.sensor_model.SensorSpec; default ideal), recorded per episode;
-    ``map_config``: the online map's NavMapConfig (default: its defaults), recorded too."""
+    ``map_config``: the online map's NavMapConfig (default: its defaults), recorded too; ``model_path``:
+    another checkpoint of the encoder (default: the shipped one)."""
     from personal.navigation.eval.pan_run import make_components
     from personal.perception.splits import VAL_SEEDS, check_training_seeds
     from personal.world.episodes import generate_episodes
@@ -358,7 +359,7 @@ def calibrate_cells(encoder: str, seeds: Sequence[int], per_split: int, max_step
 
     from personal.navigation.mapper import NavMapConfig
 
-    comps = make_components(encoder)
+    comps = make_components(encoder, model_path=model_path)
     comps.map_config = map_config or NavMapConfig()
     sensor = sensor or IDEAL
     sim = make_sensor_backend("synthetic", sensor)
@@ -376,7 +377,8 @@ def calibrate_cells(encoder: str, seeds: Sequence[int], per_split: int, max_step
             rec = record_blind_cells(sim, ep, comps, max_steps, guide)
             meta = {"episode_id": ep.episode_id, "scene_id": ep.scene_id, "split": ep.split, "seed": seed,
                     "steps": rec["steps"], "guide": guide, "encoder": comps.encoder.name, "max_steps": max_steps,
-                    "sensor": sensor.describe(), "proposal_depth_tol_m": comps.map_config.proposal_depth_tol_m}
+                    "sensor": sensor.describe(), "proposal_depth_tol_m": comps.map_config.proposal_depth_tol_m,
+                    "model_path": str(model_path)}
             np.savez_compressed(cells / f"{ep.episode_id}.npz", meta=json.dumps(meta), **rec["arrays"])
             if progress:
                 progress(f"{ep.episode_id} [{ep.split}] {rec['steps']} steps, {time.perf_counter() - t0:.0f} s")
