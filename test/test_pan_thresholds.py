@@ -122,3 +122,15 @@ def test_cell_calibration_records_the_map_setting_it_ran_with(tmp_path):
 
     calibrate_cells("oracle", [20001], 1, 3, tmp_path, map_config=NavMapConfig(proposal_depth_tol_m=0.15))
     assert load_cell_records(tmp_path)[0]["proposal_depth_tol_m"] == 0.15
+
+
+def test_calibrate_names_a_missing_checkpoint_and_eval_refuses_a_tolerance_that_is_no_number(tmp_path):
+    from typer.testing import CliRunner
+
+    from personal.navigation.cli import app
+
+    res = CliRunner().invoke(app, ["calibrate", "--relative", "--seeds", "20000", "--max-steps", "2",
+                                   "--model-path", str(tmp_path / "no_such_ckpt"), "--out", str(tmp_path / "cal")])
+    assert res.exit_code == 2 and "no_such_ckpt" in res.output and "does not exist" in res.output
+    res = CliRunner().invoke(app, ["eval", "--methods", "oracle", "--proposal-depth-tol", "nan", "--out", str(tmp_path / "ev")])
+    assert res.exit_code == 2 and "--proposal-depth-tol" in res.output

@@ -14,8 +14,12 @@ app = typer.Typer(help="Personalized Active Navigation (PAN): offline evaluation
 
 def map_config_option(proposal_depth_tol: float):
     """The online map's NavMapConfig for ``--proposal-depth-tol`` (negative: the map's default)."""
+    import math
+
     from personal.navigation.mapper import NavMapConfig
 
+    if not math.isfinite(proposal_depth_tol):
+        raise typer.BadParameter(f"--proposal-depth-tol must be a number of metres, got {proposal_depth_tol}")
     return NavMapConfig() if proposal_depth_tol < 0 else NavMapConfig(proposal_depth_tol_m=proposal_depth_tol)
 
 
@@ -41,6 +45,7 @@ def eval_cmd(
 ) -> None:
     """Run every policy on every episode and write the Table IV-style report."""
     passive_openmp()
+    map_config = map_config_option(proposal_depth_tol)  # checked before minutes of loading
     from personal.navigation.eval.pan_run import generate_pan_set, make_components, run_pan_offline
     from personal.navigation.policies import parse_policy_list
     from personal.world.model import SPLITS
@@ -75,7 +80,7 @@ def eval_cmd(
     if upper_bound not in UPPER_BOUNDS:
         raise typer.BadParameter(f"--upper-bound must be one of {', '.join(UPPER_BOUNDS)}, got {upper_bound!r}")
     comps = make_components(encoder, extractor)
-    comps.map_config = map_config_option(proposal_depth_tol)
+    comps.map_config = map_config
     summary = run_pan_offline(scene_map, eps, names, out, comps, max_steps=max_steps,
                               sample_plots=sample_plots, progress=typer.echo, upper_bound=upper_bound, extractor=extractor,
                               sensor=spec, meta_extra={"proposal_depth_tol_m": comps.map_config.proposal_depth_tol_m})
@@ -127,7 +132,7 @@ def calibrate(
             res = sweep_records(out / "records.jsonl", out / "sweep.json")
         else:
             res = run(encoder, parse_seeds(seeds), per_split, max_steps, out, progress=typer.echo)
-    except ValueError as exc:
+    except (ValueError, FileNotFoundError) as exc:  # FileNotFoundError: --model-path, named
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
     typer.echo(json.dumps(res["chosen"], indent=1))
