@@ -98,12 +98,17 @@ class StopVerifier:
     def sees(self, frame, point: tuple[float, float], floor_z: float | None = None,
              cell_feature: np.ndarray | None = None) -> bool:
         """Whether ``frame`` shows a candidate proposal for ``point`` (what a check would judge)."""
+        return not isinstance(self._located(frame, point, floor_z, cell_feature)[1], str)
+
+    def _located(self, frame, point, floor_z, cell_feature):
+        """(depth in metres, what ``_candidate`` found there: (mask, centroid, segments, label) or why
+        there is none); (None, why) without a colour and depth frame."""
         if frame.rgb is None or frame.depth is None:
-            return False
+            return None, "no colour or depth frame"
         from personal.depth import depth_to_metres
 
-        depth = depth_to_metres(np.asarray(frame.depth))
-        return not isinstance(self._candidate(frame, depth, point, floor_z, cell_feature), str)
+        depth = depth_to_metres(np.asarray(frame.depth))  # the ROS path hands 16UC1 millimetres through
+        return depth, self._candidate(frame, depth, point, floor_z, cell_feature)
 
     def check(self, frame, point: tuple[float, float], floor_z: float | None = None, step: int = 0,
               cell_feature: np.ndarray | None = None) -> StopCheck:
@@ -136,12 +141,7 @@ class StopVerifier:
 
         if not self.descriptions:
             return StopCheck("unsure", "no description of the owner's object to check against", point)
-        if frame.rgb is None or frame.depth is None:
-            return StopCheck("unsure", "no colour or depth frame", point)
-        from personal.depth import depth_to_metres
-
-        depth = depth_to_metres(np.asarray(frame.depth))  # the ROS path hands 16UC1 millimetres through
-        found = self._candidate(frame, depth, point, floor_z, cell_feature)
+        depth, found = self._located(frame, point, floor_z, cell_feature)
         if isinstance(found, str):
             return StopCheck("unsure", found, point)
         mask, centroid, seg, k = found
