@@ -26,6 +26,9 @@ TOLS = (0.15, 0.3)
 
 def proposal_figures(groups: np.ndarray, weights: np.ndarray, points: np.ndarray, depth: np.ndarray) -> list[dict]:
     """Per kept proposal of one frame: its points' depth spread and the feature cells they touch."""
+    from personal.navigation.mapper import depth_consistent
+
+    trimmed = {tol: depth_consistent(groups, depth, tol) for tol in TOLS}  # the map's own rule
     out = []
     for g in np.unique(groups[groups >= 0]):
         if weights[g] <= 0:
@@ -36,8 +39,8 @@ def proposal_figures(groups: np.ndarray, weights: np.ndarray, points: np.ndarray
         cells = Counter((int(x // CELL_M), int(y // CELL_M)) for x, y in points[sel][:, :2])
         row = {"points": int(sel.sum()), "off03": int((off > 0.3).sum()), "off06": int((off > 0.6).sum()),
                "std": float(np.std(z - np.median(z))), "cells": len(cells), "cells5": sum(v >= 5 for v in cells.values())}
-        for tol in TOLS:
-            row[f"cells_{tol}"] = len({(int(x // CELL_M), int(y // CELL_M)) for x, y in points[sel][off <= tol][:, :2]})
+        for tol, kept in trimmed.items():
+            row[f"cells_{tol}"] = len({(int(x // CELL_M), int(y // CELL_M)) for x, y in points[kept == g][:, :2]})
         out.append(row)
     return out
 

@@ -83,7 +83,7 @@ def eval_cmd(
     comps.map_config = map_config
     summary = run_pan_offline(scene_map, eps, names, out, comps, max_steps=max_steps,
                               sample_plots=sample_plots, progress=typer.echo, upper_bound=upper_bound, extractor=extractor,
-                              sensor=spec, meta_extra={"proposal_depth_tol_m": comps.map_config.proposal_depth_tol_m})
+                              sensor=spec, meta_extra={"proposal_depth_tol_m": map_config.proposal_depth_tol_m})
     typer.echo((out / "report.md").read_text())
     typer.echo(f"ordering holds: {summary['ordering_holds']}")
 

@@ -348,17 +348,16 @@ def calibrate_cells(encoder: str, seeds: Sequence[int], per_split: int, max_step
     ``map_config``: the online map's NavMapConfig (default: its defaults), recorded too; ``model_path``:
     another checkpoint of the encoder (default: the shipped one)."""
     from personal.navigation.eval.pan_run import make_components
+    from personal.navigation.mapper import NavMapConfig
     from personal.perception.splits import VAL_SEEDS, check_training_seeds
+    from personal.sim.sensor_model import IDEAL, make_sensor_backend
     from personal.world.episodes import generate_episodes
     from personal.world.generator import generate_scene
     from personal.world.model import SPLITS
+
     check_training_seeds(list(seeds))  # validation households only, never evaluation ones
     cells = Path(out) / "cells"
     cells.mkdir(parents=True, exist_ok=True)
-    from personal.sim.sensor_model import IDEAL, make_sensor_backend
-
-    from personal.navigation.mapper import NavMapConfig
-
     comps = make_components(encoder, model_path=model_path)
     comps.map_config = map_config or NavMapConfig()
     sensor = sensor or IDEAL
