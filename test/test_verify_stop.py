@@ -180,9 +180,9 @@ def test_the_candidate_is_the_proposal_whose_embedding_made_the_detection(views)
             want = int(near[-1]) if near[-1] != a else int(near[0])
             feature = np.eye(64, dtype=np.float32)[list(near).index(want)]
             v = StopVerifier(encoder=OneHotEncoder())
-            mask, *_ = v._candidate(frame, np.asarray(frame.depth), point, 0.0, feature)
+            mask, *_ = v._candidates(frame, np.asarray(frame.depth), point, 0.0, feature)[0]
             assert (mask == (seg.full_labels(frame.depth.shape) == want)).all()
-            mask, *_ = StopVerifier()._candidate(frame, np.asarray(frame.depth), point, 0.0, None)
+            mask, *_ = StopVerifier()._candidates(frame, np.asarray(frame.depth), point, 0.0, None)[0]
             assert (mask == (seg.full_labels(frame.depth.shape) == a)).all(), "without the feature: the nearest"
             tried += 1
             break
@@ -298,3 +298,45 @@ def test_look_before_verifying_spends_bounded_steps_on_a_candidate_it_cannot_see
     loop = NavigationLoop(_StopPolicy(ahead), stop_verifier=StopVerifier(), look_before_verifying=True)
     actions, judged = _drive(loop, in_view_when_tilted=False, verdict="unsure")
     assert actions == ["LOOK_DOWN", "STOP"] and judged == [1]
+
+
+def test_near_judges_every_proposal_by_the_point_and_rejects_only_if_all_contradict():
+    """The detection's own proposal (listed first) is blue, its neighbour red; the owner's object is
+    red. ``detected`` judges the blue one alone and says no; ``near`` finds the red one: yes."""
+    from personal.navigation import verify_stop
+
+    rgb = np.zeros((80, 80, 3), np.uint8)
+    rgb[:, :40], rgb[:, 40:] = (30, 60, 200), (200, 30, 30)
+    blue, red = np.zeros((80, 80), bool), np.zeros((80, 80), bool)
+    blue[10:70, 5:35], red[10:70, 45:75] = True, True  # 1,800 pixels each: large enough to judge a backpack
+    frame = _Frame(rgb, np.full((80, 80), 1.5, np.float32), np.array([[80.0, 0, 40], [0, 80.0, 40], [0, 0, 1]]), np.eye(4))
+    verdicts = {}
+    for mode in verify_stop.CANDIDATE_MODES:
+        v = StopVerifier(candidates=mode, second_view=False)
+        v.descriptions = ["red backpack"]
+        found = [(blue, np.array([0.5, 0.0, 1.5]), None, 1), (red, np.array([-0.5, 0.0, 1.5]), None, 2)]
+        v._located = lambda *a, found=found, mode=mode: (frame.depth, found if mode == "near" else found[:1])
+        verdicts[mode] = v.check(frame, (0.0, 0.0)).verdict
+    assert verdicts == {"detected": "no", "near": "yes"}
+
+
+@pytest.mark.parametrize("verdicts, final", [(["no", "yes"], "yes"), (["no", "no"], "no"), (["no", "unsure"], "unsure"),
+                                             (["unsure", "no"], "unsure"), (["no"], "no")])
+def test_near_combines_the_proposals_verdicts(verdicts, final):
+    from personal.navigation.verify_stop import _combine
+
+    out = _combine([StopCheck(v, f"proposal {i}", (0.0, 0.0)) for i, v in enumerate(verdicts)])
+    assert out.verdict == final
+    if final == "no" and len(verdicts) > 1:
+        assert out.reason.startswith("proposal 0") and "1 other proposal" in out.reason
+
+
+def test_an_unknown_candidates_mode_is_refused_by_name(tmp_path):
+    from typer.testing import CliRunner
+
+    from personal.navigation.cli import app
+
+    with pytest.raises(ValueError, match="candidates must be one of detected, near"):
+        StopVerifier(candidates="all")
+    res = CliRunner().invoke(app, ["eval", "--methods", "oracle", "--verify-candidates", "all", "--out", str(tmp_path / "ev")])
+    assert res.exit_code == 2 and "--verify-candidates" in res.output

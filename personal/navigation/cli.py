@@ -42,10 +42,15 @@ def eval_cmd(
     sensor_overrides: str = typer.Option("", "--sensor-overrides", help="Preset fields to override, e.g. hfov_deg=69,height_m=1.25."),
     sensor_seed: int = typer.Option(0, "--sensor-seed", help="Seed of the camera model's noise."),
     proposal_depth_tol: float = typer.Option(-1.0, "--proposal-depth-tol", help="m: a proposal's points farther than this from its median depth carry no feature in the online map (0: off; default: the map's own)."),
+    verify_candidates: str = typer.Option("detected", "--verify-candidates", help="What '+verify' judges: detected (the proposal that made the detection) | near (every proposal near it; no only if all contradict)."),
 ) -> None:
     """Run every policy on every episode and write the Table IV-style report."""
     passive_openmp()
     map_config = map_config_option(proposal_depth_tol)  # checked before minutes of loading
+    from personal.navigation.verify_stop import CANDIDATE_MODES
+
+    if verify_candidates not in CANDIDATE_MODES:
+        raise typer.BadParameter(f"--verify-candidates must be one of {', '.join(CANDIDATE_MODES)}, got {verify_candidates!r}")
     from personal.navigation.eval.pan_run import generate_pan_set, make_components, run_pan_offline
     from personal.navigation.policies import parse_policy_list
     from personal.world.model import SPLITS
@@ -80,10 +85,11 @@ def eval_cmd(
     if upper_bound not in UPPER_BOUNDS:
         raise typer.BadParameter(f"--upper-bound must be one of {', '.join(UPPER_BOUNDS)}, got {upper_bound!r}")
     comps = make_components(encoder, extractor)
-    comps.map_config = map_config
+    comps.map_config, comps.verify_candidates = map_config, verify_candidates
+    meta = {"proposal_depth_tol_m": map_config.proposal_depth_tol_m, "verify_candidates": verify_candidates}
     summary = run_pan_offline(scene_map, eps, names, out, comps, max_steps=max_steps,
                               sample_plots=sample_plots, progress=typer.echo, upper_bound=upper_bound, extractor=extractor,
-                              sensor=spec, meta_extra={"proposal_depth_tol_m": map_config.proposal_depth_tol_m})
+                              sensor=spec, meta_extra=meta)
     typer.echo((out / "report.md").read_text())
     typer.echo(f"ordering holds: {summary['ordering_holds']}")
 

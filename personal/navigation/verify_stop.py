@@ -16,7 +16,9 @@ a part colour's "no" counts as unsure unless ``part_rejects``), ``unsure`` (noth
 candidate not in view). A ``no`` must be repeated in an earlier frame of the approach (second
 view) to stand. ``no`` — and ``unsure`` with ``reject_unsure`` — puts the point on the policy's
 blacklist and the search goes on within the step budget. Defaults chosen on validation stop
-moments (scripts/verify_stop_harness.py, docs/navigation.md).
+moments (scripts/verify_stop_harness.py, docs/navigation.md). ``candidates="near"`` judges every
+proposal near the point, not only the one that made the detection: ``yes`` if any matches, ``no``
+only if every one contradicts (a candidate, docs/results/pan_verify/near/PLAN.md).
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ import numpy as np
 
 MATCH_RADIUS_M = 0.8  # a proposal whose centroid is this close (map xy) to the detected point is the candidate
 RECENT_FRAMES = 5  # frames kept for a second view of the candidate (the approach's earlier steps)
+CANDIDATE_MODES = ("detected", "near")  # judge the proposal that made the detection | every proposal near it
 
 
 @dataclass
@@ -56,10 +59,13 @@ def target_descriptions(query: str, phrases, owner: str | None) -> list[str]:
 class StopVerifier:
     def __init__(self, reject_unsure: bool = False, decomposer: str = "builtin", encoder=None,
                  colour_margin: float = 0.0, second_view: bool = True, part_rejects: bool = False,
-                 instance_margin: float | None = None):
+                 instance_margin: float | None = None, candidates: str = "detected"):
         from personal.verification.attributes import make_decomposer
         from personal.verification.verifier import BuiltinImageVerifier
 
+        if candidates not in CANDIDATE_MODES:
+            raise ValueError(f"candidates must be one of {', '.join(CANDIDATE_MODES)}, got {candidates!r}")
+        self.candidates = candidates
         self.reject_unsure = reject_unsure
         self.encoder = encoder  # the map's crop tower: associates the candidate through its embedding
         self.colour_margin = float(colour_margin)  # ΔE gap a colour "No" needs (0: off)
@@ -101,14 +107,14 @@ class StopVerifier:
         return not isinstance(self._located(frame, point, floor_z, cell_feature)[1], str)
 
     def _located(self, frame, point, floor_z, cell_feature):
-        """(depth in metres, what ``_candidate`` found there: (mask, centroid, segments, label) or why
-        there is none); (None, why) without a colour and depth frame."""
+        """(depth in metres, what ``_candidates`` found there: [(mask, centroid, segments, label), ...],
+        the detection's own first, or why there is none); (None, why) without a colour and depth frame."""
         if frame.rgb is None or frame.depth is None:
             return None, "no colour or depth frame"
         from personal.depth import depth_to_metres
 
         depth = depth_to_metres(np.asarray(frame.depth))  # the ROS path hands 16UC1 millimetres through
-        return depth, self._candidate(frame, depth, point, floor_z, cell_feature)
+        return depth, self._candidates(frame, depth, point, floor_z, cell_feature)
 
     def check(self, frame, point: tuple[float, float], floor_z: float | None = None, step: int = 0,
               cell_feature: np.ndarray | None = None) -> StopCheck:
@@ -136,15 +142,25 @@ class StopVerifier:
                          judgements=first.judgements + again.judgements)
 
     def _check(self, frame, point, floor_z, cell_feature=None) -> StopCheck:
-        from personal.verification.attributes import predict_category
-        from personal.verification.verifier import ViewInput
-
         if not self.descriptions:
             return StopCheck("unsure", "no description of the owner's object to check against", point)
         depth, found = self._located(frame, point, floor_z, cell_feature)
         if isinstance(found, str):
             return StopCheck("unsure", found, point)
-        mask, centroid, seg, k = found
+        checks = [self._judge(frame, depth, mask, centroid, point) for mask, centroid, _, _ in found]
+        out = _combine(checks)
+        if self.instance_margin is not None and out.verdict != "no":
+            _, _, seg, k = found[0]
+            why = self._instance_no(frame, seg, k)
+            if why:
+                return StopCheck("no", why, point, judgements=out.judgements)
+        return out
+
+    def _judge(self, frame, depth, mask, centroid, point) -> StopCheck:
+        """The verdict on one proposal: its pixels against each of the owner's descriptions."""
+        from personal.verification.attributes import predict_category
+        from personal.verification.verifier import ViewInput
+
         cam = np.asarray(frame.T_map_camera)[:3, 3]
         h, w = depth.shape
         view = ViewInput(rgb=np.asarray(frame.rgb), mask=mask, depth=depth,
@@ -157,12 +173,7 @@ class StopVerifier:
             judged = self.verifier.verify(view, attrs, category, context=attrs).judgements
             judged = [(j.name, self._margin_gate(j, a, view), j.reason) for a, j in zip(attrs, judged)]
             verdicts.append((text, judged))
-        out = _decide(verdicts, point)
-        if self.instance_margin is not None and out.verdict != "no":
-            why = self._instance_no(frame, seg, k)
-            if why:
-                return StopCheck("no", why, point, judgements=out.judgements)
-        return out
+        return _decide(verdicts, point)
 
     def _instance_no(self, frame, seg, k) -> str:
         """Why the candidate's crop looks like another described object more than the owner's, or ""."""
@@ -182,11 +193,12 @@ class StopVerifier:
             return ""
         return f"the crop is more like '{self.others[j]}' than the owner's object (cosine gap {gap:.3f})"
 
-    def _candidate(self, frame, depth, point, floor_z, cell_feature):
-        """(mask, map centroid) of the candidate proposal, or why there is none. Proposals whose
-        centroid lies within MATCH_RADIUS_M of the point compete; with the encoder and the cell's
-        feature the one whose crop embedding is most like the cell wins (the proposal that gave
-        the detection), else the nearest."""
+    def _candidates(self, frame, depth, point, floor_z, cell_feature):
+        """[(mask, map centroid, segments, label)] of the proposals to judge, or why there is none.
+        Proposals whose centroid lies within MATCH_RADIUS_M of the point compete; with the encoder
+        and the cell's feature the one whose crop embedding is most like the cell comes first (the
+        proposal that gave the detection), else the nearest. ``candidates="near"``: all of them,
+        the rest nearest first; else that first one alone."""
         from personal.perception.segment import segment_rgbd
 
         enc = self.encoder if cell_feature is not None and np.any(cell_feature) else None
@@ -201,10 +213,13 @@ class StopVerifier:
         near = objects[dist <= MATCH_RADIUS_M]
         if not len(near):
             return f"nearest proposal {dist.min():.2f} m from the detected point"
-        k = int(objects[int(np.argmin(dist))])
+        by_distance = near[np.argsort(dist[dist <= MATCH_RADIUS_M], kind="stable")]
+        first = int(by_distance[0])
         if enc is not None and len(near) > 1 and hasattr(enc, "embed_crops"):
-            k = int(near[int(np.argmax(_proposal_similarity(enc, frame.rgb, seg, near, cell_feature)))])
-        return seg.full_labels(depth.shape) == k, seg.centroid[k], seg, k
+            first = int(near[int(np.argmax(_proposal_similarity(enc, frame.rgb, seg, near, cell_feature)))])
+        chosen = [first] + ([int(k) for k in by_distance if k != first] if self.candidates == "near" else [])
+        labels = seg.full_labels(depth.shape)
+        return [(labels == k, seg.centroid[k], seg, k) for k in chosen]
 
     def _margin_gate(self, judgement, attribute, view) -> str:
         """A colour "No" stands only if the mask's pixels are clearly nearer another colour name
@@ -256,6 +271,21 @@ def colour_gap(view, described: str) -> float | None:
     order = np.argsort(gap)
     cum = np.cumsum(stats.counts[order])
     return float(gap[order][np.searchsorted(cum, cum[-1] / 2)])
+
+
+def _combine(checks: list[StopCheck]) -> StopCheck:
+    """One verdict over the judged proposals: the first yes; no only if every one says no (the
+    first's reason); else the first proposal's unsure. One proposal: its own verdict."""
+    if len(checks) == 1:
+        return checks[0]
+    yes = next((c for c in checks if c.verdict == "yes"), None)
+    if yes is not None:
+        return yes
+    if all(c.verdict == "no" for c in checks):
+        out = checks[0]
+        out.reason += f" (and the {len(checks) - 1} other proposal(s) near the point)"
+        return out
+    return next(c for c in checks if c.verdict == "unsure")
 
 
 def _decide(verdicts: list, point) -> StopCheck:

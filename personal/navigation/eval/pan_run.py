@@ -45,6 +45,7 @@ class PanComponents:
     extractor: object
     notes: list[str] = field(default_factory=list)
     map_config: object = None  # personal.navigation.mapper.NavMapConfig of every loop's online map (None: defaults)
+    verify_candidates: str = "detected"  # what "+verify" judges (personal.navigation.verify_stop.CANDIDATE_MODES)
 
 
 def make_components(encoder: str = "lit", extractor: str = "builtin", model_path: str = "") -> PanComponents:
@@ -95,7 +96,8 @@ def build_loop(name: str, comps: PanComponents, seed: int = 0, max_steps: int = 
     if verify:
         from personal.navigation.verify_stop import StopVerifier
 
-        return NavigationLoop(policy, mapper, max_steps, stop_verifier=StopVerifier(encoder=comps.encoder), memory_fade=fade,
+        verifier = StopVerifier(encoder=comps.encoder, candidates=comps.verify_candidates)
+        return NavigationLoop(policy, mapper, max_steps, stop_verifier=verifier, memory_fade=fade,
                               look_before_verifying=look)
     return NavigationLoop(policy, mapper, max_steps, memory_fade=fade)
 
