@@ -134,3 +134,6 @@ def test_calibrate_names_a_missing_checkpoint_and_eval_refuses_a_tolerance_that_
     assert res.exit_code == 2 and "no_such_ckpt" in res.output and "does not exist" in res.output
     res = CliRunner().invoke(app, ["eval", "--methods", "oracle", "--proposal-depth-tol", "nan", "--out", str(tmp_path / "ev")])
     assert res.exit_code == 2 and "--proposal-depth-tol" in res.output
+    res = CliRunner().invoke(app, ["calibrate", "--sensor", "d435", "--model-path", "x", "--out", str(tmp_path / "cal2")])
+    assert res.exit_code == 2 and "--sensor, --model-path only apply with --relative" in " ".join(res.output.split())
+    assert not (tmp_path / "cal2").exists(), "refused before any blind run"

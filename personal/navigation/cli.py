@@ -120,6 +120,10 @@ def calibrate(
 ) -> None:
     """Sweep (threshold, phrase floor) on validation households from blind value-map runs."""
     passive_openmp()
+    given = {"--guide": guide != "rpg", "--sensor": sensor != "ideal", "--model-path": bool(model_path),
+             "--proposal-depth-tol": proposal_depth_tol >= 0}
+    if not relative and any(given.values()):  # the plain sweep's blind runs would silently ignore them
+        raise typer.BadParameter(f"{', '.join(k for k, v in given.items() if v)} only apply with --relative")
     from personal.navigation.eval.pan_calibrate import calibrate as run
     from personal.navigation.eval.pan_calibrate import sweep_records
     from personal.perception.splits import parse_seeds
