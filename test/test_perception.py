@@ -281,6 +281,62 @@ def test_bad_checkpoints_are_clear_errors(tmp_path):
         make_encoder("lit", model_path=str(torn))
 
 
+def _perturbed(tmp_path):
+    """A second crop tower: the shipped weights with noise added (another tower in the same space)."""
+    from safetensors.torch import load_file, save_file
+
+    dst = _copy(tmp_path)
+    weights = load_file(str(dst / "model.safetensors"))
+    gen = torch.Generator().manual_seed(0)
+    noisy = {k: (v * (1 + 0.1 * torch.randn(v.shape, generator=gen)) if v.is_floating_point() and "running" not in k else v)
+             for k, v in weights.items()}  # batch-norm statistics kept: a negative variance is NaN
+    save_file(noisy, str(dst / "model.safetensors"), metadata={"format": "pt"})
+    return dst
+
+
+def test_an_ensemble_averages_two_towers_unit_embeddings(shipped, tmp_path):
+    from typer.testing import CliRunner
+
+    from personal.perception.cli import app
+    from personal.perception.tower import write_ensemble
+
+    second = _perturbed(tmp_path / "second")
+    out = write_ensemble(shipped_checkpoint(), second, tmp_path / "E")
+    assert json.loads((out / "config.json").read_text())["ensemble_with"] == "../second/ckpt"
+    assert "## Ensemble" in (out / "README.md").read_text()
+    ens, other = make_encoder("lit", model_path=str(out)), make_encoder("lit", model_path=str(second))
+    assert ens.name == "lit:E" and ens.dim == 384 and ens.text_space == shipped.text_space
+    rng = np.random.default_rng(0)
+    crops, masks = rng.integers(0, 255, (5, 48, 48, 3), dtype=np.uint8), np.ones((5, 48, 48), bool)
+    (e1, o1), (e2, o2), (e, o) = (enc.embed_crops(crops, masks) for enc in (shipped, other, ens))
+    assert np.abs(e1 - e2).max() > 1e-3, "the two towers differ"
+    mean = (e1 + e2) / np.linalg.norm(e1 + e2, axis=1, keepdims=True)
+    np.testing.assert_allclose(e, mean, atol=1e-5)
+    np.testing.assert_allclose(o, (o1 + o2) / 2, atol=1e-6)
+    assert ens.embed_crops(crops[:0], masks[:0])[0].shape == (0, 384)
+    # a folder that exists is never overwritten; the CLI says so by name
+    res = CliRunner().invoke(app, ["ensemble", "--first", str(shipped_checkpoint()), "--second", str(second), "--out", str(out)])
+    assert res.exit_code == 2 and "exists" in res.output
+
+
+def test_an_ensemble_with_a_missing_or_foreign_second_tower_is_a_clear_error(tmp_path):
+    from personal.perception.tower import write_ensemble
+
+    bad = _copy(tmp_path / "a")
+    cfg = json.loads((bad / "config.json").read_text())
+    cfg["ensemble_with"] = "../gone"
+    (bad / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(CheckpointError, match=r"config\.json: ensemble_with '\.\./gone': no checkpoint folder"):
+        make_encoder("lit", model_path=str(bad))
+    foreign = _copy(tmp_path / "b")
+    cfg = json.loads((foreign / "config.json").read_text())
+    cfg["text_tower"] = "openai/clip-vit-base-patch32"
+    (foreign / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(CheckpointError, match="text_tower"):
+        write_ensemble(shipped_checkpoint(), foreign, tmp_path / "E")
+    assert not (tmp_path / "E").exists(), "a failed ensemble leaves no folder behind"
+
+
 def test_lit_map_reads_rgb_only(shipped):
     """The mapping path of the learned encoder never looks at instance ids."""
     from personal.mapping.pipeline import MapBuilder, MapConfig

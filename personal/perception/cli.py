@@ -106,6 +106,21 @@ def train(data: Path = typer.Option(..., help="training dataset (personal percep
     typer.echo(f"checkpoint: {out}")
 
 
+@app.command()
+def ensemble(first: Path = typer.Option(..., help="the first crop tower (segmenter, text side and card come from it)"),
+             second: Path = typer.Option(..., help="the second crop tower"),
+             out: Path = typer.Option(..., help="new checkpoint folder for the ensemble")) -> None:
+    """Join two crop towers: every crop is embedded by both and the unit embeddings averaged."""
+    from personal.models.hf_vlm import CheckpointError
+    from personal.perception.tower import write_ensemble
+
+    try:
+        typer.echo(f"ensemble: {write_ensemble(first, second, out)}")
+    except (CheckpointError, FileExistsError, FileNotFoundError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+
+
 @app.command("eval")
 def evaluate(checkpoint: Path = typer.Option(..., help="a lit checkpoint folder"),
              data: Path = typer.Option(..., help="dataset of held-out households"),

@@ -9,6 +9,11 @@ tower's objectness (a proposal the tower calls structure gets none). Without dep
 checkpoint that is not a crop tower, it is the plain adapter.
 
 ``make_encoder("lit")`` and ``make_encoder("hf")`` (``personal.models.base``'s registry) build it.
+
+An ensemble is a checkpoint whose ``config.json`` names a second crop tower (``ensemble_with``, a
+path relative to the checkpoint): every crop is embedded by both, and its embedding is the
+normalised mean of the two (objectness: the mean), in the same text space. Segmenter, text side
+and colour lexicon are the first tower's. :func:`write_ensemble` makes one.
 """
 from __future__ import annotations
 
@@ -17,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from personal.depth import depth_to_metres
-from personal.models.hf_vlm import HFImageTextEncoder
+from personal.models.hf_vlm import CheckpointError, HFImageTextEncoder
 from personal.perception.crops import frame_rgb, segment_crops
 from personal.perception.segment import SegmentConfig, Segments, segment_rgbd
 
@@ -29,6 +34,34 @@ class CropTowerEncoder(HFImageTextEncoder):
     def __init__(self, model_path: str | Path, kind: str = "auto", max_proposals: int = 32, **kw) -> None:
         super().__init__(model_path, kind=kind, **kw)
         self.max_proposals = int(max_proposals)
+        partner = getattr(self.config, "ensemble_with", None)
+        self.partner = self._load_partner(str(partner)) if partner else None
+
+    def _load_partner(self, rel: str) -> "CropTowerEncoder":
+        """The ensemble's second tower: a plain crop tower of the same text space and dimension."""
+        where = f"{self.path / 'config.json'}: ensemble_with {rel!r}"
+        path = (self.path / rel).resolve()
+        if not path.is_dir():
+            raise CheckpointError(f"{where}: no checkpoint folder at {path}")
+        partner = CropTowerEncoder(path, kind="lit", threads=0, objectness_threshold=self.objectness_threshold)
+        if not (self.crop_model and partner.crop_model):
+            raise CheckpointError(f"{where}: an ensemble joins two crop towers")
+        if partner.text_space != self.text_space or partner.dim != self.dim:
+            raise CheckpointError(f"{where}: text space {partner.text_space} ({partner.dim}-d) differs from "
+                                  f"{self.text_space} ({self.dim}-d)")
+        if partner.partner is not None:
+            raise CheckpointError(f"{where}: the second tower is itself an ensemble")
+        return partner
+
+    def embed_crops(self, crops: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The tower's (embeddings, objectness); an ensemble's: the normalised mean of both towers'."""
+        emb, obj = super().embed_crops(crops, masks)
+        if self.partner is None or len(crops) == 0:
+            return emb, obj
+        emb2, obj2 = self.partner.embed_crops(crops, masks)
+        mean = np.asarray(emb, np.float32) + np.asarray(emb2, np.float32)
+        mean /= np.maximum(np.linalg.norm(mean, axis=1, keepdims=True), 1e-8)
+        return mean, ((np.asarray(obj, np.float32) + np.asarray(obj2, np.float32)) / 2)
 
     def segments(self, depth: np.ndarray, K: np.ndarray, T_map_camera: np.ndarray) -> Segments:
         """The RGB-D segmenter with this checkpoint's settings (``config.segmenter``)."""
@@ -95,3 +128,31 @@ def make_lit_encoder(model_path: str = "", **kw) -> CropTowerEncoder:
 def make_auto_encoder(model_path: str = "", **kw) -> CropTowerEncoder:
     """``make_encoder("hf")``: any local CLIP / SigLIP / BLIP-2 / lit checkpoint, by its config."""
     return CropTowerEncoder(model_path, kind=kw.pop("kind", "auto"), **kw)
+
+
+def write_ensemble(first: str | Path, second: str | Path, out: str | Path) -> Path:
+    """A checkpoint folder ``out``: ``first``'s files, its ``config.json`` naming ``second`` as
+    ``ensemble_with`` (relative to ``out``). Checked by loading it; ``out`` must not exist yet."""
+    import json
+    import os
+    import shutil
+
+    first, second, out = Path(first), Path(second).resolve(), Path(out)
+    if out.exists():
+        raise FileExistsError(f"{out} exists; an ensemble is written to a new folder")
+    if not (first / "config.json").is_file():
+        raise CheckpointError(f"{first}: no config.json (not a checkpoint)")
+    shutil.copytree(first, out)
+    config = json.loads((out / "config.json").read_text())
+    config["ensemble_with"] = os.path.relpath(second, out.resolve())
+    (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+    with open(out / "README.md", "a") as card:  # the copied card describes the first tower alone
+        card.write(f"\n\n## Ensemble\n\nThis folder is an ensemble (personal.perception.tower): every crop is "
+                   f"embedded by these weights and by `{config['ensemble_with']}`, and the two unit embeddings "
+                   f"are averaged. The card above describes the first tower only.\n")
+    try:
+        CropTowerEncoder(out, kind="lit", threads=0)
+    except Exception:
+        shutil.rmtree(out)
+        raise
+    return out
