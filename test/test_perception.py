@@ -248,9 +248,13 @@ def test_shipped_model_sees_objects_in_a_rendered_frame(shipped):
     assert hits / tried >= 0.3, f"{hits}/{tried} categories right"
 
 
-def _copy(tmp_path):
+def _copy(tmp_path, **config):
+    """The shipped checkpoint copied under ``tmp_path``, with ``config`` written into its config.json."""
     dst = tmp_path / "ckpt"
     shutil.copytree(shipped_checkpoint(), dst)
+    if config:
+        cfg = json.loads((dst / "config.json").read_text())
+        (dst / "config.json").write_text(json.dumps({**cfg, **config}))
     return dst
 
 
@@ -263,16 +267,10 @@ def test_bad_checkpoints_are_clear_errors(tmp_path):
     (bad / "config.json").write_text("{not json")
     with pytest.raises(CheckpointError, match=r"config\.json"):
         make_encoder("lit", model_path=str(bad))
-    other = _copy(tmp_path / "b")
-    cfg = json.loads((other / "config.json").read_text())
-    cfg["text_tower"] = "openai/clip-vit-base-patch32"
-    (other / "config.json").write_text(json.dumps(cfg))
+    other = _copy(tmp_path / "b", text_tower="openai/clip-vit-base-patch32")
     with pytest.raises(CheckpointError, match=r"text_tower .*clip"):
         make_encoder("lit", model_path=str(other))
-    dim = _copy(tmp_path / "c")
-    cfg = json.loads((dim / "config.json").read_text())
-    cfg["projection_dim"] = 512
-    (dim / "config.json").write_text(json.dumps(cfg))
+    dim = _copy(tmp_path / "c", projection_dim=512)
     with pytest.raises(CheckpointError, match="projection_dim 512"):
         make_encoder("lit", model_path=str(dim))
     torn = _copy(tmp_path / "d")
@@ -322,16 +320,10 @@ def test_an_ensemble_averages_two_towers_unit_embeddings(shipped, tmp_path):
 def test_an_ensemble_with_a_missing_or_foreign_second_tower_is_a_clear_error(tmp_path):
     from personal.perception.tower import write_ensemble
 
-    bad = _copy(tmp_path / "a")
-    cfg = json.loads((bad / "config.json").read_text())
-    cfg["ensemble_with"] = "../gone"
-    (bad / "config.json").write_text(json.dumps(cfg))
+    bad = _copy(tmp_path / "a", ensemble_with="../gone")
     with pytest.raises(CheckpointError, match=r"config\.json: ensemble_with '\.\./gone': no checkpoint folder"):
         make_encoder("lit", model_path=str(bad))
-    foreign = _copy(tmp_path / "b")
-    cfg = json.loads((foreign / "config.json").read_text())
-    cfg["text_tower"] = "openai/clip-vit-base-patch32"
-    (foreign / "config.json").write_text(json.dumps(cfg))
+    foreign = _copy(tmp_path / "b", text_tower="openai/clip-vit-base-patch32")
     with pytest.raises(CheckpointError, match="text_tower"):
         write_ensemble(shipped_checkpoint(), foreign, tmp_path / "E")
     assert not (tmp_path / "E").exists(), "a failed ensemble leaves no folder behind"
