@@ -5,7 +5,7 @@ the one way every node subscribes to a topic or offers a service.
 spin until the node says it is done; ``exit_code`` turns the node's result into the process exit
 status (130 on Ctrl-C, 143 on SIGTERM), which is what a graph's required node reports to the runner.
 A node module run as a program (``Factory`` defined in ``__main__``) then ends its process without
-the interpreter's module teardown (see ``_exit_process``).
+the interpreter's module teardown (``personal.exit_codes.exit_process``).
 SIGTERM ends the process even while a callback is blocked (say, waiting on a child graph): it
 raises in the main thread, so ``finally`` blocks run and children are stopped.
 
@@ -27,6 +27,8 @@ from typing import Callable, TypeVar
 import rclpy
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
+
+from personal.exit_codes import exit_process
 
 N = TypeVar("N", bound=Node)
 M = TypeVar("M")
@@ -174,6 +176,18 @@ def _raise_terminated(signum, frame):
     raise Terminated()
 
 
+def _stop(node: Node | None, on_exit, previous) -> None:
+    signal.signal(signal.SIGTERM, _raise_terminated)  # a second SIGTERM during clean-up ends it too
+    try:
+        if node is not None:
+            if on_exit is not None:
+                on_exit(node)
+            node.destroy_node()
+    finally:
+        rclpy.try_shutdown()
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run_node(factory: Callable[[], N], args=None, until: Callable[[N], bool] | None = None,
              exit_code: Callable[[N], int | None] | None = None,
              on_exit: Callable[[N], None] | None = None) -> None:
@@ -205,42 +219,23 @@ def run_node(factory: Callable[[], N], args=None, until: Callable[[N], bool] | N
         code = 130 if exit_code is not None else None
     except Terminated:
         code = 143
+    except Exception:
+        if rclpy.ok():
+            raise
+        # a SIGINT shut rcl down under the node (rclpy's handler runs first): an rcl call failed
+        # ("the given context is not valid") before Python's KeyboardInterrupt came; an interrupt
+        code = 130 if exit_code is not None else None
     finally:
-        signal.signal(signal.SIGTERM, _raise_terminated)  # a second SIGTERM during clean-up ends it too
         try:
-            if node is not None:
-                if on_exit is not None:
-                    on_exit(node)
-                node.destroy_node()
-        finally:
+            _stop(node, on_exit, previous)
+        except KeyboardInterrupt:  # that KeyboardInterrupt, raised at the clean-up's first signal call
             rclpy.try_shutdown()
             signal.signal(signal.SIGTERM, previous)
+            code = 130 if exit_code is not None else None
     if getattr(factory, "__module__", None) == "__main__":  # the node's own process (python -m <node module>)
-        _exit_process(code or 0)
+        exit_process(code or 0)
     if code is not None:
         raise SystemExit(code)
-
-
-def _exit_process(code: int) -> None:
-    """End the node's process once its node is destroyed and rclpy is shut down: what a normal exit
-    does that matters (non-daemon threads joined, atexit handlers — multiprocessing children, logging —
-    run, output flushed), without the interpreter's teardown of every module, which with torch and
-    transformers loaded took about 2 s (0.8 CPU-s) per process — on the path of every graph's end."""
-    import atexit
-    import os
-    import sys
-    import threading
-
-    for thread in threading.enumerate():
-        if thread is not threading.current_thread() and not thread.daemon:
-            thread.join()
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-    os._exit(code)
 
 
 def run_until_exit_code(factory: Callable[[], N], args=None) -> None:

@@ -131,3 +131,34 @@ def test_no_node_logs_through_the_deprecated_warn():
                  for n, line in enumerate(path.read_text().splitlines(), 1)
                  if re.search(r"(get_logger\(\)|logger)\.warn\(", line)]
     assert not offenders, f"use .warning(...): {offenders}"
+
+
+@pytest.mark.parametrize("case", ["rcl_shut_down_while_built", "interrupt_during_clean_up"])
+def test_a_sigint_that_lands_while_a_node_is_built_or_stopped_is_an_interrupt_not_a_crash(tmp_path, case):
+    """The launcher's SIGINT has two halves: rclpy's handler shuts rcl down at once, and Python's
+    KeyboardInterrupt comes at the next signal check. Landing while the node was being built, the
+    first made an rcl call fail ("context is not valid", CI 2026-12-07) and the second came during
+    the clean-up: a traceback and exit -2. Each half, alone, now ends the process as an interrupt."""
+    script = tmp_path / "interrupted_node.py"
+    script.write_text(textwrap.dedent(f"""
+        import rclpy
+        from rclpy.node import Node
+        from nodes.lifecycle import run_node
+
+        class Interrupted(Node):
+            def __init__(self):
+                super().__init__("interrupted")
+                if "{case}" == "rcl_shut_down_while_built":
+                    self.context.try_shutdown()  # what rclpy's SIGINT handler does
+                    self.create_timer(0.1, lambda: None)  # raises RCLError: the context is not valid
+
+        def on_exit(node):
+            raise KeyboardInterrupt  # Python's half, raised during the clean-up
+
+        run_node(Interrupted, until=lambda n: True, exit_code=lambda n: 0, on_exit=on_exit)
+        print("not reached: the node's own process ends in run_node")
+    """))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 130, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr and "not reached" not in proc.stdout
