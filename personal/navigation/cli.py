@@ -47,10 +47,12 @@ def eval_cmd(
     """Run every policy on every episode and write the Table IV-style report."""
     passive_openmp()
     map_config = map_config_option(proposal_depth_tol)  # checked before minutes of loading
-    from personal.navigation.verify_stop import CANDIDATE_MODES
+    from personal.navigation.verify_stop import check_candidates
 
-    if verify_candidates not in CANDIDATE_MODES:
-        raise typer.BadParameter(f"--verify-candidates must be one of {', '.join(CANDIDATE_MODES)}, got {verify_candidates!r}")
+    try:
+        check_candidates(verify_candidates)
+    except ValueError as exc:
+        raise typer.BadParameter(f"--verify-candidates: {exc}") from None
     from personal.navigation.eval.pan_run import generate_pan_set, make_components, run_pan_offline
     from personal.navigation.policies import parse_policy_list
     from personal.world.model import SPLITS

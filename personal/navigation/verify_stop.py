@@ -34,6 +34,14 @@ RECENT_FRAMES = 5  # frames kept for a second view of the candidate (the approac
 CANDIDATE_MODES = ("detected", "near")  # judge the proposal that made the detection | every proposal near it
 
 
+def check_candidates(mode: str) -> str:
+    """``mode`` if it is one of CANDIDATE_MODES, else a ValueError naming them (the CLI checks with
+    this before anything loads)."""
+    if mode not in CANDIDATE_MODES:
+        raise ValueError(f"candidates must be one of {', '.join(CANDIDATE_MODES)}, got {mode!r}")
+    return mode
+
+
 @dataclass
 class StopCheck:
     verdict: str  # yes | no | unsure
@@ -63,9 +71,7 @@ class StopVerifier:
         from personal.verification.attributes import make_decomposer
         from personal.verification.verifier import BuiltinImageVerifier
 
-        if candidates not in CANDIDATE_MODES:
-            raise ValueError(f"candidates must be one of {', '.join(CANDIDATE_MODES)}, got {candidates!r}")
-        self.candidates = candidates
+        self.candidates = check_candidates(candidates)
         self.reject_unsure = reject_unsure
         self.encoder = encoder  # the map's crop tower: associates the candidate through its embedding
         self.colour_margin = float(colour_margin)  # ΔE gap a colour "No" needs (0: off)
@@ -210,10 +216,11 @@ class StopVerifier:
         if not len(objects):
             return "no object proposal in view"
         dist = np.hypot(seg.centroid[objects, 0] - point[0], seg.centroid[objects, 1] - point[1])
-        near = objects[dist <= MATCH_RADIUS_M]
+        close = dist <= MATCH_RADIUS_M
+        near = objects[close]
         if not len(near):
             return f"nearest proposal {dist.min():.2f} m from the detected point"
-        by_distance = near[np.argsort(dist[dist <= MATCH_RADIUS_M], kind="stable")]
+        by_distance = near[np.argsort(dist[close], kind="stable")]
         first = int(by_distance[0])
         if enc is not None and len(near) > 1 and hasattr(enc, "embed_crops"):
             first = int(near[int(np.argmax(_proposal_similarity(enc, frame.rgb, seg, near, cell_feature)))])
