@@ -28,7 +28,8 @@ Every pixel belongs to the region of its patch, proposal or crop. Nothing here r
 
 A ``lit`` tower's text side reads colour words its training captions never used ("crimson") as
 their nearest training colours (:mod:`personal.models.colour_words`; ``colour_words="off"`` is
-plain MiniLM).
+plain MiniLM), and with ``category_words`` object nouns they never used ("couch") as the catalog
+category WordNet says they name (:mod:`personal.models.category_words`).
 """
 from __future__ import annotations
 
@@ -37,9 +38,13 @@ from pathlib import Path
 import numpy as np
 
 from personal.models.base import ImageTextEncoder, l2_normalize
+from personal.models.category_words import catalog_category_words
 from personal.models.colour_words import catalog_grounding
 
 KINDS = ("clip", "siglip", "blip2", "lit")
+# how a lit tower's text side reads object nouns its captions never used (models.category_words)
+CATEGORY_WORDS = {"off": (), "wordnet-synonyms": ("synonyms",), "wordnet": ("synonyms", "hyponyms")}
+DEFAULT_CATEGORY_WORDS = "off"
 _MODEL_TYPES = {"clip": "clip", "siglip": "siglip", "blip-2": "blip2", "blip_2": "blip2", "personal_lit_vision": "lit",
                 "personal_lit_conv": "lit"}
 # text towers a lit checkpoint may name, with their embedding size
@@ -68,7 +73,8 @@ class HFImageTextEncoder(ImageTextEncoder):
     def __init__(self, model_path: str | Path, kind: str = "auto", device: str = "cpu",
                  crop_grid: tuple[int, int] = (2, 3), max_text_length: int = 64,
                  dense_size: tuple[int, int] | None = None, threads: int = 1,
-                 objectness_threshold: float = 0.5, colour_words: str = "catalog") -> None:
+                 objectness_threshold: float = 0.5, colour_words: str = "catalog",
+                 category_words: str = DEFAULT_CATEGORY_WORDS) -> None:
         path = Path(model_path).expanduser()
         if not str(model_path) or not path.is_dir():
             raise FileNotFoundError(
@@ -112,6 +118,11 @@ class HFImageTextEncoder(ImageTextEncoder):
             raise ValueError(f"colour_words must be 'catalog' or 'off', got {colour_words!r}")
         # a lit tower reads colour words it never trained on through its palette (models.colour_words)
         self.colour_words = catalog_grounding() if kind == "lit" and colour_words == "catalog" else None
+        if category_words not in CATEGORY_WORDS:
+            raise ValueError(f"category_words must be one of {', '.join(CATEGORY_WORDS)}, got {category_words!r}")
+        # ... and object nouns it never trained on as the catalog category WordNet says they name
+        self.category_words = (catalog_category_words(CATEGORY_WORDS[category_words])
+                               if kind == "lit" and CATEGORY_WORDS[category_words] else None)
         try:
             self.model = self._load_model(kind, path).to(self.device).eval()
         except Exception as exc:  # torn or foreign weight files raise the storage library's own errors
@@ -177,6 +188,8 @@ class HFImageTextEncoder(ImageTextEncoder):
             if not texts:
                 return np.zeros((0, KNOWN_TEXT_TOWERS[self.text_space]), np.float32)
             model = load_sentence_model()
+            if self.category_words is not None:
+                texts = [self.category_words.rewrite(t) for t in texts]
             if self.colour_words is None:
                 return l2_normalize(encode_sentences(model, list(texts)))
             return l2_normalize(self.colour_words.encode(list(texts), lambda t: encode_sentences(model, t)))
