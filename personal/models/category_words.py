@@ -78,22 +78,22 @@ def build_table(dict_dir: Path, categories: list[str], known: set[str]) -> dict[
     ``known`` (see the module doc)."""
     index, synsets = _noun_index(dict_dir), _noun_synsets(dict_dir)
     structure = index["structure"][0]  # a building or a room: the catalog names objects, never rooms
-    first_artifact = {}
+    first_artifact: dict[str, set[str]] = {}
     for c in categories:
         sense = next((s for s in index.get(c, []) if synsets[s][0] == ARTIFACT_LEXFILE
                       and not _descends(s, structure, synsets)), None)
         if sense is not None:
-            first_artifact[sense] = c
+            first_artifact.setdefault(sense, set()).add(c)
     claims: dict[str, dict[str, set[str]]] = {r: {} for r in RELATIONS}
     for lemma, senses in index.items():
         if not re.fullmatch(r"[a-z]+( [a-z]+){0,2}", lemma) or all(w in known for w in lemma.split()):
             continue
         first = senses[0]
         if first in first_artifact:
-            claims["synonyms"].setdefault(lemma, set()).add(first_artifact[first])
+            claims["synonyms"].setdefault(lemma, set()).update(first_artifact[first])
         for parent in synsets[first][1]:
             if parent in first_artifact:
-                claims["hyponyms"].setdefault(lemma, set()).add(first_artifact[parent])
+                claims["hyponyms"].setdefault(lemma, set()).update(first_artifact[parent])
     return {r: {lemma: next(iter(cs)) for lemma, cs in sorted(claims[r].items()) if len(cs) == 1} for r in RELATIONS}
 
 
