@@ -44,7 +44,7 @@ from personal.models.colour_words import catalog_grounding
 KINDS = ("clip", "siglip", "blip2", "lit")
 # how a lit tower's text side reads object nouns its captions never used (models.category_words)
 CATEGORY_WORDS = {"off": (), "wordnet-synonyms": ("synonyms",), "wordnet": ("synonyms", "hyponyms")}
-DEFAULT_CATEGORY_WORDS = "off"
+DEFAULT_CATEGORY_WORDS = "wordnet"  # chosen on validation households (docs/results/category_words/RULES.md)
 _MODEL_TYPES = {"clip": "clip", "siglip": "siglip", "blip-2": "blip2", "blip_2": "blip2", "personal_lit_vision": "lit",
                 "personal_lit_conv": "lit"}
 # text towers a lit checkpoint may name, with their embedding size
