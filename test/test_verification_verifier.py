@@ -132,6 +132,12 @@ def test_predict_category_reads_the_object_not_its_support():
     assert predict_category(["a shiny thing"]) is None
 
 
+def test_predict_category_reads_a_persons_nouns_through_wordnet():
+    assert predict_category(["Lisa's grey couch by the window"]) == "sofa"
+    assert predict_category(["the fridge in the kitchen"]) == "refrigerator"
+    assert predict_category(["a rucksack on the easy chair"]) == "backpack"  # the support stays a support
+
+
 def test_validation_rejects_hallucinated_evidence():
     descs = ["a red mug"]
     kept, rejected = validate_attributes([A("color", "red"), A("logo", "nike logo", "logo_text"), A("x", "red", "flavour")], descs)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
+from personal.models.category_words import catalog_category_words
 from personal.verification.colors import NAMES_BY_LENGTH, color_names_in
 from personal.verification.openai_compat import ChatClient, LLMError, extract_json
 
@@ -113,12 +114,13 @@ _RELATION_BEFORE = re.compile(
 def predict_category(descriptions: list[str]) -> str | None:
     """The category noun of the described object: the one most often mentioned outside a relation
     ("red coffee maker ... on the kitchen counter" -> "coffee maker"), then most often at all, then
-    the earliest mentioned (longest names are matched first, e.g. "teddy bear")."""
+    the earliest mentioned (longest names are matched first, e.g. "teddy bear"). Nouns the catalog
+    does not use are read through WordNet first (personal.models.category_words: "couch" -> sofa)."""
     obj: dict[str, int] = {}
     total: dict[str, int] = {}
     first: dict[str, int] = {}
     for d in descriptions:
-        text = _norm(d)
+        text = _norm(catalog_category_words().rewrite(d))  # a person's noun ("couch") as its category (sofa)
         low = text
         for name in CATEGORY_NAMES:
             for variant in (name, name + "s", name + "es"):
