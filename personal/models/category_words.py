@@ -32,7 +32,10 @@ from pathlib import Path
 DATA = Path(__file__).parent / "data" / "category_words.json"
 RELATIONS = ("synonyms", "hyponyms")
 ARTIFACT_LEXFILE = 6  # WordNet's noun.artifact lexicographer file (lexnames(5WN))
-_WORD = re.compile(r"[a-z]+")
+
+
+def _plural(noun: str) -> str:
+    return noun + ("es" if noun.endswith(("s", "x", "ch", "sh")) else "s")
 
 
 def _noun_index(dict_dir: Path) -> dict[str, list[str]]:
@@ -119,8 +122,7 @@ class CategoryWords:
             for lemma, category in self.table.get(relation, {}).items():
                 category = category if relation in self.relations else None
                 forms.setdefault(lemma, category)
-                plural = lemma + ("es" if lemma.endswith(("s", "x", "ch", "sh")) else "s")
-                forms.setdefault(plural, category and category + "s")
+                forms.setdefault(_plural(lemma), category and _plural(category))
         if not forms:
             return forms, None
         alternatives = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
