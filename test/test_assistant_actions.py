@@ -265,3 +265,46 @@ def test_a_goal_sent_before_the_server_matched_is_said_again_and_answered(ros_co
     wait_for(done.done, 20)
     assert done.result().result.message == "again" and goals == ["again"]  # said again, run once
     assert not once.done()  # the request sent once is lost for good
+
+
+def test_a_goal_whose_accepted_answer_is_lost_is_not_taken_for_rejected(ros_context):
+    """The first request reaches the server and is accepted, but its answer is lost (in CI, once: the goal
+    ran and sent feedback while the client saw "rejected"); the request said again is turned down as a
+    duplicate. nodes.goals.send_goal reads the action's status topic: the server holds the goal, so the
+    handle says accepted, and its result comes by goal id."""
+    from rclpy.task import Future
+
+    from nodes.goals import send_goal
+    from nodes.lifecycle import serve_action
+    from personal.action import RunRoutine
+
+    goals = []
+
+    async def execute(handle):
+        goals.append(handle.request.routine)
+        handle.succeed()
+        return RunRoutine.Result(success=True, message=handle.request.routine)
+
+    serve_action(ros_context.make_node("lossy_server"), RunRoutine, "probe/lossy_routine", execute)
+    client = ros_context.action_client("lossy_client", RunRoutine, "probe/lossy_routine")
+    assert client.wait_for_server(timeout_sec=20)
+
+    class FirstAnswerLost:
+        """The client, except that the answer to the first goal request never arrives."""
+        calls = 0
+
+        def send_goal_async(self, goal, feedback_callback=None, goal_uuid=None):
+            FirstAnswerLost.calls += 1
+            sent = client.send_goal_async(goal, feedback_callback, goal_uuid=goal_uuid)
+            return Future() if FirstAnswerLost.calls == 1 else sent
+
+        def __getattr__(self, name):
+            return getattr(client, name)
+
+    sent = send_goal(ros_context.node_of(client), FirstAnswerLost(), RunRoutine.Goal(person="Anna", routine="lossy"),
+                     resend_s=0.5)
+    wait_for(sent.done, 20)
+    assert FirstAnswerLost.calls == 2 and sent.result().accepted
+    done = sent.result().get_result_async()
+    wait_for(done.done, 20)
+    assert done.result().result.message == "lossy" and goals == ["lossy"]  # run once
