@@ -76,10 +76,12 @@ class _StatusWatch:
         from action_msgs.msg import GoalStatusArray
         from rclpy.qos import qos_profile_action_status_default
 
+        from nodes.lifecycle import subscribe
+
         self.node, self.goal_uuid, self.listed, self._waiting, self._timers = node, goal_uuid, False, [], []
         name = getattr(client, "_action_name", None)  # rclpy keeps the name there (Humble to Kilted)
-        self._sub = None if name is None else node.create_subscription(
-            GoalStatusArray, f"{name}/_action/status", self._on_status, qos_profile_action_status_default)
+        self._sub = None if name is None else subscribe(  # with the guard every subscription has
+            node, GoalStatusArray, f"{name}/_action/status", self._on_status, qos_profile_action_status_default)
 
     def _on_status(self, msg) -> None:
         if any(bytes(s.goal_info.goal_id.uuid) == self.goal_uuid for s in msg.status_list):
