@@ -245,20 +245,12 @@ def test_a_goal_sent_before_the_server_matched_is_said_again_and_answered(ros_co
     once, sent while discovery was one-sided, and the test waited 20 s for an answer). nodes.goals.send_goal
     says it again under the same goal id until answered; rclpy's send_goal_async alone waits forever."""
     from nodes.goals import send_goal
-    from nodes.lifecycle import serve_action
     from personal.action import RunRoutine
 
     client = ros_context.action_client("early_client", RunRoutine, "probe/run_routine")
     once = client.send_goal_async(RunRoutine.Goal(person="Anna", routine="once"))
     again = send_goal(ros_context.node_of(client), client, RunRoutine.Goal(person="Anna", routine="again"), resend_s=0.3)
-    goals = []
-
-    async def execute(handle):
-        goals.append(handle.request.routine)
-        handle.succeed()
-        return RunRoutine.Result(success=True, message=handle.request.routine)
-
-    serve_action(ros_context.make_node("late_server"), RunRoutine, "probe/run_routine", execute)
+    goals = _echo_routine_server(ros_context, "late_server", "probe/run_routine")
     wait_for(again.done, 20)
     assert again.result().accepted
     done = again.result().get_result_async()
@@ -275,17 +267,9 @@ def test_a_goal_whose_accepted_answer_is_lost_is_not_taken_for_rejected(ros_cont
     from rclpy.task import Future
 
     from nodes.goals import send_goal
-    from nodes.lifecycle import serve_action
     from personal.action import RunRoutine
 
-    goals = []
-
-    async def execute(handle):
-        goals.append(handle.request.routine)
-        handle.succeed()
-        return RunRoutine.Result(success=True, message=handle.request.routine)
-
-    serve_action(ros_context.make_node("lossy_server"), RunRoutine, "probe/lossy_routine", execute)
+    goals = _echo_routine_server(ros_context, "lossy_server", "probe/lossy_routine")
     client = ros_context.action_client("lossy_client", RunRoutine, "probe/lossy_routine")
     assert client.wait_for_server(timeout_sec=20)
 
@@ -308,3 +292,20 @@ def test_a_goal_whose_accepted_answer_is_lost_is_not_taken_for_rejected(ros_cont
     done = sent.result().get_result_async()
     wait_for(done.done, 20)
     assert done.result().result.message == "lossy" and goals == ["lossy"]  # run once
+
+
+def _echo_routine_server(ros_context, node_name: str, action_name: str) -> list:
+    """A RunRoutine server (the project's guarded one) that succeeds at once, answering the routine's name;
+    the names it ran, in order."""
+    from nodes.lifecycle import serve_action
+    from personal.action import RunRoutine
+
+    goals = []
+
+    async def execute(handle):
+        goals.append(handle.request.routine)
+        handle.succeed()
+        return RunRoutine.Result(success=True, message=handle.request.routine)
+
+    serve_action(ros_context.make_node(node_name), RunRoutine, action_name, execute)
+    return goals
