@@ -162,8 +162,10 @@ def wordnet_table(senses: str = "all") -> dict:
                          f"rebuild it with scripts/build_category_words.py") from exc
 
 
+@lru_cache(maxsize=8)
 def catalog_category_words(relations: tuple[str, ...] = RELATIONS, senses: str = "all") -> CategoryWords:
-    """The rewriting for towers trained on the generator's captions (every shipped lit tower)."""
+    """The rewriting for towers trained on the generator's captions (every shipped lit tower); one per
+    setting, so its regex over every form is compiled once (predict_category asks for it per call)."""
     from personal.world.generator import caption_vocabulary
 
     return CategoryWords(wordnet_table(senses), tuple(relations), frozenset(caption_vocabulary()))
